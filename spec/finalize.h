@@ -1,0 +1,92 @@
+// Broker finalization: how one send of entries becomes commands and debits (rules B1-B8, E4).
+//
+// The broker computes a candidate P per entry (B2), runs pending-ack admission, and only then
+// finalizes P (B1). The finalized values alone feed the consumer debit (B4), the unacked count
+// (B5), the dispatcher aggregate (B6) and the serialized field (B7). The legacy ruleset debits
+// the pre-admission sum instead, which is bug L8.
+//
+//   std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
+//                                  {.batch_size = 10, .admitted = false}};
+//   absl::StatusOr<SendResult> r = finalize_permits(rev_d, DispatcherKind::kPersistentShared, send);
+//   // r->consumer_debit == 10, r->dispatcher_debit == 10, one command with P = 10.
+#ifndef PERMITCHECK_SPEC_FINALIZE_H_
+#define PERMITCHECK_SPEC_FINALIZE_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "spec/ack_set.h"
+#include "spec/ruleset.h"
+
+namespace permitcheck::spec {
+
+// Largest valid permit count: P and message_permits live in 1..2^31-1 (B8, W2).
+inline constexpr std::int64_t kMaxPermits = 2147483647;
+
+// The dispatchers of B6. The first six debit an aggregate; single-active ones have none.
+enum class DispatcherKind {
+  kPersistentShared,            // modern, two send loops
+  kPersistentSharedClassic,     // two send loops
+  kPersistentKeyShared,         // sticky-key, overrides the send loop
+  kPersistentKeySharedClassic,  // sticky-key
+  kNonPersistentShared,
+  kNonPersistentKeyShared,      // sticky-key
+  kSingleActive,                // Exclusive / Failover: no aggregate, only B4
+};
+
+// All seven kinds, the six aggregate ones first.
+std::span<const DispatcherKind> all_dispatcher_kinds();
+
+// "persistent_shared", ..., "single_active" (the trace format's `dispatcher` values).
+std::string_view dispatcher_name(DispatcherKind kind);
+std::optional<DispatcherKind> parse_dispatcher(std::string_view name);
+
+// Whether the dispatcher keeps a totalAvailablePermits aggregate (B6).
+bool has_aggregate(DispatcherKind kind);
+
+// Whether the dispatcher is a sticky-key (Key_Shared) one, whose send loop is its own (F2).
+bool is_sticky_key(DispatcherKind kind);
+
+// Whether the subscription acknowledges individually, so unacked counts rise (B5).
+bool acks_individually(DispatcherKind kind);
+
+// One entry of a send, as the dispatcher read it.
+struct SendEntry {
+  std::int64_t batch_size = 1;  // B from the entry's metadata
+  AckSet ack_set;               // absent for a complete batch
+  bool admitted = true;         // pending-ack admission accepted it (B1)
+};
+
+// One finalized command: an admitted entry with candidate P >= 1.
+struct FinalizedCommand {
+  std::size_t entry;                            // index into the send
+  std::int64_t p;                               // finalized P (B8: 1..2^31-1, <= B)
+  std::optional<std::uint32_t> message_permits;  // serialized field (B7; absent for old brokers)
+};
+
+// What one send does to the broker's accounting.
+struct SendResult {
+  std::vector<FinalizedCommand> commands;     // in entry order
+  std::int64_t consumer_debit = 0;            // B4
+  std::optional<std::int64_t> dispatcher_debit;  // B6; nullopt for single-active dispatchers
+  std::int64_t unacked_increase = 0;          // B5
+  std::int64_t finalized_sum = 0;             // sum of P over commands
+};
+
+// B2: the candidate P of one entry. ack_set absent -> B; present -> bits set in [0, B).
+// A batch_size <= 0 yields 0 (nothing deliverable, B3).
+std::int64_t candidate_permits(std::int64_t batch_size, const AckSet& ack_set);
+
+// B1-B8: finalizes one send under `rules`. Rejected entries and entries with candidate 0 make
+// no command (B1, B3). Errors: OutOfRange if a P exceeds 2^31-1 or the sum overflows 2^31-1
+// (B8); then nothing of the send is finalized.
+absl::StatusOr<SendResult> finalize_permits(const Ruleset& rules, DispatcherKind dispatcher,
+                                            std::span<const SendEntry> entries);
+
+}  // namespace permitcheck::spec
+
+#endif  // PERMITCHECK_SPEC_FINALIZE_H_

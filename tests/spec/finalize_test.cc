@@ -1,0 +1,327 @@
+#include "spec/finalize.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+namespace permitcheck::spec {
+namespace {
+
+using ::testing::HasSubstr;
+
+const Ruleset& rev_d() { return ruleset(RulesetId::kRevD); }
+const Ruleset& legacy() { return ruleset(RulesetId::kLegacy); }
+
+SendResult finalize_ok(const Ruleset& rules, DispatcherKind kind,
+                       const std::vector<SendEntry>& entries) {
+  absl::StatusOr<SendResult> r = finalize_permits(rules, kind, entries);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : SendResult{};
+}
+
+TEST(FinalizePermits, B2_B7_NonBatchedIsOnePermitAndStillSerialized) {
+  EXPECT_EQ(candidate_permits(1, AckSet()), 1);
+  const SendResult r =
+      finalize_ok(rev_d(), DispatcherKind::kPersistentShared, {{.batch_size = 1}});
+  ASSERT_EQ(r.commands.size(), 1U);
+  EXPECT_EQ(r.commands[0].p, 1);
+  EXPECT_EQ(r.commands[0].message_permits, std::optional<std::uint32_t>(1));  // P = 1 included
+  EXPECT_EQ(r.consumer_debit, 1);
+}
+
+TEST(FinalizePermits, B2_CompleteBatchOfEightIsEight) {
+  EXPECT_EQ(candidate_permits(8, AckSet()), 8);
+  const SendResult r =
+      finalize_ok(rev_d(), DispatcherKind::kPersistentShared, {{.batch_size = 8}});
+  ASSERT_EQ(r.commands.size(), 1U);
+  EXPECT_EQ(r.commands[0].p, 8);
+  EXPECT_EQ(r.commands[0].message_permits, std::optional<std::uint32_t>(8));
+}
+
+TEST(FinalizePermits, B2_PartialBatchZeroTwoFiveOfEightIsThree) {
+  const AckSet word37(std::vector<std::int64_t>{37});
+  EXPECT_EQ(word37, AckSet::from_indexes({0, 2, 5}));
+  EXPECT_EQ(candidate_permits(8, word37), 3);
+  const SendResult r = finalize_ok(rev_d(), DispatcherKind::kPersistentKeyShared,
+                                   {{.batch_size = 8, .ack_set = word37}});
+  ASSERT_EQ(r.commands.size(), 1U);
+  EXPECT_EQ(r.commands[0].p, 3);
+  EXPECT_EQ(r.commands[0].message_permits, std::optional<std::uint32_t>(3));
+  EXPECT_EQ(r.consumer_debit, 3);
+  EXPECT_EQ(r.dispatcher_debit, std::optional<std::int64_t>(3));
+}
+
+TEST(FinalizePermits, B2_BitsAtOrBeyondBAreIgnored) {
+  EXPECT_EQ(candidate_permits(8, AckSet::from_indexes({0, 2, 5, 8, 9, 70})), 3);
+  EXPECT_EQ(candidate_permits(4, AckSet::from_indexes({0, 2, 5})), 2);
+}
+
+TEST(FinalizePermits, B3_ZeroCandidateMakesNoCommandAndNoDebit) {
+  EXPECT_EQ(candidate_permits(8, AckSet(std::vector<std::int64_t>{0})), 0);
+  EXPECT_EQ(candidate_permits(8, AckSet::from_indexes({8, 9})), 0);
+  EXPECT_EQ(candidate_permits(0, AckSet()), 0);
+  EXPECT_EQ(candidate_permits(-3, AckSet()), 0);
+  for (const Ruleset* rules : all_rulesets()) {
+    const SendResult r = finalize_ok(
+        *rules, DispatcherKind::kPersistentShared,
+        {{.batch_size = 8, .ack_set = AckSet(std::vector<std::int64_t>{0})},
+         {.batch_size = 0},
+         {.batch_size = 8, .ack_set = AckSet::from_indexes({9})}});
+    EXPECT_TRUE(r.commands.empty()) << rules->name;
+    EXPECT_EQ(r.consumer_debit, 0) << rules->name;
+    EXPECT_EQ(r.dispatcher_debit, std::optional<std::int64_t>(0)) << rules->name;
+    EXPECT_EQ(r.unacked_increase, 0) << rules->name;
+  }
+}
+
+TEST(FinalizePermits, B1_B4_L8_RevDDebitsOnlyTheAdmittedEntry) {
+  const std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
+                                       {.batch_size = 10, .admitted = false}};
+  const SendResult r = finalize_ok(rev_d(), DispatcherKind::kPersistentShared, send);
+  ASSERT_EQ(r.commands.size(), 1U);
+  EXPECT_EQ(r.commands[0].entry, 0U);
+  EXPECT_EQ(r.commands[0].p, 10);
+  EXPECT_EQ(r.consumer_debit, 10);
+  EXPECT_EQ(r.dispatcher_debit, std::optional<std::int64_t>(10));
+  EXPECT_EQ(r.unacked_increase, 10);
+  EXPECT_EQ(r.finalized_sum, 10);
+}
+
+TEST(FinalizePermits, B1_B4_B6_L8_LegacyDebitsTwentyForOneCommandOfTen) {
+  const std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
+                                       {.batch_size = 10, .admitted = false}};
+  const SendResult r = finalize_ok(legacy(), DispatcherKind::kPersistentShared, send);
+  ASSERT_EQ(r.commands.size(), 1U);  // one command of 10 is sent
+  EXPECT_EQ(r.commands[0].p, 10);
+  EXPECT_EQ(r.finalized_sum, 10);
+  EXPECT_EQ(r.consumer_debit, 20);   // 10 permanently lost
+  EXPECT_EQ(r.dispatcher_debit, std::optional<std::int64_t>(20));
+}
+
+TEST(FinalizePermits, B1_RejectedEntryBetweenAdmittedOnesKeepsEntryIndexes) {
+  const SendResult r = finalize_ok(rev_d(), DispatcherKind::kNonPersistentShared,
+                                   {{.batch_size = 2}, {.batch_size = 5, .admitted = false},
+                                    {.batch_size = 1}, {.batch_size = 0}, {.batch_size = 4}});
+  ASSERT_EQ(r.commands.size(), 3U);
+  EXPECT_EQ(r.commands[0].entry, 0U);
+  EXPECT_EQ(r.commands[1].entry, 2U);
+  EXPECT_EQ(r.commands[2].entry, 4U);
+  EXPECT_EQ(r.consumer_debit, 7);
+}
+
+TEST(FinalizePermits, B4_ConsumerDebitIsSumOfFinalizedP) {
+  const SendResult r = finalize_ok(
+      rev_d(), DispatcherKind::kSingleActive,
+      {{.batch_size = 1}, {.batch_size = 8}, {.batch_size = 8, .ack_set = AckSet({37})}});
+  EXPECT_EQ(r.consumer_debit, 1 + 8 + 3);
+  EXPECT_EQ(r.finalized_sum, 12);
+}
+
+TEST(FinalizePermits, B5_UnackedRisesOnlyInIndividualAckModes) {
+  const std::vector<SendEntry> send = {{.batch_size = 8, .ack_set = AckSet({37})},
+                                       {.batch_size = 4}};
+  for (DispatcherKind kind : all_dispatcher_kinds()) {
+    const SendResult r = finalize_ok(rev_d(), kind, send);
+    EXPECT_EQ(r.unacked_increase, acks_individually(kind) ? 7 : 0) << dispatcher_name(kind);
+  }
+  EXPECT_FALSE(acks_individually(DispatcherKind::kSingleActive));
+  EXPECT_TRUE(acks_individually(DispatcherKind::kPersistentKeySharedClassic));
+}
+
+TEST(FinalizePermits, B6_E4_AllSixDispatchersDebitTheSameFinalizedSum) {
+  const std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
+                                       {.batch_size = 10, .admitted = false},
+                                       {.batch_size = 8, .ack_set = AckSet({37})}};
+  int aggregates = 0;
+  for (DispatcherKind kind : all_dispatcher_kinds()) {
+    const SendResult r = finalize_ok(rev_d(), kind, send);
+    EXPECT_EQ(r.consumer_debit, 13) << dispatcher_name(kind);
+    if (kind == DispatcherKind::kSingleActive) {
+      EXPECT_EQ(r.dispatcher_debit, std::nullopt);  // no aggregate: only B4 applies
+      EXPECT_EQ(r.unacked_increase, 0);
+    } else {
+      ++aggregates;
+      EXPECT_EQ(r.dispatcher_debit, std::optional<std::int64_t>(13)) << dispatcher_name(kind);
+      EXPECT_EQ(r.unacked_increase, 13) << dispatcher_name(kind);
+    }
+  }
+  EXPECT_EQ(aggregates, 6);
+}
+
+TEST(FinalizePermits, B6_F2_StickyKeyOutsideCoverageDebitsPreAdmissionSum) {
+  Ruleset rev_b_like = rev_d();
+  rev_b_like.finalized_dispatchers = DispatcherCoverage::kPersistentSharedOnly;
+  const std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
+                                       {.batch_size = 10, .admitted = false}};
+  for (DispatcherKind kind : all_dispatcher_kinds()) {
+    const SendResult r = finalize_ok(rev_b_like, kind, send);
+    EXPECT_EQ(r.consumer_debit, 10) << dispatcher_name(kind);
+    if (!has_aggregate(kind)) {
+      EXPECT_EQ(r.dispatcher_debit, std::nullopt);
+    } else {
+      EXPECT_EQ(r.dispatcher_debit, std::optional<std::int64_t>(is_sticky_key(kind) ? 20 : 10))
+          << dispatcher_name(kind);
+    }
+  }
+}
+
+TEST(FinalizePermits, B6_DispatcherNamesAndKinds) {
+  const std::vector<std::string_view> names = {
+      "persistent_shared",     "persistent_shared_classic", "persistent_key_shared",
+      "persistent_key_shared_classic", "non_persistent_shared", "non_persistent_key_shared",
+      "single_active"};
+  const auto kinds = all_dispatcher_kinds();
+  ASSERT_EQ(kinds.size(), names.size());
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    EXPECT_EQ(dispatcher_name(kinds[i]), names[i]);
+    EXPECT_EQ(parse_dispatcher(names[i]), kinds[i]);
+    EXPECT_EQ(has_aggregate(kinds[i]), i < 6) << names[i];
+  }
+  EXPECT_EQ(parse_dispatcher("exclusive"), std::nullopt);
+  EXPECT_TRUE(is_sticky_key(DispatcherKind::kPersistentKeyShared));
+  EXPECT_TRUE(is_sticky_key(DispatcherKind::kPersistentKeySharedClassic));
+  EXPECT_TRUE(is_sticky_key(DispatcherKind::kNonPersistentKeyShared));
+  EXPECT_FALSE(is_sticky_key(DispatcherKind::kPersistentShared));
+  EXPECT_FALSE(is_sticky_key(DispatcherKind::kNonPersistentShared));
+  EXPECT_FALSE(is_sticky_key(DispatcherKind::kSingleActive));
+}
+
+TEST(FinalizePermits, B7_W1_W3_OldBrokerOmitsTheField) {
+  const SendResult r =
+      finalize_ok(legacy(), DispatcherKind::kPersistentShared, {{.batch_size = 1}, {.batch_size = 8}});
+  ASSERT_EQ(r.commands.size(), 2U);
+  for (const FinalizedCommand& c : r.commands) EXPECT_EQ(c.message_permits, std::nullopt);
+  EXPECT_EQ(r.commands[1].p, 8);
+}
+
+TEST(FinalizePermits, B8_W2_LargestValidPIsAccepted) {
+  const SendResult r =
+      finalize_ok(rev_d(), DispatcherKind::kPersistentShared, {{.batch_size = kMaxPermits}});
+  ASSERT_EQ(r.commands.size(), 1U);
+  EXPECT_EQ(r.commands[0].p, 2147483647);
+  EXPECT_EQ(r.commands[0].message_permits, std::optional<std::uint32_t>(2147483647U));
+  EXPECT_EQ(r.consumer_debit, 2147483647);
+}
+
+TEST(FinalizePermits, B8_PAboveTwoToThe31MinusOneIsOutOfRange) {
+  const absl::StatusOr<SendResult> r = finalize_permits(
+      rev_d(), DispatcherKind::kPersistentShared, std::vector<SendEntry>{{.batch_size = 2147483648}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("B8"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("2147483648"));
+}
+
+TEST(FinalizePermits, B8_SumOverflowFinalizesNothing) {
+  const std::vector<SendEntry> send = {{.batch_size = 1}, {.batch_size = kMaxPermits}};
+  const absl::StatusOr<SendResult> r =
+      finalize_permits(rev_d(), DispatcherKind::kPersistentShared, send);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange);
+  const std::string msg(r.status().message());
+  EXPECT_THAT(msg, HasSubstr("B8"));
+  EXPECT_THAT(msg, HasSubstr("2147483647"));
+  EXPECT_THAT(msg, HasSubstr("1 + 2147483647"));
+}
+
+TEST(FinalizePermits, B1_B8_RejectedHugeEntryIsNotFinalizedUnderRevD) {
+  const std::vector<SendEntry> send = {{.batch_size = 5},
+                                       {.batch_size = std::int64_t{1} << 40, .admitted = false}};
+  const SendResult r = finalize_ok(rev_d(), DispatcherKind::kPersistentShared, send);
+  EXPECT_EQ(r.consumer_debit, 5);
+  // Legacy debits the rejected entry too, so its pre-admission sum overflows.
+  const absl::StatusOr<SendResult> l =
+      finalize_permits(legacy(), DispatcherKind::kPersistentShared, send);
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(l.status().message()), HasSubstr("B8"));
+}
+
+// ---- Properties ----
+
+std::vector<SendEntry> gen_send() {
+  const std::size_t n = *rc::gen::inRange<std::size_t>(0, 8);
+  std::vector<SendEntry> send;
+  for (std::size_t i = 0; i < n; ++i) {
+    SendEntry e;
+    e.batch_size = *rc::gen::inRange<std::int64_t>(-2, 200);
+    if (*rc::gen::arbitrary<bool>()) {
+      const std::size_t words = *rc::gen::inRange<std::size_t>(0, 5);
+      e.ack_set = AckSet(*rc::gen::container<std::vector<std::int64_t>>(
+          words, rc::gen::arbitrary<std::int64_t>()));
+    }
+    e.admitted = *rc::gen::weightedElement<bool>({{3, true}, {1, false}});
+    send.push_back(std::move(e));
+  }
+  return send;
+}
+
+DispatcherKind gen_dispatcher() {
+  const auto kinds = all_dispatcher_kinds();
+  return *rc::gen::elementOf(std::vector<DispatcherKind>(kinds.begin(), kinds.end()));
+}
+
+RC_GTEST_PROP(FinalizePermits, E4_B4_B5_B6_B7_FourDebitsAgreeUnderRevD, ()) {
+  const std::vector<SendEntry> send = gen_send();
+  const DispatcherKind kind = gen_dispatcher();
+  const absl::StatusOr<SendResult> r = finalize_permits(rev_d(), kind, send);
+  RC_ASSERT(r.ok());
+  std::int64_t serialized = 0;
+  std::int64_t sum_p = 0;
+  for (const FinalizedCommand& c : r->commands) {
+    RC_ASSERT(c.message_permits.has_value());
+    serialized += *c.message_permits;
+    sum_p += c.p;
+  }
+  RC_ASSERT(r->finalized_sum == sum_p);
+  RC_ASSERT(r->consumer_debit == sum_p);
+  RC_ASSERT(serialized == sum_p);
+  if (has_aggregate(kind)) {
+    RC_ASSERT(r->dispatcher_debit == std::optional<std::int64_t>(sum_p));
+  } else {
+    RC_ASSERT(!r->dispatcher_debit.has_value());
+  }
+  RC_ASSERT(r->unacked_increase == (acks_individually(kind) ? sum_p : 0));
+}
+
+RC_GTEST_PROP(FinalizePermits, B1_B2_B3_B8_CommandsAreExactlyAdmittedNonEmptyEntries, ()) {
+  const std::vector<SendEntry> send = gen_send();
+  for (const Ruleset* rules : all_rulesets()) {
+    const absl::StatusOr<SendResult> r =
+        finalize_permits(*rules, DispatcherKind::kPersistentShared, send);
+    RC_ASSERT(r.ok());
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < send.size(); ++i) {
+      const std::int64_t candidate = candidate_permits(send[i].batch_size, send[i].ack_set);
+      RC_ASSERT(candidate >= 0);
+      RC_ASSERT(candidate <= std::max<std::int64_t>(send[i].batch_size, 0));
+      if (!send[i].admitted || candidate == 0) continue;
+      RC_ASSERT(next < r->commands.size());
+      RC_ASSERT(r->commands[next].entry == i);
+      RC_ASSERT(r->commands[next].p == candidate);
+      RC_ASSERT(r->commands[next].p >= 1);
+      RC_ASSERT(r->commands[next].p <= send[i].batch_size);
+      ++next;
+    }
+    RC_ASSERT(next == r->commands.size());
+  }
+}
+
+RC_GTEST_PROP(FinalizePermits, B1_L8_LegacyDebitsEveryCandidateRejectedOnesToo, ()) {
+  const std::vector<SendEntry> send = gen_send();
+  const DispatcherKind kind = gen_dispatcher();
+  const absl::StatusOr<SendResult> r = finalize_permits(legacy(), kind, send);
+  RC_ASSERT(r.ok());
+  std::int64_t all = 0;
+  for (const SendEntry& e : send) all += candidate_permits(e.batch_size, e.ack_set);
+  RC_ASSERT(r->consumer_debit == all);
+  if (has_aggregate(kind)) RC_ASSERT(r->dispatcher_debit == std::optional<std::int64_t>(all));
+  RC_ASSERT(r->consumer_debit >= r->finalized_sum);
+}
+
+}  // namespace
+}  // namespace permitcheck::spec

@@ -1,0 +1,131 @@
+// Rulebook section 10: every legacy row reproduces its numbers under `legacy` and is reported
+// with its rule ID under `rev-d`; the same situation done right passes `rev-d`.
+#include "spec/legacy_catalogue.h"
+
+#include <algorithm>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "spec/monitor.h"
+
+namespace permitcheck::spec {
+namespace {
+
+using ::testing::Contains;
+using ::testing::Field;
+using ::testing::IsEmpty;
+
+CatalogueEntry entry(std::string_view id) {
+  for (CatalogueEntry& e : legacy_catalogue()) {
+    if (e.id == id) return e;
+  }
+  ADD_FAILURE() << "no catalogue entry " << id;
+  return {};
+}
+
+std::string dump(const std::vector<Finding>& findings) {
+  std::string out;
+  for (const Finding& f : findings) out += format_finding(f) + "\n";
+  return out;
+}
+
+// Everything the command (or the messages it handed off) credited, per the ledger.
+std::int64_t returned(const CatalogueEntry& e, RulesetId rules, std::uint64_t cmd) {
+  Monitor m(e.header_for(rules));
+  for (std::size_t i = 0; i < e.legacy.size(); ++i) m.on_event(e.legacy[i], i + 2);
+  m.finish();
+  return m.ledger(Id::number(cmd))->returned;
+}
+
+// The three checks every row must pass: legacy conforms to legacy, is caught by rev-d, and the
+// correct handling conforms to rev-d.
+void expect_row(std::string_view id) {
+  const CatalogueEntry e = entry(id);
+  const MonitorReport legacy = check_trace(e.header_for(RulesetId::kLegacy), e.legacy);
+  EXPECT_THAT(legacy.violations, IsEmpty()) << id << " under legacy:\n" << dump(legacy.violations);
+
+  const MonitorReport caught = check_trace(e.header_for(RulesetId::kRevD), e.legacy);
+  const auto& where = e.rev_d_deviation ? caught.deviations : caught.violations;
+  ASSERT_FALSE(where.empty()) << id << " not reported under rev-d";
+  EXPECT_EQ(where.front().rule, e.rev_d_rule)
+      << id << " under rev-d, first finding:\n" << dump(where);
+  if (e.rev_d_deviation) {
+    EXPECT_THAT(caught.violations, IsEmpty()) << dump(caught.violations);
+  }
+
+  const MonitorReport correct = check_trace(e.header_for(RulesetId::kRevD), e.correct);
+  EXPECT_THAT(correct.violations, IsEmpty()) << id << " done right:\n" << dump(correct.violations);
+}
+
+TEST(LegacyCatalogue, HoldsElevenRowsInRulebookOrder) {
+  const std::vector<CatalogueEntry> all = legacy_catalogue();
+  ASSERT_EQ(all.size(), 11u);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i].id, "L" + std::to_string(i + 1));
+  }
+}
+
+TEST(LegacyCatalogue, L1_C7_E1_ChecksumFailureReturnsOneOfHundred) {
+  expect_row("L1");
+  const CatalogueEntry e = entry("L1");
+  EXPECT_EQ(returned(e, RulesetId::kLegacy, 1), 1);
+  const MonitorReport r = check_trace(e.header_for(RulesetId::kRevD), e.legacy);
+  EXPECT_THAT(r.violations, Contains(Field(&Finding::rule, RuleId::kE1)));
+  EXPECT_THAT(r.violations.front().explanation, ::testing::HasSubstr("99 permit(s) lost"));
+}
+
+TEST(LegacyCatalogue, L2_C7_MetadataFailureReturnsOneOfTen) {
+  expect_row("L2");
+  EXPECT_EQ(returned(entry("L2"), RulesetId::kLegacy, 1), 1);
+}
+
+TEST(LegacyCatalogue, L3_C7_DecompressionFailureReturnsOneOfTen) {
+  expect_row("L3");
+  EXPECT_EQ(returned(entry("L3"), RulesetId::kLegacy, 1), 1);
+}
+
+TEST(LegacyCatalogue, L4_C7_BatchFailureReturnsDPlusKPlusOne) {
+  expect_row("L4");
+  EXPECT_EQ(returned(entry("L4"), RulesetId::kLegacy, 1), 4 + 1 + 1);
+}
+
+TEST(LegacyCatalogue, L5_K7_E2_PartialBatchFailureOverGrantsOne) {
+  expect_row("L5");
+  const CatalogueEntry e = entry("L5");
+  EXPECT_EQ(returned(e, RulesetId::kLegacy, 1), 4);
+  const MonitorReport r = check_trace(e.header_for(RulesetId::kRevD), e.legacy);
+  EXPECT_THAT(r.violations, Contains(Field(&Finding::rule, RuleId::kE2)));
+}
+
+TEST(LegacyCatalogue, L6_E3_M2_StaleEpochReturnCrossesIntoReplacement) { expect_row("L6"); }
+
+TEST(LegacyCatalogue, L7_E3_SamePooledConnectionRecreationOverGrants) { expect_row("L7"); }
+
+TEST(LegacyCatalogue, L8_B4_B6_RejectedEntryStillDebited) {
+  expect_row("L8");
+  const CatalogueEntry e = entry("L8");
+  const Send& legacy = std::get<Send>(e.legacy.front());
+  EXPECT_EQ(legacy.consumer_debit, 20);
+  EXPECT_EQ(legacy.dispatcher_debit, 20);
+  const MonitorReport r = check_trace(e.header_for(RulesetId::kRevD), e.legacy);
+  EXPECT_THAT(r.violations, Contains(Field(&Finding::rule, RuleId::kB6)));
+  const Send& correct = std::get<Send>(e.correct.front());
+  EXPECT_EQ(correct.consumer_debit, 10);
+  EXPECT_EQ(correct.dispatcher_debit, 10);
+}
+
+TEST(LegacyCatalogue, L9_K4_BeforeStartMessageIdReturnsNothing) {
+  expect_row("L9");
+  EXPECT_EQ(returned(entry("L9"), RulesetId::kLegacy, 1), 0);
+}
+
+TEST(LegacyCatalogue, L10_X2_CryptoDiscardOfPartialBatchReturnsB) {
+  expect_row("L10");
+  EXPECT_EQ(returned(entry("L10"), RulesetId::kLegacy, 1), 10);
+}
+
+TEST(LegacyCatalogue, L11_N6_OldFlowAfterReplacementSubscribe) { expect_row("L11"); }
+
+}  // namespace
+}  // namespace permitcheck::spec
