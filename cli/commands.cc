@@ -1,0 +1,211 @@
+#include "cli/commands.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cli/explain.h"
+#include "cli/replay.h"
+#include "cli/report.h"
+#include "trace/reader.h"
+
+namespace permitcheck::cli {
+namespace {
+
+const std::vector<std::string> kReportFormats = {"text", "json", "junit"};
+
+// Reads a whole (counterexample) trace from `path` ("-": `in`); on failure prints
+// "permitcheck CMD: FILE: line N: reason" and returns nullopt.
+std::optional<trace::Trace> read_cex(const std::string& path, std::istream& in,
+                                     std::string_view command, std::ostream& err) {
+  const std::string shown = path == "-" ? "<stdin>" : path;
+  trace::ReaderOptions options;
+  options.max_line_bytes = kValidateMaxLineBytes;
+  absl::StatusOr<trace::Trace> t;
+  if (path == "-") {
+    t = trace::read_trace(in, options);
+  } else {
+    std::ifstream file(path, std::ios::binary);
+    if (!file.is_open()) {
+      err << "permitcheck " << command << ": " << shown << ": cannot open: " << std::strerror(errno) << "\n";
+      return std::nullopt;
+    }
+    t = trace::read_trace(file, options);
+  }
+  if (!t.ok()) {
+    err << "permitcheck " << command << ": " << shown << ": " << t.status().message() << "\n";
+    return std::nullopt;
+  }
+  return *std::move(t);
+}
+
+}  // namespace
+
+Commands::Commands(CLI::App& app) {
+  progress_ = isatty(STDERR_FILENO) == 1;
+
+  validate_ = app.add_subcommand(
+      "validate",
+      "Check permit traces (trace-format.md) against the specification. Streams: constant "
+      "memory in the trace length. Violations as \"line N: RULE explanation\"; known deviations "
+      "apart. Exit 0 no violation, 1 a violation, 2 unreadable input.");
+  validate_->add_option("traces", traces_, "Trace files (JSON Lines); - reads standard input")
+      ->required();
+  validate_->add_option("--format", validate_format_, "Report format")
+      ->check(CLI::IsMember(kReportFormats))
+      ->capture_default_str();
+  validate_->add_option("--ruleset", validate_ruleset_,
+                        "Check against this ruleset instead of the header's (legacy, rev-d)");
+  validate_->add_option("-o,--output", output_, "Write the report to this file instead of stdout");
+  validate_->add_option("--max-line-bytes", max_line_bytes_, "Longest line accepted, in bytes")
+      ->check(CLI::Range(std::size_t{1}, trace::kDefaultMaxLineBytes))
+      ->capture_default_str();
+  validate_->add_flag("--no-progress", no_progress_, "No progress line on stderr");
+
+  render_ = app.add_subcommand(
+      "render",
+      "Explain a counterexample trace: prose naming each rule and the numbers (text), a Mermaid "
+      "sequence diagram (mermaid), or the canonical JSON Lines with the findings (json). Exit 0 "
+      "rendered, 2 unreadable input.");
+  render_->add_option("cex", cex_, "Counterexample trace file; - reads standard input")->required();
+  render_->add_option("--format", render_format_, "Output format")
+      ->check(CLI::IsMember({"text", "mermaid", "json"}))
+      ->capture_default_str();
+
+  replay_ = app.add_subcommand(
+      "replay",
+      "Re-run a counterexample trace against the specification under every ruleset (and say "
+      "whether the reference implementation could replay it). Exit 1 when the trace's own "
+      "ruleset reports a violation, 0 otherwise, 2 unreadable input.");
+  replay_->add_option("cex", cex_, "Counterexample trace file; - reads standard input")->required();
+  replay_->add_option("--format", replay_format_, "Report format")
+      ->check(CLI::IsMember(kReportFormats))
+      ->capture_default_str();
+
+  check_ = app.add_subcommand(
+      "check",
+      "Run the model-based properties (reference implementation checked by the specification). "
+      "Exit 0 holds, 1 counterexample, 2 usage.");
+  check_->add_option("--ruleset", check_options_.ruleset, "Ruleset the implementation runs")
+      ->capture_default_str();
+  check_->add_option("--cases", check_options_.cases, "Cases in all (split across shards)")
+      ->capture_default_str();
+  check_->add_option("--seed", check_options_.seed, "Seed (shard i uses seed + i)")->capture_default_str();
+  check_->add_option("--steps", check_options_.steps, "Steps per case")->capture_default_str();
+  check_->add_option("--shard", shard_, "Run shard i of n (i/n, 0-based), to split a sweep")
+      ->capture_default_str();
+  check_->add_option("--format", check_options_.format, "Report format")
+      ->check(CLI::IsMember(kReportFormats))
+      ->capture_default_str();
+
+  prove_ = app.add_subcommand(
+      "prove",
+      "Run the Z3 checks (conservation, finalization, isolation, induction). Exit 0 all proved, "
+      "1 a counterexample or an undecided check, 2 usage.");
+  prove_->add_option("--ruleset", prove_options_.ruleset, "Ruleset to prove")->capture_default_str();
+  prove_->add_option("--check", prove_options_.checks, "Only these checks (repeatable)");
+  prove_->add_option("--bound", prove_options_.bound, "Batch size bound B <= bound (8..65535)")
+      ->capture_default_str();
+  prove_->add_option("--depth", prove_options_.depth, "Unrolling depth of the isolation check")
+      ->capture_default_str();
+  prove_->add_option("--timeout", prove_options_.timeout_seconds, "Seconds per solver query")
+      ->capture_default_str();
+  prove_->add_option("--format", prove_options_.format, "Report format")
+      ->check(CLI::IsMember(kReportFormats))
+      ->capture_default_str();
+}
+
+std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostream& err) {
+  if (validate_->parsed()) return run_validate(in, out, err);
+  if (render_->parsed()) return run_render(in, out, err);
+  if (replay_->parsed()) return run_replay(in, out, err);
+  if (check_->parsed()) {
+    const std::size_t slash = shard_.find('/');
+    int i = 0, n = 0;
+    if (slash == std::string::npos || !absl::SimpleAtoi(shard_.substr(0, slash), &i) ||
+        !absl::SimpleAtoi(shard_.substr(slash + 1), &n) || n < 1 || i < 0 || i >= n) {
+      err << "permitcheck check: --shard \"" << shard_ << "\": expected i/n with 0 <= i < n\n";
+      return kExitBadInput;
+    }
+    check_options_.shard_index = i;
+    check_options_.shard_count = n;
+    return run_check(check_options_, out, err);
+  }
+  if (prove_->parsed()) return run_prove(prove_options_, out, err);
+  return std::nullopt;
+}
+
+int Commands::run_validate(std::istream& in, std::ostream& out, std::ostream& err) {
+  ValidateOptions options;
+  options.max_line_bytes = max_line_bytes_;
+  if (!validate_ruleset_.empty()) {
+    absl::StatusOr<const spec::Ruleset*> r = spec::parse_ruleset(validate_ruleset_);
+    if (!r.ok()) {
+      err << "permitcheck validate: --ruleset: " << r.status().message() << "\n";
+      return kExitBadInput;
+    }
+    options.ruleset = (*r)->id;
+  }
+  std::size_t stdin_uses = 0;
+  for (const std::string& t : traces_) stdin_uses += t == "-";
+  if (stdin_uses > 1) {
+    err << "permitcheck validate: - (standard input) given more than once\n";
+    return kExitBadInput;
+  }
+  std::vector<FileResult> results;
+  for (const std::string& path : traces_) {
+    const std::string shown = path == "-" ? "<stdin>" : path;
+    const bool progress = progress_ && !no_progress_;
+    if (progress) {
+      options.progress = [&err, shown](std::uint64_t events, std::uint64_t line) {
+        err << "\rvalidate " << shown << ": " << events << " events, line " << line << std::flush;
+      };
+    }
+    results.push_back(validate_path(path, in, options));
+    if (progress) err << "\r\033[K" << std::flush;
+    if (results.back().error) {
+      err << "permitcheck validate: " << shown << ": " << *results.back().error << "\n";
+    }
+  }
+  const std::string report = format_validate(results, *parse_report_format(validate_format_));
+  if (!output_.empty()) {
+    std::ofstream file(output_, std::ios::binary);
+    file << report;
+    if (!file.good()) {
+      err << "permitcheck validate: cannot write " << output_ << "\n";
+      return kExitBadInput;
+    }
+  } else {
+    out << report << std::flush;
+  }
+  return validate_exit_code(results);
+}
+
+int Commands::run_render(std::istream& in, std::ostream& out, std::ostream& err) {
+  std::optional<trace::Trace> t = read_cex(cex_, in, "render", err);
+  if (!t) return kExitBadInput;
+  const Explained e = explain(*std::move(t));
+  switch (*parse_render_format(render_format_)) {
+    case RenderFormat::kText: out << render_text(e, cex_ == "-" ? "<stdin>" : cex_); break;
+    case RenderFormat::kMermaid: out << render_mermaid(e); break;
+    case RenderFormat::kJson: out << render_jsonl(e); break;
+  }
+  out << std::flush;
+  return kExitPass;
+}
+
+int Commands::run_replay(std::istream& in, std::ostream& out, std::ostream& err) {
+  std::optional<trace::Trace> t = read_cex(cex_, in, "replay", err);
+  if (!t) return kExitBadInput;
+  const Replayed r = replay(*std::move(t));
+  out << format_replay(r, cex_ == "-" ? "<stdin>" : cex_, *parse_report_format(replay_format_)) << std::flush;
+  return replay_exit_code(r);
+}
+
+}  // namespace permitcheck::cli

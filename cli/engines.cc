@@ -1,0 +1,184 @@
+#include "cli/engines.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "cli/internal/json_out.h"
+#include "spec/ruleset.h"
+
+#ifdef PERMITCHECK_HAVE_PROPERTIES
+#include "properties/runner.h"
+#endif
+#ifdef PERMITCHECK_HAVE_SOLVER
+#include "solver/prove.h"
+#endif
+
+namespace permitcheck::cli {
+namespace {
+
+constexpr int kPass = 0;
+constexpr int kViolation = 1;
+constexpr int kBadInput = 2;
+
+[[maybe_unused]] absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+// Parses --ruleset; prints the error and returns nullptr on failure.
+const spec::Ruleset* ruleset_or_error(const std::string& name, std::string_view command, std::ostream& err) {
+  absl::StatusOr<const spec::Ruleset*> r = spec::parse_ruleset(name);
+  if (!r.ok()) {
+    err << "permitcheck " << command << ": --ruleset: " << r.status().message() << "\n";
+    return nullptr;
+  }
+  return *r;
+}
+
+}  // namespace
+
+bool check_available() {
+#ifdef PERMITCHECK_HAVE_PROPERTIES
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool prove_available() {
+#ifdef PERMITCHECK_HAVE_SOLVER
+  return true;
+#else
+  return false;
+#endif
+}
+
+int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
+  const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "check", err);
+  if (rules == nullptr) return kBadInput;
+  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
+    err << "permitcheck check: --shard " << o.shard_index << "/" << o.shard_count
+        << ": need 0 <= i < n\n";
+    return kBadInput;
+  }
+  if (o.cases < 1 || o.steps < 1) {
+    err << "permitcheck check: --cases and --steps must be at least 1\n";
+    return kBadInput;
+  }
+#ifndef PERMITCHECK_HAVE_PROPERTIES
+  (void)out;
+  err << "permitcheck check: not built in this configuration (the properties library, "
+         "properties/, was not part of this build)\n";
+  return kBadInput;
+#else
+  properties::PropertyParams params;
+  params.seed = o.seed + static_cast<std::uint64_t>(o.shard_index);
+  params.cases = o.cases / o.shard_count + (o.shard_index < o.cases % o.shard_count ? 1 : 0);
+  params.max_steps = o.steps;
+  if (params.cases == 0) {
+    out << "shard " << o.shard_index << "/" << o.shard_count << ": no cases (cases < shards)\n";
+    return kPass;
+  }
+  properties::PropertySpec spec;
+  spec.name = absl::StrCat(av(rules->name), " conformance");
+  spec.mode = rules->id == spec::RulesetId::kLegacy ? impl::Mode::kLegacy : impl::Mode::kRevD;
+  spec.rules = rules->id;
+  spec.goal = properties::Goal::conform();
+  const properties::PropertyResult r = properties::run_property(spec, params);
+  const std::string shard = absl::StrCat(o.shard_index, "/", o.shard_count);
+  if (o.format == "json") {
+    out << "{\"tool\":\"permitcheck check\",\"property\":" << internal::json_string(r.name)
+        << ",\"ruleset\":" << internal::json_string(rules->name) << ",\"shard\":\"" << shard
+        << "\",\"seed\":" << r.seed << ",\"cases\":" << r.cases << ",\"steps\":" << r.max_steps
+        << ",\"passed\":" << (r.passed ? "true" : "false");
+    if (!r.passed) out << ",\"failure\":" << internal::json_string(properties::format_failure(r));
+    out << "}\n";
+  } else if (o.format == "junit") {
+    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"permitcheck check\" tests=\"1\" failures=\""
+        << (r.passed ? 0 : 1) << "\">\n  <testsuite name=\"check\" tests=\"1\" failures=\"" << (r.passed ? 0 : 1)
+        << "\">\n    <testcase classname=\"permitcheck.check\" name=\""
+        << internal::xml_escape(absl::StrCat(r.name, " shard ", shard, " seed ", r.seed)) << "\">\n";
+    if (!r.passed) {
+      out << "      <failure type=\"counterexample\" message=\"property failed\">"
+          << internal::xml_escape(properties::format_failure(r)) << "</failure>\n";
+    }
+    out << "    </testcase>\n  </testsuite>\n</testsuites>\n";
+  } else {
+    if (r.passed) {
+      out << "property \"" << r.name << "\" holds: " << r.cases << " cases, up to " << r.max_steps
+          << " steps each, seed " << r.seed << ", shard " << shard << "\n";
+    } else {
+      out << properties::format_failure(r);
+    }
+  }
+  return r.passed ? kPass : kViolation;
+#endif
+}
+
+int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
+  const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "prove", err);
+  if (rules == nullptr) return kBadInput;
+  if (o.bound < 8 || o.bound > 65535) {
+    err << "permitcheck prove: --bound " << o.bound << ": must be in 8..65535\n";
+    return kBadInput;
+  }
+  if (o.depth < 1 || o.timeout_seconds <= 0) {
+    err << "permitcheck prove: --depth must be >= 1 and --timeout > 0\n";
+    return kBadInput;
+  }
+#ifndef PERMITCHECK_HAVE_SOLVER
+  (void)out;
+  err << "permitcheck prove: not built in this configuration (the solver library, solver/, "
+         "was not part of this build)\n";
+  return kBadInput;
+#else
+  std::vector<solver::Check> checks;
+  for (const std::string& name : o.checks) {
+    std::optional<solver::Check> c = solver::parse_check(name);
+    if (!c) {
+      err << "permitcheck prove: unknown check \"" << name
+          << "\" (known: conservation, finalization, isolation, induction)\n";
+      return kBadInput;
+    }
+    checks.push_back(*c);
+  }
+  if (checks.empty()) checks.assign(solver::all_checks().begin(), solver::all_checks().end());
+  solver::Bounds bounds;
+  bounds.bmax = o.bound;
+  bounds.depth = o.depth;
+  bounds.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_seconds * 1000));
+  std::vector<solver::Result> results;
+  bool all_proved = true;
+  for (solver::Check c : checks) {
+    results.push_back(solver::prove(c, *rules, bounds));
+    all_proved = all_proved && std::holds_alternative<solver::Proved>(results.back().outcome);
+  }
+  if (o.format == "json") {
+    out << solver::format_json(results);
+  } else if (o.format == "junit") {
+    std::size_t failures = 0;
+    for (const solver::Result& r : results) failures += !std::holds_alternative<solver::Proved>(r.outcome);
+    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"permitcheck prove\" tests=\""
+        << results.size() << "\" failures=\"" << failures << "\">\n  <testsuite name=\"prove\" tests=\""
+        << results.size() << "\" failures=\"" << failures << "\">\n";
+    for (const solver::Result& r : results) {
+      out << "    <testcase classname=\"permitcheck.prove." << rules->name << "\" name=\""
+          << internal::xml_escape(absl::StrCat(av(solver::check_name(r.check)), " ", r.bound)) << "\" time=\""
+          << r.seconds << "\">\n";
+      if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
+        std::string body;
+        for (const solver::Witness& w : cex->witnesses) absl::StrAppend(&body, w.finding, "\n  ", w.words, "\n");
+        out << "      <failure type=\"counterexample\" message=\""
+            << internal::xml_escape(cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding)
+            << "\">" << internal::xml_escape(body) << "</failure>\n";
+      } else if (const auto* unk = std::get_if<solver::Unknown>(&r.outcome)) {
+        out << "      <failure type=\"unknown\" message=\"" << internal::xml_escape(unk->reason) << "\"/>\n";
+      }
+      out << "    </testcase>\n";
+    }
+    out << "  </testsuite>\n</testsuites>\n";
+  } else {
+    out << solver::format_table(results);
+  }
+  return all_proved ? kPass : kViolation;
+#endif
+}
+
+}  // namespace permitcheck::cli

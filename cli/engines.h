@@ -1,0 +1,51 @@
+// The engines behind `permitcheck check` (the RapidCheck properties, properties/runner.h) and
+// `permitcheck prove` (the Z3 checks, solver/prove.h). Each is compiled in only when its
+// library is part of the build (PERMITCHECK_HAVE_PROPERTIES, PERMITCHECK_HAVE_SOLVER); without
+// it the subcommand parses its options and exits 2 with "not built in this configuration".
+//
+//   CheckOptions o{.ruleset = "rev-d", .cases = 200, .seed = 491};
+//   int code = run_check(o, std::cout, std::cerr);   // 0 holds, 1 counterexample, 2 usage
+#ifndef PERMITCHECK_CLI_ENGINES_H_
+#define PERMITCHECK_CLI_ENGINES_H_
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace permitcheck::cli {
+
+struct CheckOptions {
+  std::string ruleset = "rev-d";  // what the implementation runs and the monitor checks
+  int cases = 200;
+  std::uint64_t seed = 491;
+  int steps = 50;                 // steps per case
+  int shard_index = 0;            // --shard i/n: this process runs shard i of n
+  int shard_count = 1;
+  std::string format = "text";    // text, json, junit
+};
+
+// Shard i of n runs its share of the cases with seed `seed + i`, so n machines together run
+// `cases` distinct cases and any shard reproduces alone.
+int run_check(const CheckOptions& options, std::ostream& out, std::ostream& err);
+
+struct ProveOptions {
+  std::string ruleset = "rev-d";
+  std::vector<std::string> checks;  // empty: all four
+  int bound = 64;                   // B <= bound (conservation, finalization)
+  int depth = 12;                   // isolation unrolling depth
+  double timeout_seconds = 60;      // per solver query
+  std::string format = "text";
+};
+
+// 0 every check proved, 1 a counterexample (or a check that could not be decided), 2 usage.
+int run_prove(const ProveOptions& options, std::ostream& out, std::ostream& err);
+
+// Whether each engine is compiled into this binary.
+bool check_available();
+bool prove_available();
+
+}  // namespace permitcheck::cli
+
+#endif  // PERMITCHECK_CLI_ENGINES_H_

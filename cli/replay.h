@@ -1,0 +1,48 @@
+// replay: re-runs a counterexample trace against the specification under every ruleset this
+// build knows, so a reader sees which rulesets it separates (`permitcheck replay CEX`).
+//
+//   absl::StatusOr<trace::Trace> t = trace::read_trace(file);
+//   Replayed r = replay(*t);
+//   std::cout << format_replay(r, "cex.jsonl", ReportFormat::kText);
+//   return replay_exit_code(r);   // 1 when the header's ruleset reports a violation
+//
+// The reference implementation (impl/) is driven by actions (publish, deliver, consume,
+// faults), which a trace does not record, so it cannot be re-run from a trace; the report
+// says so (the properties' printed seed reproduces a failing case in the implementation).
+#ifndef PERMITCHECK_CLI_REPLAY_H_
+#define PERMITCHECK_CLI_REPLAY_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/report.h"
+#include "spec/monitor.h"
+#include "spec/ruleset.h"
+#include "trace/reader.h"
+
+namespace permitcheck::cli {
+
+struct RulesetRun {
+  spec::RulesetId ruleset;
+  bool from_header = false;  // the ruleset the trace asks for
+  spec::MonitorReport report;
+};
+
+struct Replayed {
+  trace::Trace trace;
+  std::vector<RulesetRun> runs;  // spec::all_rulesets() order
+  bool implementation_replayed = false;
+  std::string implementation_note;
+};
+
+Replayed replay(trace::Trace trace);
+
+std::string format_replay(const Replayed& r, std::string_view name, ReportFormat format);
+
+// 1 if the run of the header's ruleset reports a violation, else 0.
+int replay_exit_code(const Replayed& r);
+
+}  // namespace permitcheck::cli
+
+#endif  // PERMITCHECK_CLI_REPLAY_H_

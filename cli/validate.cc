@@ -1,0 +1,154 @@
+#include "cli/validate.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "trace/reader.h"
+
+namespace permitcheck::cli {
+namespace {
+
+// The index of alternative T in spec::Event.
+template <typename T, std::size_t I = 0>
+constexpr std::size_t index_of() {
+  if constexpr (std::is_same_v<std::variant_alternative_t<I, spec::Event>, T>) {
+    return I;
+  } else {
+    return index_of<T, I + 1>();
+  }
+}
+
+// The variant indexes of spec::Event that start each table of trace-format.md.
+constexpr std::size_t kFirstClient = index_of<spec::IncOpen>();
+constexpr std::size_t kFirstBroker = index_of<spec::Send>();
+constexpr std::size_t kExtension = index_of<spec::Extension>();
+
+void count(const spec::Event& event, EventFamilies* f) {
+  const std::size_t i = event.index();
+  if (i == kExtension) {
+    ++f->extension;
+  } else if (i >= kFirstBroker) {
+    ++f->broker;
+  } else if (i >= kFirstClient) {
+    ++f->client;
+  } else {
+    ++f->wire;
+    if (std::holds_alternative<spec::Quiescent>(event)) ++f->quiescent;
+    if (const auto* m = std::get_if<spec::Message>(&event); m && m->batch_size) {
+      ++f->sized_messages;
+    }
+  }
+}
+
+}  // namespace
+
+std::string FileResult::display_name() const { return name == "-" ? "<stdin>" : name; }
+
+FileResult validate_stream(std::istream& in, const std::string& name,
+                           const ValidateOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  FileResult result;
+  result.name = name;
+  trace::ReaderOptions reader_options;
+  reader_options.max_line_bytes = options.max_line_bytes > 0 ? options.max_line_bytes : 1;
+  absl::StatusOr<trace::TraceReader> reader = trace::TraceReader::open(in, reader_options);
+  if (!reader.ok()) {
+    result.error = std::string(reader.status().message());
+    return result;
+  }
+  spec::TraceHeader header = reader->header();
+  if (options.ruleset) header.ruleset = *options.ruleset;
+  result.header = header;
+  result.last_line = reader->header_line();
+
+  // The ledger is not retained: a finished command's state is released (constant memory).
+  spec::Monitor monitor(header, spec::MonitorOptions{.retain_ledger = false});
+  spec::Event event;
+  std::uint64_t line = 0;
+  while (true) {
+    absl::StatusOr<bool> more = reader->next(&event, &line);
+    if (!more.ok()) {
+      result.error = std::string(more.status().message());
+      break;
+    }
+    if (!*more) break;
+    count(event, &result.families);
+    monitor.on_event(event, line);
+    result.last_line = line;
+    ++result.events;
+    if (options.progress && options.progress_every > 0 &&
+        result.events % options.progress_every == 0) {
+      options.progress(result.events, line);
+    }
+  }
+  if (!result.error) monitor.finish();
+  result.violations = monitor.violations();
+  result.deviations = monitor.deviations();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+FileResult validate_path(const std::string& path, std::istream& stdin_stream,
+                         const ValidateOptions& options) {
+  if (path == "-") return validate_stream(stdin_stream, path, options);
+  std::ifstream file;
+  // A large buffer: the reader pulls 64 KiB chunks; fewer system calls for big traces.
+  auto buffer = std::make_unique<char[]>(1 << 20);
+  file.rdbuf()->pubsetbuf(buffer.get(), 1 << 20);
+  file.open(path, std::ios::binary);
+  if (!file.is_open()) {
+    FileResult result;
+    result.name = path;
+    result.error = absl::StrCat("cannot open: ", std::strerror(errno));
+    return result;
+  }
+  return validate_stream(file, path, options);
+}
+
+std::vector<AppliedRules> applied_rules(const EventFamilies& f, const spec::TraceHeader& header) {
+  std::vector<AppliedRules> out;
+  if (f.wire > 0) {
+    std::string rules = "W2, N4 (no Flow before subscribe_ok), over-grant bound (sum Flow - sum P <= Q";
+    if (!header.q) rules += ", Q from the first Flow after subscribe_ok";
+    rules += ")";
+    if (f.sized_messages > 0) {
+      absl::StrAppend(&rules, ", B2/B7 (", f.sized_messages, " messages with batch_size)");
+    } else {
+      rules += "; B2/B7 not checked (no batch_size)";
+    }
+    if (f.quiescent > 0) {
+      absl::StrAppend(&rules, ", E5/E6 at ", f.quiescent, " quiescent point",
+                      f.quiescent == 1 ? "" : "s",
+                      header.t ? "" : " (no t: only 0 < available <= Q)");
+    } else {
+      rules += "; E5/E6 not checked (no quiescent event)";
+    }
+    out.push_back({"wire", std::move(rules)});
+  }
+  if (f.client > 0) {
+    out.push_back({"client accounting",
+                   "C1-C7, K1-K8, S1-S7, M1-M3, N1-N7, E1-E3 (exact, per command and per "
+                   "incarnation)"});
+  }
+  if (f.broker > 0) out.push_back({"broker accounting", "B1-B9, E4"});
+  return out;
+}
+
+int validate_exit_code(const std::vector<FileResult>& results) {
+  int code = kExitPass;
+  for (const FileResult& r : results) {
+    if (r.error) return kExitBadInput;
+    if (!r.violations.empty()) code = kExitViolation;
+  }
+  return code;
+}
+
+}  // namespace permitcheck::cli

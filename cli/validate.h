@@ -1,0 +1,100 @@
+// validate: checks permit traces (trace-format.md) against the specification's Monitor, as a
+// stream: memory is bounded by the longest line and what is in flight, never by the length of
+// the trace.
+//
+//   ValidateOptions options;
+//   FileResult r = validate_stream(std::cin, "-", options);
+//   std::cout << format_validate({r}, ReportFormat::kText);   // report.h
+//   return validate_exit_code({r});                           // 0 pass, 1 violation, 2 error
+//
+// Which rules a trace is checked against depends on the events it holds (trace-format.md,
+// "What validate checks"): FileResult::families records what was present, so the report can
+// say which rule families applied.
+#ifndef PERMITCHECK_CLI_VALIDATE_H_
+#define PERMITCHECK_CLI_VALIDATE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <istream>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "spec/events.h"
+#include "spec/monitor.h"
+#include "spec/ruleset.h"
+
+namespace permitcheck::cli {
+
+// Exit codes of every subcommand (README.md, docs/cli.md).
+inline constexpr int kExitPass = 0;
+inline constexpr int kExitViolation = 1;
+inline constexpr int kExitBadInput = 2;
+
+// 16 MiB: the longest line `validate` reads by default. The reader itself would take up to
+// 128 MiB, but a line that long costs about 1 GiB to parse; --max-line-bytes raises it.
+inline constexpr std::size_t kValidateMaxLineBytes = std::size_t{16} << 20;
+
+struct ValidateOptions {
+  // Check against this ruleset instead of the header's (--ruleset).
+  std::optional<spec::RulesetId> ruleset;
+  std::size_t max_line_bytes = kValidateMaxLineBytes;
+  // Called every `progress_every` events with (events so far, current line); may be empty.
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
+  std::uint64_t progress_every = std::uint64_t{1} << 20;
+};
+
+// Which kinds of events a trace held (trace-format.md's three tables).
+struct EventFamilies {
+  std::uint64_t wire = 0;       // connect .. quiescent
+  std::uint64_t client = 0;     // inc_open .. protocol_error
+  std::uint64_t broker = 0;     // send, consumer_removed
+  std::uint64_t extension = 0;  // x-...
+  std::uint64_t quiescent = 0;  // quiescent points (E5/E6 checked there)
+  std::uint64_t sized_messages = 0;  // wire messages with batch_size (B2/B7 checked)
+};
+
+// One rule family that applied, for the report: "client accounting" and its rules.
+struct AppliedRules {
+  std::string family;  // "wire", "client accounting", "broker accounting"
+  std::string rules;   // "C1-C7, K1-K8, S1-S7, M1-M3, N1-N7, E1-E3 (exact, per command)"
+};
+
+// The verdict on one input.
+struct FileResult {
+  std::string name;                // as given on the command line ("-" for stdin)
+  std::optional<std::string> error;  // "line 7: field ..." when the input could not be read
+  std::optional<spec::TraceHeader> header;  // as read (ruleset: the one checked)
+  std::uint64_t events = 0;
+  std::uint64_t last_line = 0;
+  EventFamilies families;
+  std::vector<spec::Finding> violations;
+  std::vector<spec::Finding> deviations;
+  double seconds = 0;
+
+  // "<stdin>" for "-", else the name.
+  std::string display_name() const;
+  bool ok() const { return !error && violations.empty(); }
+};
+
+// Reads and checks one trace. Never throws; an unreadable input gives `error` (and the
+// findings up to the failing line are kept, but do not decide the verdict).
+FileResult validate_stream(std::istream& in, const std::string& name,
+                           const ValidateOptions& options);
+
+// Opens `path` ("-": `stdin`) and validates it; a file that cannot be opened is an error.
+FileResult validate_path(const std::string& path, std::istream& stdin_stream,
+                         const ValidateOptions& options);
+
+// The rule families that applied to a trace with these events and header.
+std::vector<AppliedRules> applied_rules(const EventFamilies& families,
+                                        const spec::TraceHeader& header);
+
+// 2 if any input could not be read, else 1 if any has a violation, else 0.
+int validate_exit_code(const std::vector<FileResult>& results);
+
+}  // namespace permitcheck::cli
+
+#endif  // PERMITCHECK_CLI_VALIDATE_H_

@@ -1,0 +1,152 @@
+// The exit-code contract of every subcommand: 0 everything holds, 1 a violation, 2 bad input or
+// usage, with the file, the line and the reason. Malformed input never crashes or hangs.
+#include <string>
+
+#include "cli/engines.h"
+#include "cli/validate.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/cli/cli_testing.h"
+
+namespace permitcheck::cli {
+namespace {
+
+using testing::golden_dir;
+using testing::run_permitcheck;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kHeader =
+    R"({"trace":"pip491-permits","version":1,"source":"client","q":4,"t":2})" "\n";
+
+std::string example() { return testing::read_file(golden_dir() + "/format_example.jsonl"); }
+
+TEST(ExitCodes, ValidTracePasses) {
+  const testing::Run r = run_permitcheck({"validate", golden_dir() + "/format_example.jsonl"});
+  EXPECT_EQ(r.code, kExitPass) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict: PASS"));
+  EXPECT_THAT(r.out, HasSubstr("client accounting: C1-C7"));
+}
+
+TEST(ExitCodes, ViolationIsOne) {
+  const testing::Run r = run_permitcheck({"validate", golden_dir() + "/over_return.jsonl"});
+  EXPECT_EQ(r.code, kExitViolation);
+  EXPECT_THAT(r.out, HasSubstr("line 14: E2 command 1 returned 4 permits but its P is 3 (over-return by 1)\n"));
+}
+
+TEST(ExitCodes, StdinDash) {
+  EXPECT_EQ(run_permitcheck({"validate", "-"}, example()).code, kExitPass);
+  const testing::Run r = run_permitcheck({"validate", "-"}, "");
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("<stdin>: line "));
+}
+
+TEST(ExitCodes, StdinTwiceIsUsage) {
+  EXPECT_EQ(run_permitcheck({"validate", "-", "-"}, example()).code, kExitBadInput);
+}
+
+TEST(ExitCodes, BadInputWinsOverViolation) {
+  const testing::Run r = run_permitcheck(
+      {"validate", golden_dir() + "/over_return.jsonl", golden_dir() + "/no-such-file.jsonl"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("no-such-file.jsonl: cannot open"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: FAIL"));  // the readable file is still reported
+}
+
+TEST(ExitCodes, Usage) {
+  EXPECT_EQ(run_permitcheck({}).code, kExitBadInput);
+  EXPECT_EQ(run_permitcheck({"validate"}).code, kExitBadInput);
+  EXPECT_EQ(run_permitcheck({"validate", "--format", "xml", "-"}).code, kExitBadInput);
+  EXPECT_EQ(run_permitcheck({"validate", "--ruleset", "rev-z", "-"}, example()).code, kExitBadInput);
+  EXPECT_EQ(run_permitcheck({"render", "--format", "svg", "-"}).code, kExitBadInput);
+  EXPECT_EQ(run_permitcheck({"replay"}).code, kExitBadInput);
+  EXPECT_EQ(run_permitcheck({"check", "--shard", "2/2"}).code, kExitBadInput);
+  EXPECT_EQ(run_permitcheck({"check", "--shard", "x"}).code, kExitBadInput);
+  EXPECT_EQ(run_permitcheck({"prove", "--bound", "4"}).code, kExitBadInput);
+  EXPECT_EQ(run_permitcheck({"validate", "--help"}).code, kExitPass);
+  EXPECT_EQ(run_permitcheck({"render", "--help"}).code, kExitPass);
+}
+
+// Each malformed input: exit 2, and the message names the file and the line.
+struct Malformed {
+  const char* name;
+  std::string text;
+  const char* message;  // expected in stderr after "<stdin>: "
+};
+
+class MalformedInput : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(MalformedInput, ExitTwoWithLineAndReason) {
+  const Malformed& m = GetParam();
+  const testing::Run r = run_permitcheck({"validate", "--format", "json", "-"}, m.text);
+  EXPECT_EQ(r.code, kExitBadInput) << r.out;
+  EXPECT_THAT(r.err, StartsWith(std::string("permitcheck validate: <stdin>: ") + m.message)) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"verdict\":\"ERROR\""));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Validate, MalformedInput,
+    ::testing::Values(
+        Malformed{"not_json", kHeader + "{\"ev\":\"connect\",\"cnx\":\n", "line 2: "},
+        Malformed{"garbage", kHeader + "hello\n", "line 2: "},
+        Malformed{"wrong_type", kHeader + R"({"ev":"flow","cnx":"c","consumer":0,"permits":"4"})" "\n", "line 2: "},
+        Malformed{"int64_overflow", kHeader + R"({"ev":"flow","cnx":"c","consumer":0,"permits":9223372036854775808})" "\n", "line 2: "},
+        Malformed{"uint64_overflow", kHeader + R"({"ev":"subscribe","cnx":"c","consumer":18446744073709551616})" "\n", "line 2: "},
+        Malformed{"float", kHeader + R"({"ev":"flow","cnx":"c","consumer":0,"permits":1e400})" "\n", "line 2: "},
+        Malformed{"unknown_event", kHeader + R"({"ev":"teleport","cnx":"c"})" "\n", "line 2: "},
+        Malformed{"truncated", kHeader + R"({"ev":"inc_open","inc":1,"cnx":"c1","cons)", "line 2: "},
+        Malformed{"bad_header", R"({"trace":"other","version":1,"source":"client"})" "\n", "line 1: "},
+        Malformed{"empty", "", "line "},
+        Malformed{"nul_bytes", kHeader + std::string("{\"ev\":\0\"x\"}\n", 12), "line 2: "}),
+    [](const ::testing::TestParamInfo<Malformed>& info) { return std::string(info.param.name); });
+
+TEST(MalformedInputLong, LineLongerThanTheLimit) {
+  const std::string text = kHeader + "{\"ev\":\"x-pad\",\"pad\":\"" + std::string(5000, 'a') + "\"}\n";
+  const testing::Run r = run_permitcheck({"validate", "--max-line-bytes", "1000", "-"}, text);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("<stdin>: line 2: line is longer than 1000"));
+  // The same line under the default limit is an extension event: ignored.
+  EXPECT_EQ(run_permitcheck({"validate", "-"}, text).code, kExitPass);
+}
+
+// A line of 20 MiB (beyond the default 16 MiB) is refused as soon as the limit is passed.
+TEST(MalformedInputLong, HugeLineUnderDefaultLimit) {
+  std::string text = kHeader + "{\"ev\":\"x-pad\",\"pad\":\"";
+  text.append(std::size_t{20} << 20, 'a');
+  text += "\"}\n";
+  const testing::Run r = run_permitcheck({"validate", "-"}, text);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("line 2: line is longer than 16777216"));
+}
+
+TEST(Replay, ExitCodes) {
+  EXPECT_EQ(run_permitcheck({"replay", golden_dir() + "/over_return.jsonl"}).code, kExitViolation);
+  EXPECT_EQ(run_permitcheck({"replay", golden_dir() + "/format_example.jsonl"}).code, kExitPass);
+  const testing::Run r = run_permitcheck({"replay", "--format", "json", "-"}, kHeader + "{\n");
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("permitcheck replay: <stdin>: line 2: "));
+}
+
+TEST(Render, ExitCodes) {
+  EXPECT_EQ(run_permitcheck({"render", golden_dir() + "/over_return.jsonl"}).code, kExitPass);
+  const testing::Run r = run_permitcheck({"render", golden_dir() + "/nope.jsonl"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("nope.jsonl: cannot open"));
+}
+
+// Without the engine libraries, check and prove say so and exit 2.
+TEST(Engines, NotBuiltIsExitTwo) {
+  if (!check_available()) {
+    const testing::Run r = run_permitcheck({"check"});
+    EXPECT_EQ(r.code, kExitBadInput);
+    EXPECT_THAT(r.err, HasSubstr("not built in this configuration"));
+  }
+  if (!prove_available()) {
+    const testing::Run r = run_permitcheck({"prove"});
+    EXPECT_EQ(r.code, kExitBadInput);
+    EXPECT_THAT(r.err, HasSubstr("not built in this configuration"));
+  }
+}
+
+}  // namespace
+}  // namespace permitcheck::cli

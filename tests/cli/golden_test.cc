@@ -1,0 +1,157 @@
+// Golden tests: what a user reads from `validate`, `render` and `replay` is pinned, byte for
+// byte, by files under tests/cli/golden/. Each legacy catalogue entry (rulebook section 10) is
+// checked in as the trace legacy Pulsar produces, with a rev-d header, next to its expected
+// reports. After a reviewed change of wording, regenerate with
+//   PERMITCHECK_UPDATE_GOLDEN=1 build/tests/cli_tests --gtest_filter='Golden*'
+// and review the diff.
+#include <sstream>
+#include <string>
+
+#include "cli/explain.h"
+#include "cli/replay.h"
+#include "cli/report.h"
+#include "cli/validate.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "spec/legacy_catalogue.h"
+#include "spec/rule_id.h"
+#include "tests/cli/cli_testing.h"
+#include "trace/reader.h"
+#include "trace/writer.h"
+
+namespace permitcheck::cli {
+namespace {
+
+using testing::golden_dir;
+using testing::read_file;
+using testing::run_permitcheck;
+using ::testing::HasSubstr;
+
+// Compares `actual` with golden file `name` (or rewrites it under PERMITCHECK_UPDATE_GOLDEN=1).
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = golden_dir() + "/" + name;
+  if (testing::update_golden()) {
+    testing::write_file(path, actual);
+    return;
+  }
+  EXPECT_EQ(read_file(path), actual) << "golden file " << path
+                                     << " differs (PERMITCHECK_UPDATE_GOLDEN=1 rewrites it)";
+}
+
+// The catalogue entry's legacy trace as a file, checked against rev-d.
+std::string legacy_trace_file(const spec::CatalogueEntry& e) {
+  std::ostringstream out;
+  out << "# " << e.id << ": " << e.situation << " (legacy Pulsar; checked against rev-d)\n";
+  out << "# legacy returns " << e.legacy_value << ", correct is " << e.correct_value << ": "
+      << e.effect << "\n";
+  EXPECT_TRUE(trace::write_trace(out, e.header_for(spec::RulesetId::kRevD), e.legacy).ok());
+  return out.str();
+}
+
+std::string validate_text(const std::string& file, const std::string& name,
+                          const ValidateOptions& options = {}) {
+  std::istringstream in(read_file(golden_dir() + "/" + file));
+  return format_validate({validate_stream(in, name, options)}, ReportFormat::kText);
+}
+
+TEST(GoldenCatalogue, TraceFilesAreTheCatalogue) {
+  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
+    SCOPED_TRACE(std::string(e.id));
+    expect_golden(std::string(e.id) + ".jsonl", legacy_trace_file(e));
+  }
+}
+
+TEST(GoldenCatalogue, ValidateReportsTheRuleUnderRevD) {
+  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
+    const std::string id(e.id);
+    SCOPED_TRACE(id);
+    expect_golden(id + ".validate.txt", validate_text(id + ".jsonl", id + ".jsonl"));
+    const testing::Run r = run_permitcheck({"validate", golden_dir() + "/" + id + ".jsonl"});
+    // L10 is a known deviation under rev-d (X2): it does not fail the trace.
+    EXPECT_EQ(r.code, e.rev_d_deviation ? kExitPass : kExitViolation) << r.out << r.err;
+    const std::string rule(spec::rule_name(e.rev_d_rule));
+    EXPECT_THAT(r.out, HasSubstr(": " + rule + " "));
+  }
+}
+
+TEST(GoldenCatalogue, LegacyTracePassesTheLegacyRuleset) {
+  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
+    const std::string id(e.id);
+    SCOPED_TRACE(id);
+    const testing::Run r =
+        run_permitcheck({"validate", "--ruleset", "legacy", golden_dir() + "/" + id + ".jsonl"});
+    EXPECT_EQ(r.code, kExitPass) << r.out << r.err;
+  }
+}
+
+TEST(GoldenCatalogue, CorrectTracePassesRevD) {
+  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
+    SCOPED_TRACE(std::string(e.id));
+    std::ostringstream text;
+    ASSERT_TRUE(trace::write_trace(text, e.header_for(spec::RulesetId::kRevD), e.correct).ok());
+    const testing::Run r = run_permitcheck({"validate", "-"}, text.str());
+    EXPECT_EQ(r.code, kExitPass) << r.out << r.err;
+  }
+}
+
+TEST(GoldenCatalogue, RenderTextAndMermaid) {
+  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
+    const std::string id(e.id);
+    SCOPED_TRACE(id);
+    absl::StatusOr<trace::Trace> t = trace::read_trace_text(read_file(golden_dir() + "/" + id + ".jsonl"));
+    ASSERT_TRUE(t.ok()) << t.status();
+    const Explained x = explain(*t);
+    expect_golden(id + ".render.txt", render_text(x, id + ".jsonl"));
+    expect_golden(id + ".mmd", render_mermaid(x));
+  }
+}
+
+TEST(GoldenCatalogue, ReplayShowsEveryRuleset) {
+  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
+    const std::string id(e.id);
+    SCOPED_TRACE(id);
+    absl::StatusOr<trace::Trace> t = trace::read_trace_text(read_file(golden_dir() + "/" + id + ".jsonl"));
+    ASSERT_TRUE(t.ok()) << t.status();
+    expect_golden(id + ".replay.txt", format_replay(replay(*t), id + ".jsonl", ReportFormat::kText));
+  }
+}
+
+// The trace-format example (one partial batch, exact) and one with an over-return, in every
+// report format.
+TEST(GoldenFormats, ValidateTextJsonJunit) {
+  ValidateOptions options;
+  std::vector<FileResult> results;
+  for (const char* name : {"format_example.jsonl", "over_return.jsonl"}) {
+    std::istringstream in(read_file(golden_dir() + "/" + name));
+    results.push_back(validate_stream(in, name, options));
+  }
+  expect_golden("formats.validate.txt", format_validate(results, ReportFormat::kText));
+  expect_golden("formats.validate.json", format_validate(results, ReportFormat::kJson));
+  expect_golden("formats.validate.xml", format_validate(results, ReportFormat::kJunit));
+  EXPECT_EQ(validate_exit_code(results), kExitViolation);
+}
+
+TEST(GoldenFormats, RenderOverReturn) {
+  absl::StatusOr<trace::Trace> t = trace::read_trace_text(read_file(golden_dir() + "/over_return.jsonl"));
+  ASSERT_TRUE(t.ok()) << t.status();
+  const Explained x = explain(*t);
+  expect_golden("over_return.render.txt", render_text(x, "over_return.jsonl"));
+  expect_golden("over_return.mmd", render_mermaid(x));
+  expect_golden("over_return.render.jsonl", render_jsonl(x));
+}
+
+// The canonical JSONL render reads back and reports the same rules.
+TEST(GoldenFormats, RenderJsonRoundTrips) {
+  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
+    SCOPED_TRACE(std::string(e.id));
+    const std::string path = golden_dir() + "/" + std::string(e.id) + ".jsonl";
+    const testing::Run rendered = run_permitcheck({"render", "--format", "json", path});
+    ASSERT_EQ(rendered.code, kExitPass) << rendered.err;
+    const testing::Run direct = run_permitcheck({"validate", "--format", "json", path});
+    const testing::Run again = run_permitcheck({"validate", "--format", "json", "-"}, rendered.out);
+    EXPECT_EQ(direct.code, again.code);
+  }
+}
+
+}  // namespace
+}  // namespace permitcheck::cli

@@ -1,0 +1,78 @@
+// LineSource: splits a byte stream into lines with bounded memory, for the trace reader.
+//
+// Memory is bounded by the longest line (never by the stream length): the stream is read in
+// fixed chunks and one line is assembled at a time, in a buffer reused for every line. A line
+// longer than the limit is an error as soon as the limit is passed, without reading the rest.
+// Reads are whole chunks (istream::read): on a live pipe a line is seen once its chunk is full
+// or the stream ends, which suits recorded traces, not interactive tailing.
+//
+// Private to trace/.
+//
+//   LineSource lines(in, /*max_line_bytes=*/1 << 20);
+//   while (true) {
+//     absl::StatusOr<bool> more = lines.next();   // false at the end of the stream
+//     if (!more.ok() || !*more) break;
+//     use(lines.line(), lines.number());            // "\n" and one trailing "\r" removed
+//   }
+#ifndef PERMITCHECK_TRACE_INTERNAL_LINE_SOURCE_H_
+#define PERMITCHECK_TRACE_INTERNAL_LINE_SOURCE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <istream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace permitcheck::trace::internal {
+
+class LineSource {
+ public:
+  // Bytes of readable padding guaranteed after every line (filled with spaces): what simdjson
+  // needs to parse the line in place.
+  static constexpr std::size_t kPadding = 64;
+
+  // REQUIRES: `in` outlives the LineSource; max_line_bytes >= 1.
+  LineSource(std::istream& in, std::size_t max_line_bytes, std::size_t chunk_bytes = 1 << 16);
+
+  // Reads the next line. Returns false at the end of the stream (a final line without "\n"
+  // is still returned). Errors, with the line number: the line is longer than the limit, or
+  // the stream failed. After an error or the end, every call returns the same.
+  absl::StatusOr<bool> next();
+
+  // The current line, without its "\n" and without one "\r" just before it.
+  std::string_view line() const { return std::string_view(buffer_.data(), length_); }
+
+  // The line followed by at least kPadding spaces, and the size of that whole buffer.
+  const char* padded_data() const { return buffer_.data(); }
+  std::size_t padded_size() const { return buffer_.size(); }
+
+  // 1-based number of the current line.
+  std::uint64_t number() const { return number_; }
+
+  // Whether the current line ended with "\n" (false only for a last line cut short).
+  bool terminated() const { return terminated_; }
+
+ private:
+  absl::Status refill();
+  absl::Status too_long();  // records and returns the line-length error
+
+  std::istream& in_;
+  std::size_t max_line_bytes_;
+  std::vector<char> chunk_;
+  std::size_t chunk_pos_ = 0;
+  std::size_t chunk_end_ = 0;
+  bool eof_ = false;
+  std::string buffer_;  // line + padding
+  std::size_t length_ = 0;
+  std::uint64_t number_ = 0;
+  bool terminated_ = true;
+  bool done_ = false;
+  absl::Status error_;
+};
+
+}  // namespace permitcheck::trace::internal
+
+#endif  // PERMITCHECK_TRACE_INTERNAL_LINE_SOURCE_H_

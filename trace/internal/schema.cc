@@ -1,0 +1,107 @@
+#include "trace/internal/schema.h"
+
+#include <array>
+
+namespace permitcheck::trace::internal {
+namespace {
+
+using F = FieldId;
+using T = FieldType;
+
+// Index-aligned with FieldId.
+constexpr std::array<FieldInfo, static_cast<std::size_t>(FieldId::kCount)> kFields = {{
+    {"cnx", T::kId, 0},
+    {"inc", T::kId, 1},
+    {"cmd", T::kId, 2},
+    {"msg", T::kId, 3},
+    {"consumer", T::kUint64, 0},
+    {"message_permits", T::kUint64, 1},
+    {"permits", T::kInt64, 0},
+    {"batch_size", T::kInt64, 1},
+    {"epoch", T::kInt64, 2},
+    {"p", T::kInt64, 3},
+    {"index", T::kInt64, 4},
+    {"n", T::kInt64, 5},
+    {"consumer_debit", T::kInt64, 6},
+    {"dispatcher_debit", T::kInt64, 7},
+    {"validation_error", T::kString, 0},
+    {"reason", T::kString, 1},
+    {"source", T::kString, 2},
+    {"stage", T::kString, 3},
+    {"path", T::kString, 4},
+    {"dispatcher", T::kString, 5},
+    {"ack_set", T::kAckSet, 0},
+    {"entries", T::kEntries, 0},
+}};
+
+// Index-aligned with spec::Event; the field lists are the tables of trace-format.md.
+constexpr std::array<EventSchema, kEventKinds> kEvents = {{
+    // Wire events.
+    {"connect", fields({F::kCnx}), 0},
+    {"subscribe", fields({F::kCnx, F::kConsumer}), fields({F::kInc})},
+    {"subscribe_ok", fields({F::kCnx, F::kConsumer}), 0},
+    {"subscribe_fail", fields({F::kCnx, F::kConsumer}), 0},
+    {"flow", fields({F::kCnx, F::kConsumer, F::kPermits}), fields({F::kInc})},
+    {"message", fields({F::kCnx, F::kConsumer, F::kCmd}),
+     fields({F::kMessagePermits, F::kAckSet, F::kBatchSize, F::kEpoch})},
+    {"ack", fields({F::kCnx, F::kConsumer, F::kCmd}), fields({F::kValidationError})},
+    {"close_consumer", fields({F::kCnx, F::kConsumer}), 0},
+    {"disconnect", fields({F::kCnx}), 0},
+    {"quiescent", fields({F::kCnx, F::kConsumer}), 0},
+    // Client accounting events.
+    {"inc_open", fields({F::kInc, F::kCnx, F::kConsumer}), 0},
+    {"inc_flow_enabled", fields({F::kInc}), 0},
+    {"inc_close", fields({F::kInc, F::kReason}), 0},
+    {"recv", fields({F::kInc, F::kCmd}), fields({F::kMessagePermits, F::kAckSet})},
+    {"resolve", fields({F::kCmd, F::kP, F::kSource}), 0},
+    {"metadata", fields({F::kCmd, F::kBatchSize}), 0},
+    {"corrupt", fields({F::kCmd, F::kStage}), fields({F::kIndex})},
+    {"claim", fields({F::kCmd, F::kMsg}), fields({F::kIndex})},
+    {"restore", fields({F::kCmd, F::kMsg}), 0},
+    {"skip", fields({F::kCmd, F::kIndex, F::kReason}), 0},
+    {"transfer", fields({F::kCmd, F::kPath}), 0},
+    {"direct_return", fields({F::kCmd, F::kN}), fields({F::kPath})},
+    {"settle", fields({F::kCmd, F::kN}), 0},
+    {"msg_return", fields({F::kMsg}), fields({F::kN})},
+    {"drop", fields({F::kN}), fields({F::kCmd, F::kMsg})},
+    {"protocol_error", fields({F::kCnx, F::kReason}), 0},
+    // Broker accounting events.
+    {"send", fields({F::kConsumer, F::kEntries, F::kConsumerDebit}),
+     fields({F::kInc, F::kDispatcher, F::kDispatcherDebit})},
+    {"consumer_removed", fields({F::kConsumer}), fields({F::kInc})},
+    // spec::Extension: named by its own `ev`.
+    {"", 0, 0},
+}};
+
+static_assert(event_index<spec::Connect>() == 0);
+static_assert(event_index<spec::Flow>() == 4);
+static_assert(event_index<spec::ConsumerRemoved>() == kEventKinds - 2);
+static_assert(event_index<spec::Extension>() == kEventKinds - 1);
+
+}  // namespace
+
+const FieldInfo& field_info(FieldId id) { return kFields[static_cast<std::size_t>(id)]; }
+
+std::optional<FieldId> find_field(std::string_view key) {
+  for (std::size_t i = 0; i < kFields.size(); ++i) {
+    if (kFields[i].name == key) return static_cast<FieldId>(i);
+  }
+  return std::nullopt;
+}
+
+const EventSchema& event_schema(std::size_t kind) { return kEvents[kind]; }
+
+std::optional<std::size_t> find_event(std::string_view ev) {
+  if (ev.empty()) return std::nullopt;
+  for (std::size_t i = 0; i + 1 < kEvents.size(); ++i) {
+    if (kEvents[i].name == ev) return i;
+  }
+  return std::nullopt;
+}
+
+std::string_view ev_name(const spec::Event& event) {
+  if (const auto* ext = std::get_if<spec::Extension>(&event)) return ext->ev;
+  return kEvents[event.index()].name;
+}
+
+}  // namespace permitcheck::trace::internal
