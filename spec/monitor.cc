@@ -64,6 +64,7 @@ struct ClientIncarnation {
   std::int64_t predecessor_accumulator = 0;  // what the replaced state still held (N2)
   std::optional<RuleId> deviation;           // a known deviation touched its balance
   std::vector<Id> commands;                  // commands received on it, pruned when finished
+  std::size_t commands_after_prune = 0;
 };
 
 struct Command {
@@ -93,6 +94,7 @@ struct Command {
   std::int64_t dropped = 0;
   bool settled = false;
   bool complete_checked = false;
+  std::vector<Id> messages;  // handed off, for release when the command retires
 
   std::int64_t returned() const { return direct_returned + settle_returned + msg_returned; }
 
@@ -257,6 +259,9 @@ struct Monitor::State {
       if (inc) inc->deviation = RuleId::kX5;
     }
     if (!options.retain_ledger && c.live_messages == 0) {
+      // Streaming: a finished command and its messages are released, so memory is bounded by
+      // what is in flight. A later return of one of its messages reads as unknown (M1).
+      for (const Id& m : c.messages) msgs.erase(m);
       const Id id = c.cmd;  // c dies with the erase
       cmds.erase(id);
     }
@@ -620,7 +625,14 @@ struct Monitor::State {
     }
     c.received = true;
     c.inc = e.inc;
-    if (inc != nullptr) inc->commands.push_back(e.cmd);
+    if (inc != nullptr) {
+      inc->commands.push_back(e.cmd);
+      // Amortized pruning keeps the list at what is in flight without quiescent events.
+      if (inc->commands.size() >= 2 * inc->commands_after_prune + 64) {
+        prune_finished(*inc);
+        inc->commands_after_prune = inc->commands.size();
+      }
+    }
     if (!c.message_permits) c.message_permits = e.message_permits;
     if (c.ack_set.absent()) c.ack_set = e.ack_set;
     const Resolution early = resolve_early(*rules, c.message_permits, c.ack_set);
@@ -736,6 +748,7 @@ struct Monitor::State {
     ++c->claimed;
     ++c->live_messages;
     msgs.emplace(e.msg, Msg{.cmd = e.cmd});
+    if (!options.retain_ledger) c->messages.push_back(e.msg);
   }
 
   void on(const Restore& e) {
@@ -929,8 +942,9 @@ struct Monitor::State {
   void on(const MsgReturn& e) {
     auto it = msgs.find(e.msg);
     if (it == msgs.end()) {
-      violation(RuleId::kM1, absl::StrCat("message ", e.msg.to_string(),
-                                          " returned but never handed off"));
+      violation(RuleId::kM1,
+                absl::StrCat("message ", e.msg.to_string(), " returned but never handed off",
+                             options.retain_ledger ? "" : " (or its command already finished)"));
       return;
     }
     Msg& m = it->second;
