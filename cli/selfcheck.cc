@@ -8,12 +8,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cli/internal/json_out.h"
 #include "cli/test_names.h"
 #include "spec/legacy_catalogue.h"
 
 namespace permitcheck::cli {
 namespace {
 
+using internal::json_string;
 using spec::Finding;
 using spec::MonitorReport;
 using spec::RuleId;
@@ -66,25 +68,6 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
     absl::StrAppend(&out, line, "\n");
   }
   return out;
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 std::string json_strings(const std::vector<std::string>& items) {

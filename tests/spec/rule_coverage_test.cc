@@ -2,11 +2,12 @@
 // declared under tests/ or properties/. "Named" is the token rule of cli/test_names.h, the same
 // one the selfcheck report uses, so "B10_..." counts for B10 and never for B1.
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,16 +26,47 @@ struct DeclaredTest {
   friend bool operator==(const DeclaredTest&, const DeclaredTest&) = default;
 };
 
+// Skips whitespace, then reads an identifier at `pos`; empty if there is none.
+std::string_view read_identifier(std::string_view text, std::size_t& pos) {
+  while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  const std::size_t start = pos;
+  while (pos < text.size() &&
+         (std::isalnum(static_cast<unsigned char>(text[pos])) || text[pos] == '_')) {
+    ++pos;
+  }
+  return text.substr(start, pos - start);
+}
+
+// Skips whitespace, then consumes `c` if it is next.
+bool read_char(std::string_view text, std::size_t& pos, char c) {
+  while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  if (pos == text.size() || text[pos] != c) return false;
+  ++pos;
+  return true;
+}
+
 // The tests declared in C++ source `text`: TEST, TEST_F, TEST_P, TYPED_TEST(_P), RC_GTEST_PROP
 // and RC_GTEST_FIXTURE_PROP at the start of a line (so commented-out declarations and string
 // literals do not count); suite and test name may be on different lines.
-std::vector<DeclaredTest> declared_tests(const std::string& text) {
-  static const std::regex kDeclaration(
-      R"((?:^|\n)[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P|RC_GTEST_PROP|)"
-      R"(RC_GTEST_FIXTURE_PROP)\s*\(\s*(\w+)\s*,\s*(\w+))");
+std::vector<DeclaredTest> declared_tests(std::string_view text) {
+  static constexpr std::string_view kMacros[] = {
+      "TEST",       "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P", "RC_GTEST_PROP",
+      "RC_GTEST_FIXTURE_PROP"};
   std::vector<DeclaredTest> tests;
-  for (std::sregex_iterator it(text.begin(), text.end(), kDeclaration), end; it != end; ++it) {
-    tests.push_back(DeclaredTest{(*it)[1].str(), (*it)[2].str()});
+  for (std::size_t line = 0; line < text.size();) {
+    const std::size_t eol = text.find('\n', line);
+    std::size_t pos = line;
+    line = eol == std::string_view::npos ? text.size() : eol + 1;
+
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
+    if (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) continue;
+    const std::string_view macro = read_identifier(text, pos);
+    if (std::find(std::begin(kMacros), std::end(kMacros), macro) == std::end(kMacros)) continue;
+    if (!read_char(text, pos, '(')) continue;
+    const std::string_view suite = read_identifier(text, pos);
+    if (suite.empty() || !read_char(text, pos, ',')) continue;
+    const std::string_view name = read_identifier(text, pos);
+    if (!name.empty()) tests.push_back(DeclaredTest{std::string(suite), std::string(name)});
   }
   return tests;
 }

@@ -1,0 +1,141 @@
+#include "properties/commands.h"
+
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+
+namespace permitcheck::properties {
+namespace {
+
+std::string shown(const StepCommand& c) { return show_step(c); }
+
+struct Publish : StepCommand {
+  std::vector<impl::EntrySpec> entries;
+  explicit Publish(const ModelState& s) : entries(*gen_entries(s)) {}
+  void apply(ModelState& s) const override { s.published += static_cast<std::int64_t>(entries.size()); }
+  void run(const ModelState&, Harness& h) const override { h.publish(entries, shown(*this)); }
+  void show(std::ostream& os) const override {
+    os << "publish";
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      os << (i == 0 ? " " : " | ") << show_entry(entries[i]);
+    }
+  }
+};
+
+struct Step : StepCommand {
+  std::uint64_t choice = *rc::gen::inRange<std::uint64_t>(0, 12);
+  void run(const ModelState&, Harness& h) const override { h.step(choice, shown(*this)); }
+  void show(std::ostream& os) const override { os << "run one task of pending queue #" << choice; }
+};
+
+struct RunAll : StepCommand {
+  void run(const ModelState&, Harness& h) const override { h.run_all(shown(*this)); }
+  void show(std::ostream& os) const override { os << "run every queue until idle"; }
+};
+
+struct Consume : StepCommand {
+  int consumer;
+  int n = *rc::gen::inRange(1, 5);
+  explicit Consume(const ModelState& s) : consumer(*rc::gen::inRange(0, s.consumers)) {}
+  void run(const ModelState&, Harness& h) const override { h.consume(consumer, n, shown(*this)); }
+  void show(std::ostream& os) const override {
+    os << "consumer " << consumer << " receives and acknowledges up to " << n;
+  }
+};
+
+struct ReceiveAsync : StepCommand {
+  int consumer;
+  explicit ReceiveAsync(const ModelState& s) : consumer(*rc::gen::inRange(0, s.consumers)) {}
+  void run(const ModelState&, Harness& h) const override { h.receive_async(consumer, shown(*this)); }
+  void show(std::ostream& os) const override {
+    os << "consumer " << consumer << " hands the next message to its listener";
+  }
+};
+
+struct Redeliver : StepCommand {
+  int consumer;
+  explicit Redeliver(const ModelState& s) : consumer(*rc::gen::inRange(0, s.consumers)) {}
+  void run(const ModelState&, Harness& h) const override { h.redeliver(consumer, shown(*this)); }
+  void show(std::ostream& os) const override {
+    os << "consumer " << consumer << " calls redeliverUnacknowledgedMessages";
+  }
+};
+
+struct CloseConsumer : StepCommand {
+  int consumer;
+  bool graceful = *weighted<bool>({{1, false}, {1, true}});
+  explicit CloseConsumer(const ModelState& s) : consumer(*rc::gen::inRange(0, s.consumers)) {}
+  void run(const ModelState&, Harness& h) const override {
+    h.close_consumer(consumer, graceful, shown(*this));
+  }
+  void show(std::ostream& os) const override {
+    os << "broker closes consumer " << consumer << (graceful ? " (closing, removed later)" : " at once");
+  }
+};
+
+struct DropConnection : StepCommand {
+  int slot;
+  explicit DropConnection(const ModelState& s) : slot(*rc::gen::inRange(0, s.connections)) {}
+  void run(const ModelState&, Harness& h) const override { h.drop_connection(slot, shown(*this)); }
+  void show(std::ostream& os) const override { os << "pooled connection " << slot << " is lost"; }
+};
+
+struct FailNextSubscribe : StepCommand {
+  void run(const ModelState&, Harness& h) const override { h.fail_next_subscribe(shown(*this)); }
+  void show(std::ostream& os) const override { os << "broker refuses the next Subscribe"; }
+};
+
+struct CorruptField : StepCommand {
+  std::uint64_t value =
+      *weighted<std::uint64_t>({{1, 0}, {1, 2147483648ULL}, {1, 4294967295ULL}});
+  void run(const ModelState&, Harness& h) const override {
+    h.corrupt_next_field(value, shown(*this));
+  }
+  void show(std::ostream& os) const override {
+    os << "the next message_permits on the wire is rewritten to " << value;
+  }
+};
+
+struct Quiesce : StepCommand {
+  void run(const ModelState&, Harness& h) const override { h.quiesce(shown(*this)); }
+  void show(std::ostream& os) const override {
+    os << "quiesce: run everything, consume everything, check conservation";
+  }
+};
+
+template <typename C>
+rc::Gen<StepPtr> make(const ModelState& s) {
+  return rc::gen::exec([s]() -> StepPtr {
+    if constexpr (std::is_constructible_v<C, const ModelState&>) {
+      return std::make_shared<const C>(s);
+    } else {
+      return std::make_shared<const C>();
+    }
+  });
+}
+
+}  // namespace
+
+std::string show_step(const StepCommand& step) {
+  std::ostringstream os;
+  step.show(os);
+  return os.str();
+}
+
+rc::Gen<StepPtr> gen_command(const ModelState& s) {
+  return weighted_one_of<StepPtr>({
+      {4, make<RunAll>(s)},  // first: what a step shrinks towards
+      {8, make<Publish>(s)},
+      {8, make<Step>(s)},
+      {6, make<Consume>(s)},
+      {3, make<ReceiveAsync>(s)},
+      {2, make<Redeliver>(s)},
+      {3, make<CloseConsumer>(s)},
+      {1, make<DropConnection>(s)},
+      {1, make<FailNextSubscribe>(s)},
+      {1, make<CorruptField>(s)},
+      {1, make<Quiesce>(s)},
+  });
+}
+
+}  // namespace permitcheck::properties

@@ -1,0 +1,214 @@
+#include "properties/generators.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace permitcheck::properties {
+namespace {
+
+absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+enum class Fault { kNone, kChecksum, kMetadata, kDecompress, kParse, kHandoff, kCompacted,
+                   kEncrypted, kCustom };
+
+}  // namespace
+
+ModelState ModelState::of(const impl::WorldConfig& config) {
+  return ModelState{.consumers = config.consumers,
+                    .connections = config.connections,
+                    .chunks = config.dispatcher == spec::DispatcherKind::kSingleActive,
+                    .published = 0};
+}
+
+rc::Gen<impl::WorldConfig> gen_world_config(impl::Mode mode, impl::Mutant mutant) {
+  return rc::gen::exec([mode, mutant] {
+    using spec::DispatcherKind;
+    impl::WorldConfig c;
+    c.mode = mode;
+    c.mutant = mutant;
+    c.dispatcher = *weighted<DispatcherKind>({
+        {3, DispatcherKind::kPersistentShared},
+        {3, DispatcherKind::kSingleActive},
+        {2, DispatcherKind::kPersistentSharedClassic},
+        {2, DispatcherKind::kPersistentKeyShared},
+        {2, DispatcherKind::kPersistentKeySharedClassic},
+        {2, DispatcherKind::kNonPersistentShared},
+        {2, DispatcherKind::kNonPersistentKeyShared},
+    });
+    c.flavour = *weighted<impl::BrokerFlavour>({
+        {6, impl::BrokerFlavour::kUpgraded},
+        {1, impl::BrokerFlavour::kOld},
+        {1, impl::BrokerFlavour::kStrippingProxy},
+    });
+    c.consumers = *weighted<int>({{3, 1}, {3, 2}, {2, 3}});
+    c.connections = *weighted<int>({{3, 1}, {2, 2}});
+    c.q = *weighted<std::int64_t>(
+        {{3, 2}, {3, 4}, {2, 1}, {2, 3}, {1, 8}, {1, 16}, {1, 100}, {1, 1000}});
+    if (*weighted<bool>({{7, false}, {3, true}})) {
+      c.options.start_message_id = impl::MessagePosition{*rc::gen::inRange<std::int64_t>(0, 4),
+                                                         *rc::gen::inRange<std::int64_t>(0, 4)};
+    }
+    if (*weighted<bool>({{3, false}, {1, true}})) {
+      c.options.max_redeliver_count = *rc::gen::inRange(0, 3);
+    }
+    c.options.crypto_action = *weighted<impl::CryptoAction>({{1, impl::CryptoAction::kConsume},
+                                                             {1, impl::CryptoAction::kDiscard},
+                                                             {1, impl::CryptoAction::kFail}});
+    return c;
+  });
+}
+
+rc::Gen<std::vector<std::int64_t>> gen_ack_set(std::int64_t b) {
+  return rc::gen::exec([b] {
+    std::vector<std::int64_t> acked;
+    const int kind = *weighted<int>({{6, 0}, {3, 1}, {2, 2}});
+    if (kind == 0 || b < 2) return acked;
+    const std::int64_t stride = *rc::gen::inRange<std::int64_t>(2, 9);
+    const std::int64_t offset = *rc::gen::inRange<std::int64_t>(0, stride);
+    for (std::int64_t i = 0; i < b; ++i) {
+      const bool on_stride = i % stride == offset;
+      // kind 1: a few acknowledged (dense ack_set); kind 2: most acknowledged (sparse one).
+      if ((kind == 1) == on_stride) acked.push_back(i);
+    }
+    if (static_cast<std::int64_t>(acked.size()) >= b) acked.erase(acked.begin());
+    return acked;
+  });
+}
+
+rc::Gen<impl::Payload> gen_fault(impl::Payload payload) {
+  return rc::gen::exec([base = std::move(payload)] {
+    impl::Payload payload = base;
+    const std::int64_t b = payload.batch_size;
+    const Fault fault = *weighted<Fault>({
+        {60, Fault::kNone},     {6, Fault::kChecksum}, {4, Fault::kMetadata},
+        {4, Fault::kDecompress}, {6, Fault::kParse},   {5, Fault::kHandoff},
+        {5, Fault::kCompacted}, {6, Fault::kEncrypted}, {3, Fault::kCustom},
+    });
+    switch (fault) {
+      case Fault::kNone:
+        break;
+      case Fault::kChecksum:
+        payload.checksum_ok = false;
+        break;
+      case Fault::kMetadata:
+        payload.metadata_ok = false;
+        break;
+      case Fault::kDecompress:
+        payload.decompress_ok = false;
+        break;
+      case Fault::kParse:
+        // Anywhere, or at the last index, often one the ack_set clears (L5's situation).
+        if (payload.batched) {
+          payload.parse_fails_at = *weighted_one_of<std::int64_t>(
+              {{2, rc::gen::inRange<std::int64_t>(0, b)}, {1, rc::gen::just<std::int64_t>(b - 1)}});
+        }
+        break;
+      case Fault::kHandoff:
+        payload.handoff_fails_at = *rc::gen::inRange<std::int64_t>(0, b);
+        break;
+      case Fault::kCompacted:
+        if (payload.batched) {
+          const std::int64_t stride = *rc::gen::inRange<std::int64_t>(2, 6);
+          for (std::int64_t i = 1; i < b; i += stride) payload.compacted_out.push_back(i);
+        }
+        break;
+      case Fault::kEncrypted:
+        payload.encrypted = true;
+        break;
+      case Fault::kCustom:
+        payload.custom_format = true;
+        break;
+    }
+    return payload;
+  });
+}
+
+rc::Gen<impl::EntrySpec> gen_entry() {
+  return rc::gen::exec([] {
+    impl::EntrySpec e;
+    const std::int64_t b = *weighted_one_of<std::int64_t>({
+        {35, rc::gen::just<std::int64_t>(1)},
+        {35, rc::gen::inRange<std::int64_t>(2, 9)},
+        {20, rc::gen::inRange<std::int64_t>(9, 65)},
+        {10, rc::gen::inRange<std::int64_t>(65, 1001)},
+    });
+    e.payload.batch_size = b;
+    e.payload.batched = b > 1;
+    e.payload.key = *rc::gen::inRange(0, 4);
+    e.pre_acked = *gen_ack_set(b);
+    e.payload = *gen_fault(e.payload);
+    return e;
+  });
+}
+
+rc::Gen<std::vector<impl::EntrySpec>> gen_entries(const ModelState& state) {
+  const bool chunks = state.chunks;
+  const std::int64_t uuid = state.published;
+  return rc::gen::exec([chunks, uuid] {
+    std::vector<impl::EntrySpec> out;
+    if (chunks && *weighted<bool>({{9, false}, {1, true}})) {
+      const int n = *rc::gen::inRange(2, 4);
+      for (int i = 0; i < n; ++i) {
+        impl::EntrySpec e;
+        e.payload.chunk_uuid = uuid;
+        e.payload.chunk_id = i;
+        e.payload.num_chunks = n;
+        out.push_back(e);
+      }
+      return out;
+    }
+    // One to three entries; shrinking drops entries and simplifies each one.
+    return *rc::gen::resize(3, rc::gen::nonEmpty(rc::gen::container<std::vector<impl::EntrySpec>>(
+                                   gen_entry())));
+  });
+}
+
+std::string show_entry(const impl::EntrySpec& e) {
+  const impl::Payload& p = e.payload;
+  std::string out = absl::StrCat("B=", p.batch_size);
+  if (p.chunked()) {
+    absl::StrAppend(&out, " chunk ", p.chunk_id + 1, "/", p.num_chunks, " of message ", p.chunk_uuid);
+  }
+  if (!e.pre_acked.empty()) {
+    if (e.pre_acked.size() <= 12) {
+      absl::StrAppend(&out, " acked{", absl::StrJoin(e.pre_acked, ","), "}");
+    } else {
+      absl::StrAppend(&out, " acked ", e.pre_acked.size(), "/", p.batch_size);
+    }
+  }
+  if (!p.checksum_ok) absl::StrAppend(&out, " checksum-fails");
+  if (!p.metadata_ok) absl::StrAppend(&out, " metadata-fails");
+  if (!p.decompress_ok) absl::StrAppend(&out, " decompression-fails");
+  if (p.parse_fails_at >= 0) absl::StrAppend(&out, " parse-fails@", p.parse_fails_at);
+  if (p.handoff_fails_at >= 0) absl::StrAppend(&out, " handoff-fails@", p.handoff_fails_at);
+  if (!p.compacted_out.empty()) absl::StrAppend(&out, " compacted{", absl::StrJoin(p.compacted_out, ","), "}");
+  if (p.encrypted) absl::StrAppend(&out, " encrypted");
+  if (p.custom_format) absl::StrAppend(&out, " custom-format");
+  if (p.key != 0) absl::StrAppend(&out, " key=", p.key);
+  return out;
+}
+
+std::string show_config(const impl::WorldConfig& c) {
+  std::string out = absl::StrCat(
+      "mode=", av(impl::mode_name(c.mode)), " dispatcher=", av(spec::dispatcher_name(c.dispatcher)),
+      " broker=", av(impl::broker_flavour_name(c.flavour)), " consumers=", c.consumers,
+      " connections=", c.connections, " Q=", c.q, " T=", c.threshold());
+  if (c.options.start_message_id) {
+    absl::StrAppend(&out, " startMessageId=", c.options.start_message_id->entry, ":",
+                    c.options.start_message_id->index);
+  }
+  if (c.options.max_redeliver_count) {
+    absl::StrAppend(&out, " maxRedeliverCount=", *c.options.max_redeliver_count);
+  }
+  absl::StrAppend(&out, " cryptoFailureAction=", av(impl::crypto_action_name(c.options.crypto_action)));
+  if (c.mutant != impl::Mutant::kNone) {
+    for (const impl::MutantInfo& m : impl::all_mutants()) {
+      if (m.id == c.mutant) absl::StrAppend(&out, " mutant=", av(m.name));
+    }
+  }
+  return out;
+}
+
+}  // namespace permitcheck::properties

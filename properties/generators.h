@@ -1,0 +1,79 @@
+// Domain generators for the model-based properties, composable like RapidCheck's own:
+// gen_world_config() draws a deployment, gen_ack_set(b) a sparse or dense acknowledgement
+// state, gen_fault(payload) one payload fault, gen_entries(state) what a producer publishes,
+// and gen_command(state) one step of a run (commands.h).
+//
+//   rc::check([] {
+//     const impl::WorldConfig config = *gen_world_config(impl::Mode::kRevD);
+//     const std::vector<impl::EntrySpec> entries = *gen_entries(ModelState::of(config));
+//   });
+#ifndef PERMITCHECK_PROPERTIES_GENERATORS_H_
+#define PERMITCHECK_PROPERTIES_GENERATORS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "impl/config.h"
+#include "impl/wire.h"
+#include "rapidcheck.h"
+
+namespace permitcheck::properties {
+
+// What command generation needs to know about a run (the rc::state model).
+struct ModelState {
+  int consumers = 1;
+  int connections = 1;
+  bool chunks = false;  // chunked messages only where their order holds (single active)
+  std::int64_t published = 0;
+
+  static ModelState of(const impl::WorldConfig& config);
+};
+
+// Like rc::gen::weightedElement / weightedOneOf, but shrinking towards the earlier choices
+// (RapidCheck's own never shrink the choice), so list the simplest choice first.
+template <typename T>
+rc::Gen<T> weighted(std::vector<std::pair<std::size_t, T>> choices);
+template <typename T>
+rc::Gen<T> weighted_one_of(std::vector<std::pair<std::size_t, rc::Gen<T>>> choices) {
+  return rc::gen::join(weighted<rc::Gen<T>>(std::move(choices)));
+}
+
+rc::Gen<impl::WorldConfig> gen_world_config(impl::Mode mode, impl::Mutant mutant = impl::Mutant::kNone);
+
+// Indexes of a batch of B the subscription already acknowledged: none (complete batch),
+// a few (a dense ack_set on the wire) or most (a sparse one); never all of them.
+rc::Gen<std::vector<std::int64_t>> gen_ack_set(std::int64_t b);
+
+// The payload with at most one fault: checksum, metadata, decompression, batch parse at an
+// index, failed hand-off at an index, compacted-out indexes, encryption or a custom format.
+rc::Gen<impl::Payload> gen_fault(impl::Payload payload);
+
+// One entry: batch size 1..1000 (mostly small), an ack state, at most one fault, a key.
+rc::Gen<impl::EntrySpec> gen_entry();
+
+// One publish: one to three entries (batch sizes 1..1000), or one chunked message.
+rc::Gen<std::vector<impl::EntrySpec>> gen_entries(const ModelState& state);
+
+// Human-readable forms, used in counterexamples.
+std::string show_entry(const impl::EntrySpec& entry);
+std::string show_config(const impl::WorldConfig& config);
+
+template <typename T>
+rc::Gen<T> weighted(std::vector<std::pair<std::size_t, T>> choices) {
+  return rc::Gen<T>([choices = std::move(choices)](const rc::Random& random, int) {
+    std::size_t sum = 0;
+    for (const auto& c : choices) sum += c.first;
+    std::size_t x = rc::Random(random).next() % sum;
+    std::size_t index = 0;
+    while (x >= choices[index].first) x -= choices[index++].first;
+    return rc::shrinkable::map(
+        rc::shrinkable::shrinkRecur(index,
+                                    [](std::size_t i) { return rc::shrink::towards<std::size_t>(i, 0); }),
+        [choices](std::size_t i) { return choices[i].second; });
+  });
+}
+
+}  // namespace permitcheck::properties
+
+#endif  // PERMITCHECK_PROPERTIES_GENERATORS_H_

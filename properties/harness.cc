@@ -1,0 +1,335 @@
+#include "properties/harness.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "rapidcheck.h"
+
+namespace permitcheck::properties {
+namespace {
+
+absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+std::uint64_t cmd_number(const spec::Id& id) { return id.is_number() ? id.as_number() : 0; }
+
+}  // namespace
+
+std::string format_problem(const Problem& p) {
+  std::string out = absl::StrCat("[step ", p.step, "] ", p.source);
+  if (p.rule) absl::StrAppend(&out, " ", av(spec::rule_name(*p.rule)));
+  if (p.deviation) absl::StrAppend(&out, " (known deviation)");
+  if (p.explained) absl::StrAppend(&out, " (explained)");
+  if (p.legacy) absl::StrAppend(&out, " [", *p.legacy, " signature]");
+  absl::StrAppend(&out, ": ", p.text);
+  return out;
+}
+
+bool Goal::fails(const Problem& p) const {
+  switch (kind) {
+    case Kind::kConform:
+      return !p.deviation && !p.explained;
+    case Kind::kFindLegacy:
+      return p.legacy == legacy_id;
+    case Kind::kNever:
+      return false;
+  }
+  return false;
+}
+
+Harness::Harness(const impl::WorldConfig& config, Goal goal, spec::RulesetId rules,
+                 std::optional<CaseRecord>* last_failure)
+    : config_(config), goal_(std::move(goal)), rules_(rules), last_failure_(last_failure) {
+  model_ = std::make_unique<SpecModel>(rules, config_);
+  world_ = std::make_unique<impl::World>(config_, model_.get());
+  monitor_ = std::make_unique<spec::Monitor>(world_->trace_header(rules),
+                                             spec::MonitorOptions{.retain_ledger = false});
+}
+
+Harness::~Harness() = default;
+
+void Harness::start() {
+  world_->start();
+  collect();
+}
+
+void Harness::publish(const std::vector<impl::EntrySpec>& entries, std::string shown) {
+  world_->publish(entries);
+  after_step(std::move(shown));
+}
+void Harness::step(std::uint64_t choice, std::string shown) {
+  world_->step(choice);
+  after_step(std::move(shown));
+}
+void Harness::run_all(std::string shown) {
+  world_->run_all();
+  if (!world_->idle()) {
+    add({.source = "quiesce", .text = "run_all did not become idle (livelock)",
+         .step = steps_.size() + 1});
+  }
+  after_step(std::move(shown));
+}
+void Harness::consume(int consumer, int n, std::string shown) {
+  world_->consume(consumer % world_->consumers(), n);
+  after_step(std::move(shown));
+}
+void Harness::receive_async(int consumer, std::string shown) {
+  world_->receive_async(consumer % world_->consumers());
+  after_step(std::move(shown));
+}
+void Harness::redeliver(int consumer, std::string shown) {
+  world_->redeliver(consumer % world_->consumers());
+  after_step(std::move(shown));
+}
+void Harness::close_consumer(int consumer, bool graceful, std::string shown) {
+  world_->close_consumer(consumer % world_->consumers(), graceful);
+  after_step(std::move(shown));
+}
+void Harness::drop_connection(int slot, std::string shown) {
+  world_->drop_connection(slot);
+  after_step(std::move(shown));
+}
+void Harness::fail_next_subscribe(std::string shown) {
+  world_->fail_next_subscribe();
+  after_step(std::move(shown));
+}
+void Harness::corrupt_next_field(std::uint64_t value, std::string shown) {
+  world_->corrupt_next_field(value);
+  after_step(std::move(shown));
+}
+void Harness::quiesce(std::string shown) {
+  const bool settled = world_->quiesce();
+  steps_.push_back(std::move(shown));
+  if (!settled) {
+    add({.source = "quiesce", .text = "the system did not settle (livelock)", .step = steps_.size()});
+  }
+  collect();
+}
+
+void Harness::finish() {
+  if (finished_) return;
+  finished_ = true;
+  const bool settled = world_->quiesce();
+  if (!settled) {
+    add({.source = "quiesce", .text = "the system did not settle (livelock)",
+         .step = steps_.size() + 1});
+  }
+  collect();
+  monitor_->finish();
+  collect();
+}
+
+void Harness::after_step(std::string shown) {
+  steps_.push_back(std::move(shown));
+  collect();
+}
+
+const spec::Event* Harness::event_at(std::uint64_t line) const {
+  if (line < 2) return nullptr;
+  const std::size_t i = static_cast<std::size_t>(line - 2);
+  return i < world_->events().size() ? &world_->events()[i] : nullptr;
+}
+
+std::optional<std::uint64_t> Harness::consumer_of_event(const spec::Event& e) const {
+  auto by_cmd = [this](const spec::Id& cmd) -> std::optional<std::uint64_t> {
+    auto it = consumer_of_cmd_.find(cmd_number(cmd));
+    if (it == consumer_of_cmd_.end()) return std::nullopt;
+    return it->second;
+  };
+  if (const auto* f = std::get_if<spec::Flow>(&e)) return f->consumer;
+  if (const auto* q = std::get_if<spec::Quiescent>(&e)) return q->consumer;
+  if (const auto* s = std::get_if<spec::Settle>(&e)) return by_cmd(s->cmd);
+  if (const auto* d = std::get_if<spec::DirectReturn>(&e)) return by_cmd(d->cmd);
+  if (const auto* m = std::get_if<spec::Message>(&e)) return m->consumer;
+  return std::nullopt;
+}
+
+// Rulebook section 10: which legacy bug a finding is an instance of.
+std::optional<std::string> Harness::legacy_signature(const spec::Finding& f, bool deviation) const {
+  const spec::Event* e = event_at(f.line);
+  if (e == nullptr) return std::nullopt;
+  if (deviation) {
+    if (f.rule == spec::RuleId::kX2 && std::holds_alternative<spec::DirectReturn>(*e)) return "L10";
+    return std::nullopt;
+  }
+  // A command whose wire value was rewritten by an injected fault is no legacy bug's instance.
+  if (const auto* s = std::get_if<spec::Settle>(e); s != nullptr && world_->corrupted_on_wire(cmd_number(s->cmd))) {
+    return std::nullopt;
+  }
+  auto stage = [this](const spec::Id& cmd) -> std::optional<spec::FailureStage> {
+    auto it = stage_of_.find(cmd_number(cmd));
+    if (it == stage_of_.end()) return std::nullopt;
+    return it->second;
+  };
+  switch (f.rule) {
+    case spec::RuleId::kC7:
+      if (const auto* s = std::get_if<spec::Settle>(e)) {
+        switch (stage(s->cmd).value_or(spec::FailureStage::kInconsistent)) {
+          case spec::FailureStage::kChecksum:
+            return "L1";
+          case spec::FailureStage::kMetadata:
+            return "L2";
+          case spec::FailureStage::kDecompress:
+            return "L3";
+          case spec::FailureStage::kBatch:
+            return "L4";
+          case spec::FailureStage::kInconsistent:
+            return std::nullopt;
+        }
+      }
+      return std::nullopt;
+    case spec::RuleId::kK7:
+    case spec::RuleId::kE2:
+      if (const auto* s = std::get_if<spec::Settle>(e);
+          s != nullptr && stage(s->cmd) == spec::FailureStage::kBatch) {
+        return "L5";
+      }
+      return std::nullopt;
+    case spec::RuleId::kK4:
+      if (const auto* s = std::get_if<spec::Settle>(e);
+          s != nullptr && before_start_.contains(cmd_number(s->cmd))) {
+        return "L9";
+      }
+      return std::nullopt;
+    case spec::RuleId::kE3:
+      if (std::holds_alternative<spec::MsgReturn>(*e)) {
+        const spec::Event* before = event_at(f.line - 1);
+        const auto* x = before ? std::get_if<spec::Extension>(before) : nullptr;
+        return (x != nullptr && x->ev == "x-stale-epoch-discard") ? "L6" : "L7";
+      }
+      return std::nullopt;
+    case spec::RuleId::kB4:
+    case spec::RuleId::kB6:
+      if (const auto* s = std::get_if<spec::Send>(e)) {
+        for (const spec::SentEntry& entry : s->entries) {
+          if (!entry.entry.admitted) return "L8";
+        }
+      }
+      return std::nullopt;
+    case spec::RuleId::kN6:
+      if (std::holds_alternative<spec::Flow>(*e)) return "L11";
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+void Harness::add(Problem p) {
+  problems_.push_back(std::move(p));
+  const Problem& added = problems_.back();
+  if (!goal_.fails(added)) return;
+  if (last_failure_ != nullptr) {
+    *last_failure_ = CaseRecord{.config = config_,
+                                .steps = steps_,
+                                .problem = added,
+                                .header = world_->trace_header(spec::RulesetId::kRevD),
+                                .events = world_->events()};
+  }
+  RC_FAIL(format_problem(added));
+}
+
+void Harness::collect() {
+  const std::size_t step = finished_ ? steps_.size() + 1 : steps_.size();
+  const std::vector<spec::Event>& events = world_->events();
+  for (; next_event_ < events.size(); ++next_event_) {
+    const spec::Event& e = events[next_event_];
+    if (const auto* c = std::get_if<spec::Corrupt>(&e)) {
+      stage_of_[cmd_number(c->cmd)] = c->stage;
+    } else if (const auto* s = std::get_if<spec::Skip>(&e)) {
+      if (s->reason == spec::SkipReason::kBeforeStart) before_start_.insert(cmd_number(s->cmd));
+    } else if (const auto* m = std::get_if<spec::Message>(&e)) {
+      consumer_of_cmd_[cmd_number(m->cmd)] = m->consumer;
+    }
+    monitor_->on_event(e, next_event_ + 2);
+    if (!model_diverged_) model_->on_event(e, *world_);
+  }
+
+  // Known deviations first: they explain the balance findings that follow from them.
+  const std::vector<spec::Finding>& deviations = monitor_->deviations();
+  for (; deviations_seen_ < deviations.size(); ++deviations_seen_) {
+    const spec::Finding& f = deviations[deviations_seen_];
+    const spec::Event* e = event_at(f.line);
+    if (e != nullptr && (f.rule == spec::RuleId::kX1 || f.rule == spec::RuleId::kX2 ||
+                         f.rule == spec::RuleId::kX5 || f.rule == spec::RuleId::kX6)) {
+      if (std::optional<std::uint64_t> consumer = consumer_of_event(*e)) {
+        deviated_consumers_.insert(*consumer);
+      }
+    }
+    add({.source = "monitor",
+         .rule = f.rule,
+         .deviation = true,
+         .text = spec::format_finding(f),
+         .step = step,
+         .line = f.line,
+         .legacy = legacy_signature(f, true)});
+  }
+  const std::vector<spec::Finding>& violations = monitor_->violations();
+  for (; violations_seen_ < violations.size(); ++violations_seen_) {
+    const spec::Finding& f = violations[violations_seen_];
+    const spec::Event* e = event_at(f.line);
+    bool explained = false;
+    if (e != nullptr) {
+      if (const auto* m = std::get_if<spec::Message>(e);
+          m != nullptr && f.rule == spec::RuleId::kW2 && world_->corrupted_on_wire(cmd_number(m->cmd))) {
+        explained = true;  // the injected fault itself
+      }
+      // Legacy Pulsar credits a late return on the same pooled connection to the replacement
+      // and may write that Flow before the replacement's Subscribe succeeded (the L7 path);
+      // the monitor checks N4 under every ruleset, so a legacy run against the legacy ruleset
+      // shows it.
+      if (rules_ == spec::RulesetId::kLegacy && config_.mode == impl::Mode::kLegacy &&
+          f.rule == spec::RuleId::kN4 && std::holds_alternative<spec::Flow>(*e)) {
+        explained = true;
+      }
+      if (f.rule == spec::RuleId::kE2 || f.rule == spec::RuleId::kE5 || f.rule == spec::RuleId::kE6) {
+        const std::optional<std::uint64_t> consumer = consumer_of_event(*e);
+        if (consumer && deviated_consumers_.contains(*consumer) &&
+            (std::holds_alternative<spec::Flow>(*e) || std::holds_alternative<spec::Quiescent>(*e))) {
+          explained = true;  // the balance carries an accepted inexactness (X1, X2, X5, X6)
+        }
+      }
+    }
+    add({.source = "monitor",
+         .rule = f.rule,
+         .explained = explained,
+         .text = spec::format_finding(f),
+         .step = step,
+         .line = f.line,
+         .legacy = legacy_signature(f, false)});
+  }
+
+  if (!model_diverged_) {
+    std::vector<ModelMismatch> mismatches;
+    model_->compare(*world_, &mismatches);
+    if (!mismatches.empty()) {
+      model_diverged_ = true;  // one report: afterwards the two accounts are apart anyway
+      for (ModelMismatch& m : mismatches) {
+        add({.source = "model", .rule = m.rule, .text = std::move(m.text), .step = step});
+      }
+    }
+  }
+
+  // M2: the prefetch gauges count exactly the messages not yet processed (a promise of the
+  // final rules; legacy Pulsar leaks them on stale-epoch discards, L6).
+  for (int k = 0; k < world_->consumers() && rules_ == spec::RulesetId::kRevD; ++k) {
+    const impl::World::ClientConsumerView v = world_->client_consumer(k);
+    const std::int64_t expected = v.queued + v.in_listener;
+    if (v.prefetched != expected && !gauge_reported_.contains(k)) {
+      gauge_reported_.insert(k);
+      add({.source = "gauges",
+           .rule = spec::RuleId::kM2,
+           .text = absl::StrCat("consumer ", k, " prefetch count gauge is ", v.prefetched, " but ",
+                                expected, " message(s) are prefetched (leak)"),
+           .step = step});
+    }
+  }
+}
+
+std::vector<Problem> Harness::failures() const {
+  std::vector<Problem> out;
+  for (const Problem& p : problems_) {
+    if (!p.deviation && !p.explained) out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace permitcheck::properties

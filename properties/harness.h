@@ -1,0 +1,132 @@
+// Harness: the system under test of the model-based properties. It owns one implementation
+// World, the specification's Monitor (the oracle) and a SpecModel, runs one action per step,
+// and after every step feeds the new trace events to both and collects what they report.
+//
+//   Harness h(config, Goal::conform());
+//   h.start();
+//   h.publish({entry});          // one step; RC_FAILs when the goal says so
+//   h.finish();                  // final quiescence: E5/E6, then the end-of-trace checks
+//
+// A Problem is one thing found: a monitor violation or known deviation (with its rule ID), a
+// disagreement with the SpecModel, or a prefetch-gauge leak (M2). Problems that follow from an
+// injected wire fault or from a known deviation are marked `explained`. Each is also matched
+// against the legacy signatures L1-L11 (rulebook section 10).
+#ifndef PERMITCHECK_PROPERTIES_HARNESS_H_
+#define PERMITCHECK_PROPERTIES_HARNESS_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "impl/world.h"
+#include "properties/spec_model.h"
+#include "spec/monitor.h"
+
+namespace permitcheck::properties {
+
+struct Problem {
+  std::string source;  // "monitor", "model", "gauges", "quiesce"
+  std::optional<spec::RuleId> rule;
+  bool deviation = false;   // a known deviation (X1-X6): never a failure
+  bool explained = false;   // follows from an injected fault or an earlier known deviation
+  std::string text;
+  std::size_t step = 0;     // 0: set-up; steps + 1: the final quiescence
+  std::optional<std::uint64_t> line;  // trace line of the exposing event (monitor findings)
+  std::optional<std::string> legacy;  // "L1".."L11" when it has that bug's signature
+};
+
+std::string format_problem(const Problem& p);
+
+// What makes a run fail.
+struct Goal {
+  enum class Kind { kConform, kFindLegacy, kNever };
+  Kind kind = Kind::kConform;
+  std::string legacy_id;  // for kFindLegacy: "L1".."L11"
+
+  static Goal conform() { return {}; }
+  static Goal find(std::string id) { return {Kind::kFindLegacy, std::move(id)}; }
+  static Goal never() { return {Kind::kNever, {}}; }
+  // Whether `p` fails a run with this goal.
+  bool fails(const Problem& p) const;
+};
+
+// A failing run, kept for the counterexample report and trace file.
+struct CaseRecord {
+  impl::WorldConfig config;
+  std::vector<std::string> steps;  // the actions, shown
+  Problem problem;                 // the one that failed the run
+  spec::TraceHeader header;
+  std::vector<spec::Event> events;
+};
+
+class Harness {
+ public:
+  // `rules`: what the monitor and the model check against. `last_failure`, if given,
+  // receives the run when it fails (the last one written is the minimal counterexample).
+  Harness(const impl::WorldConfig& config, Goal goal,
+          spec::RulesetId rules = spec::RulesetId::kRevD,
+          std::optional<CaseRecord>* last_failure = nullptr);
+  ~Harness();
+
+  void start();  // set-up: subscribe, initial grants (step 0)
+
+  // ---- Steps ----
+  void publish(const std::vector<impl::EntrySpec>& entries, std::string shown);
+  void step(std::uint64_t choice, std::string shown);
+  void run_all(std::string shown);
+  void consume(int consumer, int n, std::string shown);
+  void receive_async(int consumer, std::string shown);
+  void redeliver(int consumer, std::string shown);
+  void close_consumer(int consumer, bool graceful, std::string shown);
+  void drop_connection(int slot, std::string shown);
+  void fail_next_subscribe(std::string shown);
+  void corrupt_next_field(std::uint64_t value, std::string shown);
+  void quiesce(std::string shown);
+
+  // Final quiescence and end-of-trace checks.
+  void finish();
+
+  const impl::World& world() const { return *world_; }
+  const std::vector<Problem>& problems() const { return problems_; }
+  std::size_t steps() const { return steps_.size(); }
+  // Problems that fail a conformance run.
+  std::vector<Problem> failures() const;
+
+ private:
+  void after_step(std::string shown);
+  void collect();
+  void add(Problem p);
+  std::optional<std::string> legacy_signature(const spec::Finding& f, bool deviation) const;
+  const spec::Event* event_at(std::uint64_t line) const;
+  std::optional<std::uint64_t> consumer_of_event(const spec::Event& e) const;
+
+  impl::WorldConfig config_;
+  Goal goal_;
+  spec::RulesetId rules_;
+  std::optional<CaseRecord>* last_failure_;
+  std::unique_ptr<SpecModel> model_;
+  std::unique_ptr<impl::World> world_;
+  std::unique_ptr<spec::Monitor> monitor_;
+  std::size_t next_event_ = 0;
+  std::size_t violations_seen_ = 0;
+  std::size_t deviations_seen_ = 0;
+  std::vector<std::string> steps_;
+  std::vector<Problem> problems_;
+  bool finished_ = false;
+  bool model_diverged_ = false;
+  std::set<int> gauge_reported_;
+
+  // Context for classifying findings.
+  std::map<std::uint64_t, spec::FailureStage> stage_of_;       // cmd -> corrupt stage
+  std::set<std::uint64_t> before_start_;                       // cmds with such a skip
+  std::map<std::uint64_t, std::uint64_t> consumer_of_cmd_;     // cmd -> consumer
+  std::set<std::uint64_t> deviated_consumers_;                 // X1/X2/X6 seen on them
+};
+
+}  // namespace permitcheck::properties
+
+#endif  // PERMITCHECK_PROPERTIES_HARNESS_H_

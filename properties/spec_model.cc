@@ -1,0 +1,339 @@
+#include "properties/spec_model.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "spec/client_command.h"
+#include "spec/finalize.h"
+
+namespace permitcheck::properties {
+namespace {
+
+using spec::IndexFate;
+
+IndexFate fate_of(spec::SkipReason reason) {
+  switch (reason) {
+    case spec::SkipReason::kDuplicate:
+      return IndexFate::kDuplicate;
+    case spec::SkipReason::kCompacted:
+      return IndexFate::kCompacted;
+    case spec::SkipReason::kBeforeStart:
+      return IndexFate::kBeforeStart;
+    case spec::SkipReason::kDeadLetter:
+      return IndexFate::kDeadLetter;
+  }
+  return IndexFate::kDeliver;
+}
+
+std::string join(const std::set<std::string>& s) {
+  std::string out;
+  for (const std::string& x : s) out += (out.empty() ? "" : ",") + x;
+  return "{" + out + "}";
+}
+
+}  // namespace
+
+SpecModel::SpecModel(spec::RulesetId rules, const impl::WorldConfig& config)
+    : rules_(spec::ruleset(rules)), config_(config) {}
+
+void SpecModel::consumer_added(const std::string& inc, std::uint64_t) { broker_[inc] = {}; }
+
+void SpecModel::flow_applied(const std::string& inc, std::int64_t permits) {
+  (void)broker_[inc].balance.flow(permits);  // B10
+}
+
+void SpecModel::consumer_removed(const std::string& inc) {
+  broker_[inc].live = false;  // B11
+  broker_[inc].balance.remove();
+}
+
+SpecModel::ClientInc* SpecModel::inc(std::uint64_t id) {
+  auto it = incs_.find(id);
+  return it == incs_.end() ? nullptr : &it->second;
+}
+
+void SpecModel::credit(std::uint64_t id, std::int64_t n) {
+  ClientInc* ci = inc(id);
+  if (ci == nullptr || n <= 0 || !ci->state.current()) return;
+  (void)ci->state.credit(n);  // N5: swaps to 0 at T
+}
+
+void SpecModel::end_incs_on(const spec::Id& cnx) {
+  for (auto& [id, ci] : incs_) {
+    if (ci.cnx == cnx && ci.state.current()) {
+      ci.state.end();
+      if (auto cur = current_.find(ci.consumer); cur != current_.end() && cur->second == id) {
+        current_.erase(cur);
+      }
+    }
+  }
+}
+
+void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
+  std::visit(
+      [&](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, spec::Send>) {
+          if (!e.inc) return;
+          std::vector<spec::SendEntry> entries;
+          for (const spec::SentEntry& s : e.entries) entries.push_back(s.entry);
+          absl::StatusOr<spec::SendResult> r = spec::finalize_permits(
+              rules_, e.dispatcher.value_or(spec::DispatcherKind::kSingleActive), entries);
+          if (!r.ok()) return;
+          BrokerInc& b = broker_[e.inc->as_text()];
+          (void)b.balance.debit(r->consumer_debit, r->unacked_increase);  // B4, B5, B9
+          b.unacked_total += r->unacked_increase;
+        } else if constexpr (std::is_same_v<T, spec::IncOpen>) {
+          const std::uint64_t id = e.inc.as_number();
+          if (auto cur = current_.find(e.consumer); cur != current_.end()) {
+            if (ClientInc* old = inc(cur->second)) old->state.end();  // N2
+          }
+          incs_.emplace(id, ClientInc{spec::PermitState(config_.q, config_.threshold()),
+                                      e.consumer, e.cnx});
+          current_[e.consumer] = id;
+        } else if constexpr (std::is_same_v<T, spec::IncFlowEnabled>) {
+          if (ClientInc* ci = inc(e.inc.as_number())) (void)ci->state.enable_flow();
+        } else if constexpr (std::is_same_v<T, spec::IncClose>) {
+          if (ClientInc* ci = inc(e.inc.as_number())) {
+            ci->state.end();
+            if (auto cur = current_.find(ci->consumer);
+                cur != current_.end() && cur->second == e.inc.as_number()) {
+              current_.erase(cur);
+            }
+          }
+        } else if constexpr (std::is_same_v<T, spec::Disconnect>) {
+          end_incs_on(e.cnx);
+        } else if constexpr (std::is_same_v<T, spec::Message>) {
+          last_cnx_ = e.cnx;
+        } else if constexpr (std::is_same_v<T, spec::Recv>) {
+          PendingCommand p;
+          p.inc = e.inc.as_number();
+          p.cnx = last_cnx_;
+          p.message_permits = e.message_permits;
+          p.ack_set = e.ack_set;
+          pending_[e.cmd.as_number()] = std::move(p);
+        } else if constexpr (std::is_same_v<T, spec::Skip>) {
+          if (auto it = pending_.find(e.cmd.as_number()); it != pending_.end()) {
+            it->second.fates[e.index] = static_cast<int>(fate_of(e.reason));
+          }
+        } else if constexpr (std::is_same_v<T, spec::Claim>) {
+          if (auto it = pending_.find(e.cmd.as_number()); it != pending_.end()) {
+            it->second.claim_index[e.msg.as_text()] = e.index.value_or(0);
+            it->second.handed_off.insert(e.msg.as_text());
+          }
+        } else if constexpr (std::is_same_v<T, spec::Restore>) {
+          if (auto it = pending_.find(e.cmd.as_number()); it != pending_.end()) {
+            PendingCommand& p = it->second;
+            p.fates[p.claim_index[e.msg.as_text()]] = static_cast<int>(IndexFate::kHandoffFails);
+            p.handed_off.erase(e.msg.as_text());
+          }
+        } else if constexpr (std::is_same_v<T, spec::Transfer>) {
+          if (auto it = pending_.find(e.cmd.as_number());
+              it != pending_.end() && e.path == spec::TransferPath::kChunk) {
+            it->second.chunk_transfer = true;
+          }
+        } else if constexpr (std::is_same_v<T, spec::DirectReturn>) {
+          if (auto it = pending_.find(e.cmd.as_number());
+              it != pending_.end() && e.path == "chunk") {
+            it->second.chunk_direct = true;
+          }
+        } else if constexpr (std::is_same_v<T, spec::Settle>) {
+          if (auto it = pending_.find(e.cmd.as_number()); it != pending_.end()) {
+            PendingCommand p = std::move(it->second);
+            pending_.erase(it);
+            complete(e.cmd.as_number(), p, world);
+          }
+        } else if constexpr (std::is_same_v<T, spec::ProtocolError>) {
+          // C4 ends the command being handled on that connection without a settle.
+          for (auto it = pending_.begin(); it != pending_.end();) {
+            if (it->second.cnx == e.cnx) {
+              PendingCommand p = std::move(it->second);
+              p.protocol_error = true;
+              const std::uint64_t cmd = it->first;
+              it = pending_.erase(it);
+              complete(cmd, p, world);
+            } else {
+              ++it;
+            }
+          }
+          end_incs_on(e.cnx);
+        } else if constexpr (std::is_same_v<T, spec::MsgReturn>) {
+          auto it = message_inc_.find(e.msg.as_text());
+          if (it == message_inc_.end()) return;
+          if (rules_.return_scope == spec::ReturnScope::kIncarnation) {
+            credit(it->second, e.n);  // only while that incarnation is current (N3)
+          } else if (ClientInc* ci = inc(it->second)) {
+            // Legacy: the consumer's current incarnation, whichever it is.
+            if (auto cur = current_.find(ci->consumer); cur != current_.end()) {
+              credit(cur->second, e.n);
+            }
+          }
+        }
+      },
+      event);
+}
+
+void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World& world) {
+  const std::shared_ptr<const impl::Payload> payload = world.payload_of(cmd);
+  if (payload == nullptr) return;
+  const impl::ConsumerOptions& options = config_.options;
+  spec::CommandSituation s{.inc = spec::Id::number(p.inc),
+                           .cmd = spec::Id::number(cmd),
+                           .cnx = p.cnx,
+                           .message_permits = p.message_permits,
+                           .ack_set = p.ack_set,
+                           .batch_size = payload->batch_size,
+                           .batched = payload->batched};
+  if (!payload->checksum_ok) {
+    s.early_failure = spec::FailureStage::kChecksum;
+  } else if (!payload->metadata_ok) {
+    s.early_failure = spec::FailureStage::kMetadata;
+  } else if (!payload->decompress_ok) {
+    s.early_failure = spec::FailureStage::kDecompress;
+  }
+  s.fates.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, payload->batch_size)),
+                 IndexFate::kDeliver);
+  if (payload->parse_fails_at >= 0 && payload->parse_fails_at < payload->batch_size) {
+    s.fates[static_cast<std::size_t>(payload->parse_fails_at)] = IndexFate::kParseFails;
+  }
+  for (const auto& [index, fate] : p.fates) {
+    if (index >= 0 && index < static_cast<std::int64_t>(s.fates.size())) {
+      s.fates[static_cast<std::size_t>(index)] = static_cast<IndexFate>(fate);
+    }
+  }
+  // The specialised path the payload takes (S1-S4).
+  bool processor = false;
+  bool chunk_gap = false;  // X4: a chunk failure branch returns nothing
+  if (payload->chunked()) {
+    // The X4 branch returns nothing and hands nothing off (rev-d marks it with a transfer).
+    chunk_gap = !p.chunk_direct && p.handed_off.empty() && p.fates.empty();
+    s.path = payload->chunk_id + 1 < payload->num_chunks ? spec::PayloadPath::kChunkNonFinal
+                                                         : spec::PayloadPath::kChunkFinal;
+  } else if (payload->encrypted) {
+    s.path = options.crypto_action == impl::CryptoAction::kDiscard ? spec::PayloadPath::kCryptoDiscard
+             : options.crypto_action == impl::CryptoAction::kFail  ? spec::PayloadPath::kCryptoFail
+                                                                   : spec::PayloadPath::kCryptoConsume;
+  } else if (payload->custom_format) {
+    processor = true;
+  }
+
+  spec::CommandRun run = spec::handle_command(rules_, s);
+  const bool failed_before_path =
+      run.closes_connection ||
+      std::any_of(run.events.begin(), run.events.end(),
+                  [](const spec::Event& e) { return std::holds_alternative<spec::Corrupt>(e); });
+  std::vector<std::int64_t> returns;  // credits in order
+  std::set<std::string> handed_off;
+  if ((processor || chunk_gap) && !failed_before_path) {
+    if (processor) {  // X5: the processor returns what it produced
+      std::int64_t produced = 0;
+      for (std::int64_t i = 0; i < payload->batch_size; ++i) {
+        if (p.ack_set.absent() || p.ack_set.is_deliverable(i)) ++produced;
+      }
+      returns.push_back(produced);
+    }
+  } else {
+    for (const spec::Event& e : run.events) {
+      if (const auto* d = std::get_if<spec::DirectReturn>(&e)) returns.push_back(d->n);
+      if (const auto* st = std::get_if<spec::Settle>(&e)) returns.push_back(st->n);
+    }
+    for (const spec::Id& m : run.handed_off) handed_off.insert(m.as_text());
+  }
+  std::int64_t expected = 0;
+  for (std::int64_t n : returns) expected += n;
+
+  const std::int64_t actual = world.command_returned(cmd).value_or(0);
+  const std::string name = absl::StrCat("command ", cmd);
+  if (actual != expected) {
+    command_mismatches_.push_back(
+        {spec::RuleId::kK5, absl::StrCat(name, " returned ", actual,
+                                         " by itself (direct + terminal); the specification "
+                                         "returns ", expected)});
+  }
+  if (handed_off != p.handed_off) {
+    command_mismatches_.push_back(
+        {spec::RuleId::kK2, absl::StrCat(name, " handed off ", join(p.handed_off),
+                                         "; the specification hands off ", join(handed_off))});
+  }
+  if (run.closes_connection != p.protocol_error) {
+    command_mismatches_.push_back(
+        {spec::RuleId::kC4, absl::StrCat(name, run.closes_connection ? " must" : " must not",
+                                         " close its connection (protocol error)")});
+  }
+  for (const std::string& m : handed_off) message_inc_[m] = p.inc;
+  for (std::int64_t n : returns) credit(p.inc, n);
+}
+
+void SpecModel::compare(const impl::World& world, std::vector<ModelMismatch>* out) {
+  out->insert(out->end(), command_mismatches_.begin(), command_mismatches_.end());
+  command_mismatches_.clear();
+
+  // Broker: every live incarnation's balance and unacked increases; the aggregate.
+  std::int64_t live_sum = 0;
+  std::set<std::string> live;
+  for (const impl::World::BrokerConsumerView& b : world.broker_consumers()) {
+    live.insert(b.inc);
+    auto it = broker_.find(b.inc);
+    if (it == broker_.end()) {
+      out->push_back({spec::RuleId::kB11, absl::StrCat("broker consumer ", b.inc,
+                                                       " is unknown to the specification")});
+      continue;
+    }
+    const BrokerInc& m = it->second;
+    live_sum += m.balance.available();
+    if (b.available != m.balance.available()) {
+      out->push_back({spec::RuleId::kB4,
+                      absl::StrCat("broker consumer ", b.inc, " available: implementation ",
+                                   b.available, ", specification ", m.balance.available())});
+    }
+    if (b.unacked_total != m.unacked_total) {
+      out->push_back({spec::RuleId::kB5,
+                      absl::StrCat("broker consumer ", b.inc, " unacked increases: "
+                                   "implementation ", b.unacked_total, ", specification ",
+                                   m.unacked_total)});
+    }
+  }
+  for (const auto& [name, m] : broker_) {
+    if (m.live && !live.contains(name)) {
+      out->push_back({spec::RuleId::kB11, absl::StrCat("broker consumer ", name,
+                                                       " was removed without the model seeing it")});
+    }
+  }
+  if (const std::optional<std::int64_t> aggregate = world.dispatcher_aggregate()) {
+    if (*aggregate != live_sum) {
+      out->push_back({spec::RuleId::kB6,
+                      absl::StrCat("dispatcher aggregate: implementation ", *aggregate,
+                                   ", specification (sum over live consumers) ", live_sum)});
+    }
+  }
+
+  // Client: the current incarnation of every consumer and its accumulator. The legacy
+  // ruleset's PermitState keeps the initial grant apart from the accumulator, while Java's one
+  // counter folds a pre-Subscribe credit into the initial Flow: only the final rules have a
+  // per-incarnation accumulator to compare.
+  if (rules_.id != spec::RulesetId::kRevD) return;
+  for (int k = 0; k < world.consumers(); ++k) {
+    const impl::World::ClientConsumerView v = world.client_consumer(k);
+    auto cur = current_.find(static_cast<std::uint64_t>(k));
+    const std::optional<std::uint64_t> model_inc =
+        cur == current_.end() ? std::nullopt : std::optional(cur->second);
+    if (v.inc != model_inc) {
+      out->push_back({spec::RuleId::kN1,
+                      absl::StrCat("consumer ", k, " current incarnation: implementation ",
+                                   v.inc ? std::to_string(*v.inc) : "none", ", specification ",
+                                   model_inc ? std::to_string(*model_inc) : "none")});
+      continue;
+    }
+    if (!model_inc) continue;
+    const ClientInc& ci = incs_.at(*model_inc);
+    if (v.accumulator != ci.state.accumulator()) {
+      out->push_back({spec::RuleId::kN5,
+                      absl::StrCat("consumer ", k, " incarnation ", *model_inc,
+                                   " accumulator: implementation ", v.accumulator,
+                                   ", specification ", ci.state.accumulator())});
+    }
+  }
+}
+
+}  // namespace permitcheck::properties

@@ -1,0 +1,97 @@
+// SpecModel: the specification's accounting of a run, computed with the specification's own
+// functions (finalize_permits, handle_command, PermitState, BrokerConsumer) from what the run
+// was given (the stored payloads, the broker's Flow applications, the client's skip and
+// hand-off decisions) and compared with the implementation's own counters after every step.
+//
+//   SpecModel model(spec::RulesetId::kRevD, config);
+//   impl::World world(config, &model);              // the model observes broker facts
+//   ... after each step:
+//   for (; i < world.events().size(); ++i) model.on_event(world.events()[i], world);
+//   std::vector<ModelMismatch> m;  model.compare(world, &m);   // empty when they agree
+//
+// Compared quantities (the "observable accounting"): the broker balance and unacked increases
+// of every live incarnation (B4, B5, B9, B10), each dispatcher aggregate (B6), the permit
+// accumulator of every consumer's current incarnation (N2, N3, N5), and what each command
+// returned by itself and handed off (C1-C7, K1-K8, S1-S3). Under the legacy ruleset the
+// accumulators are not compared (see compare()).
+#ifndef PERMITCHECK_PROPERTIES_SPEC_MODEL_H_
+#define PERMITCHECK_PROPERTIES_SPEC_MODEL_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "impl/world.h"
+#include "spec/broker_consumer.h"
+#include "spec/events.h"
+#include "spec/permit_state.h"
+#include "spec/rule_id.h"
+
+namespace permitcheck::properties {
+
+struct ModelMismatch {
+  spec::RuleId rule;  // the rule the disagreement is about
+  std::string text;   // "broker b2 available: implementation -3, specification 1"
+};
+
+class SpecModel : public impl::BrokerObserver {
+ public:
+  SpecModel(spec::RulesetId rules, const impl::WorldConfig& config);
+
+  void consumer_added(const std::string& inc, std::uint64_t consumer_id) override;
+  void flow_applied(const std::string& inc, std::int64_t permits) override;
+  void consumer_removed(const std::string& inc) override;
+
+  // Follows one recorded event. `world` tells what the broker stored for a command and what
+  // the client counted as the command's own returns.
+  void on_event(const spec::Event& event, const impl::World& world);
+
+  // Appends every disagreement between the implementation and the model now.
+  void compare(const impl::World& world, std::vector<ModelMismatch>* out);
+
+ private:
+  struct BrokerInc {
+    spec::BrokerConsumer balance;
+    std::int64_t unacked_total = 0;
+    bool live = true;
+  };
+  struct ClientInc {
+    spec::PermitState state;
+    std::uint64_t consumer = 0;
+    spec::Id cnx;
+  };
+  struct PendingCommand {
+    std::uint64_t inc = 0;
+    spec::Id cnx;
+    std::optional<std::uint64_t> message_permits;
+    spec::AckSet ack_set;
+    std::map<std::int64_t, int> fates;  // index -> spec::IndexFate
+    std::map<std::string, std::int64_t> claim_index;
+    std::set<std::string> handed_off;   // net of restores, as the implementation did it
+    bool chunk_transfer = false;
+    bool chunk_direct = false;
+    bool protocol_error = false;
+  };
+
+  void complete(std::uint64_t cmd, PendingCommand& pending, const impl::World& world);
+  void credit(std::uint64_t inc, std::int64_t n);
+  void end_incs_on(const spec::Id& cnx);
+  ClientInc* inc(std::uint64_t id);
+
+  const spec::Ruleset& rules_;
+  impl::WorldConfig config_;
+  std::map<std::string, BrokerInc> broker_;
+  std::map<std::uint64_t, ClientInc> incs_;
+  std::map<std::uint64_t, std::uint64_t> current_;  // consumer -> inc
+  std::map<std::uint64_t, PendingCommand> pending_;
+  std::map<std::string, std::uint64_t> message_inc_;  // handed-off message -> incarnation
+  std::vector<ModelMismatch> command_mismatches_;     // found while following events
+  spec::Id last_cnx_;
+};
+
+}  // namespace permitcheck::properties
+
+#endif  // PERMITCHECK_PROPERTIES_SPEC_MODEL_H_

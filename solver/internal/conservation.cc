@@ -1,0 +1,319 @@
+// Check 1, per-command conservation (E1, E2, K5-K8): for every command with B <= bmax, every
+// message_permits field (absent or any 64-bit value), ack_set, failure stage and index, skip set
+// and direct-return path, the command returns exactly P in total and never more than P at any
+// point. P is what the rulebook's ladder resolves (C1-C3, read as rev-d reads it), so a ruleset
+// whose client resolves or settles differently fails against it.
+//
+// Known deviations are outside the property, as the rulebook accepts them: crypto DISCARD of a
+// partial batch returns B (X2) and crypto FAIL holds P until the incarnation ends (X3). A
+// protocol error (C4) must return nothing.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "solver/internal/checks.h"
+#include "solver/internal/command_encoding.h"
+#include "spec/client_command.h"
+#include "spec/monitor.h"
+
+namespace permitcheck::solver::internal {
+namespace {
+
+struct Encoded {
+  CommandVars v;
+  CommandOutcome ref;  // the reference ruleset: what P is
+  CommandOutcome out;  // the ruleset under check
+  z3::expr x2;         // crypto DISCARD of a partial batch (known deviation)
+  z3::expr x3;         // crypto FAIL (known deviation)
+  z3::expr lost;       // E1/K5: returns less than P
+  z3::expr over;       // E2/K7/K8: more than P at some point
+};
+
+Encoded encode(z3::context& ctx, const spec::Ruleset& rules, const Bounds& b) {
+  const PopcountEncoding pc = popcount_of(b);
+  CommandVars v = make_command_vars(ctx, static_cast<unsigned>(b.bmax), "cmd");
+  CommandOutcome ref = encode_command(reference_rules(), v, pc);
+  CommandOutcome out = encode_command(rules, v, pc);
+  const z3::expr b_count = resize(v.batch_size, kCountBits);
+  auto path_is = [&](spec::PayloadPath p) {
+    return v.path == ctx.bv_val(static_cast<unsigned>(p), 3);
+  };
+  z3::expr x2 = ref.path_reached && path_is(spec::PayloadPath::kCryptoDiscard) && ref.p != b_count;
+  z3::expr x3 = ref.path_reached && path_is(spec::PayloadPath::kCryptoFail);
+  const z3::expr zero = ctx.bv_val(0, kCountBits);
+  // C4: a protocol error returns nothing; otherwise P bounds every prefix of the returns.
+  const z3::expr bound = z3::ite(ref.protocol_error, zero, ref.p);
+  z3::expr lost = !ref.protocol_error && !x2 && !x3 && z3::ult(out.total, ref.p);
+  z3::expr over = !x2 && (z3::ugt(out.direct, bound) || z3::ugt(out.direct + out.settle, bound) ||
+                          z3::ugt(out.total, bound) || z3::ugt(out.claimed, bound));
+  return Encoded{std::move(v), std::move(ref), std::move(out), x2, x3, lost, over};
+}
+
+struct SituationClass {
+  std::string name;
+  z3::expr when;
+  std::string lost_row;  // legacy catalogue row when the class loses permits
+  std::string over_row;  // ... when it over-returns
+};
+
+std::vector<SituationClass> classes(z3::context& ctx, const Encoded& e) {
+  const CommandVars& v = e.v;
+  auto stage_is = [&](unsigned s) { return v.stage == ctx.bv_val(s, 2); };
+  auto path_is = [&](spec::PayloadPath p) {
+    return e.ref.path_reached && v.path == ctx.bv_val(static_cast<unsigned>(p), 3);
+  };
+  const z3::expr f0 =
+      z3::concat(v.fate2.extract(0, 0), z3::concat(v.fate1.extract(0, 0), v.fate0.extract(0, 0)));
+  auto single = [&](spec::IndexFate fate) {
+    return e.ref.single_run && f0 == ctx.bv_val(static_cast<unsigned>(fate), 3);
+  };
+  const z3::expr single_delivered =
+      e.ref.single_run && (f0 == ctx.bv_val(0, 3) || f0 == ctx.bv_val(6, 3) || f0 == ctx.bv_val(7, 3));
+  const z3::expr not_pe = !e.ref.protocol_error;
+  std::vector<SituationClass> out = {
+      {"protocol error (C4)", e.ref.protocol_error, "", ""},
+      {"checksum failure", not_pe && stage_is(kStageChecksum), "L1", ""},
+      {"metadata failure", not_pe && stage_is(kStageMetadata), "L2", ""},
+      {"inconsistent command (C5)", e.ref.inconsistent, "", ""},
+      {"decompression failure", e.ref.decompress, "L3", ""},
+      {"non-final chunk", path_is(spec::PayloadPath::kChunkNonFinal), "", ""},
+      {"crypto DISCARD", path_is(spec::PayloadPath::kCryptoDiscard), "", ""},
+      {"crypto FAIL", path_is(spec::PayloadPath::kCryptoFail), "", ""},
+      {"single message delivered", single_delivered, "", ""},
+      {"single message duplicate", single(spec::IndexFate::kDuplicate), "", ""},
+      {"single message compacted", single(spec::IndexFate::kCompacted), "", ""},
+      {"single message before startMessageId", single(spec::IndexFate::kBeforeStart), "L9", ""},
+      {"single message past dead-letter threshold", single(spec::IndexFate::kDeadLetter), "", ""},
+      {"single message hand-off fails", single(spec::IndexFate::kHandoffFails), "", ""},
+      {"batch parse failure", e.ref.batch_run && e.ref.parse_failure, "L4", "L5"},
+      {"batch expanded", e.ref.batch_run && !e.ref.parse_failure, "", ""},
+  };
+  return out;
+}
+
+// Smaller is simpler: an honest wire first (the field carries the broker's P), then B, the
+// field, the ack_set, and as few unusual fates as possible.
+std::vector<z3::expr> objectives(z3::context& ctx, const Encoded& e, PopcountEncoding pc) {
+  const CommandVars& v = e.v;
+  const z3::expr honest = v.field_present && v.field == resize(candidate(v, pc), 64);
+  const z3::expr b_mask = low_mask(resize(v.batch_size, v.width));
+  const z3::expr unusual = (v.fate0 | v.fate1 | v.fate2) & b_mask;
+  std::vector<z3::expr> out = {
+      bit(!honest),
+      v.batch_size,
+      z3::ite(v.field_present, v.field, ctx.bv_val(0, 64)),
+      bit(v.ack_present),
+      z3::ite(v.ack_present, popcount(v.ack, 16, pc), ctx.bv_val(0, 16)),
+      popcount(unusual, 16, pc),
+      resize(v.ack, std::min(64u, v.width)),
+      v.stage,
+      v.path,
+  };
+  return out;
+}
+
+// The witness of a model: the situation handled by the spec under `rules`, checked against
+// rev-d. Fails (nullopt) when the spec disagrees with the encoding about what was returned.
+std::optional<Witness> witness(const spec::Ruleset& rules, const z3::model& m, const Encoded& e,
+                               const SituationClass& cls, bool lost, std::string* disagreement) {
+  const spec::CommandSituation s = situation_from(m, e.v);
+  const spec::CommandRun run = spec::handle_command(rules, s);
+  const std::int64_t returned =
+      run.returned_by_command + static_cast<std::int64_t>(run.handed_off.size());
+  const std::int64_t model_total = static_cast<std::int64_t>(value(m, e.out.total));
+  const std::int64_t p = static_cast<std::int64_t>(value(m, e.ref.p));
+  const bool pe = truth(m, e.ref.protocol_error);
+  if (returned != model_total) {
+    *disagreement = absl::StrCat("encoding and spec disagree on ", describe_situation(s),
+                                 ": encoding returns ", model_total, ", spec returns ", returned);
+    return std::nullopt;
+  }
+  const std::int64_t q = std::max<std::int64_t>(1000, 2 * p);
+  Witness w;
+  w.id = lost ? cls.lost_row : cls.over_row;
+  w.situation = cls.name;
+  w.header = spec::TraceHeader{.source = spec::TraceSource::kClient,
+                               .ruleset = spec::RulesetId::kRevD,
+                               .q = q,
+                               .t = q / 2};
+  const spec::Id inc = spec::Id::number(1);
+  w.events.push_back(spec::IncOpen{.inc = inc, .cnx = spec::Id::text("c1"), .consumer = 0});
+  w.events.push_back(spec::IncFlowEnabled{.inc = inc});
+  w.events.push_back(spec::Flow{.cnx = spec::Id::text("c1"), .consumer = 0, .permits = q, .inc = inc});
+  w.events.insert(w.events.end(), run.events.begin(), run.events.end());
+  const std::vector<spec::Event> returns = spec::returns_of(run);
+  w.events.insert(w.events.end(), returns.begin(), returns.end());
+  const std::int64_t bound = pe ? 0 : p;
+  w.words = absl::StrCat(describe_situation(s), ", returned ", returned, ", P=", p,
+                         pe ? " (protocol error: must return nothing)" : "",
+                         returned < bound ? absl::StrCat(" (", bound - returned, " lost)")
+                                          : (returned > bound ? absl::StrCat(" (", returned - bound,
+                                                                             " over-granted)")
+                                                              : std::string(" (a prefix exceeds P)")));
+  return w;
+}
+
+}  // namespace
+
+// Counterexamples are small: each class of situation is first searched with 8-bit vectors (a
+// witness there is a witness for every larger bmax), and only at the full width when the small
+// one has none.
+inline constexpr int kSmallWidth = 8;
+inline constexpr std::chrono::milliseconds kRestTimeout{10000};
+
+CheckRun run_conservation(const spec::Ruleset& rules, const Bounds& b) {
+  CheckRun run;
+  run.bound = absl::StrCat("B<=", b.bmax);
+  z3::context ctx;
+  Query q(ctx, limits_of(b));
+  const Encoded e = encode(ctx, rules, b);
+  q.add(command_domain(e.v));
+
+  // A violation with B <= 8 is one for every larger bmax: look there first (fast), and prove at
+  // the full width only when there is none.
+  std::optional<z3::context> small_ctx;
+  std::optional<Query> small_q;
+  std::optional<Encoded> small_e;
+  bool small_violation = false;
+  if (b.bmax > kSmallWidth) {
+    Bounds small = b;
+    small.bmax = kSmallWidth;
+    small_ctx.emplace();
+    small_q.emplace(*small_ctx, limits_of(b));
+    small_e.emplace(encode(*small_ctx, rules, small));
+    small_q->add(command_domain(small_e->v));
+    small_violation = small_q->check(small_e->lost || small_e->over).verdict == Verdict::kSat;
+    if (!small_violation) {
+      small_q.reset();
+      small_e.reset();
+      small_ctx.reset();
+    }
+  }
+  if (!small_violation) {
+    const Answer all = q.check(e.lost || e.over);
+    if (all.verdict != Verdict::kSat) run.queries = q.queries();
+    if (all.verdict == Verdict::kUnsat) {
+      run.outcome = Proved{absl::StrCat(
+          "every command with B <= ", b.bmax, " (", b.bmax,
+          "-bit ack_set, message_permits absent or any value, every failure stage and index, "
+          "skip set and direct-return path) returns exactly P and never more than P (E1 E2 K5 "
+          "K6 K7 K8; X2/X3 excepted, C4 returns nothing)")};
+      return run;
+    }
+    if (all.verdict == Verdict::kUnknown) {
+      run.outcome = Unknown{absl::StrCat("conservation query: ", all.reason)};
+      return run;
+    }
+  }
+
+  // A violation exists: one minimal witness per class of situation and direction.
+  Counterexample cex;
+  std::string unknown;
+  // Searches class i in one direction; true when the search may go on.
+  auto search = [&](Query& qq, const Encoded& ee, z3::context& cc, std::size_t i, bool lost,
+                    bool* found) {
+    const SituationClass cls = classes(cc, ee)[i];
+    qq.push();
+    qq.add(cls.when && (lost ? ee.lost : ee.over));
+    const Answer a = qq.check();
+    if (a.verdict == Verdict::kUnknown) unknown = absl::StrCat(cls.name, ": ", a.reason);
+    if (a.verdict != Verdict::kSat) {
+      qq.pop();
+      return true;
+    }
+    Minimized m{qq.model(), true};
+    if (b.minimize) m = minimize(qq, objectives(cc, ee, popcount_of(b)));
+    qq.pop();
+    std::string disagreement;
+    std::optional<Witness> w = witness(rules, m.model, ee, cls, lost, &disagreement);
+    if (!w) {
+      run.outcome = Unknown{disagreement};
+      return false;
+    }
+    w->minimal = m.complete;
+    if (!judge(*w)) {  // never report a counterexample the oracle does not confirm
+      run.outcome = Unknown{absl::StrCat("the monitor finds no violation in the witness: ", w->words)};
+      return false;
+    }
+    cex.witnesses.push_back(std::move(*w));
+    *found = true;
+    return true;
+  };
+  const std::size_t nclasses = classes(ctx, e).size();
+  std::vector<std::array<bool, 2>> found(nclasses, {false, false});
+  Query& first_q = small_q ? *small_q : q;
+  const Encoded& first_e = small_e ? *small_e : e;
+  z3::context& first_ctx = small_ctx ? *small_ctx : ctx;
+  bool ok = true;
+  for (std::size_t i = 0; i < nclasses && ok; ++i) {
+    for (const bool lost : {true, false}) {
+      if (ok) ok = search(first_q, first_e, first_ctx, i, lost, &found[i][lost ? 0 : 1]);
+    }
+  }
+  if (ok && small_q) {
+    // Any violation at the full width in a class the small width did not show?
+    const std::vector<SituationClass> full = classes(ctx, e);
+    z3::expr rest = ctx.bool_val(false);
+    for (std::size_t i = 0; i < nclasses; ++i) {
+      if (!found[i][0]) rest = rest || (full[i].when && e.lost);
+      if (!found[i][1]) rest = rest || (full[i].when && e.over);
+    }
+    // Only completes the list of classes: bounded, and an unknown here is a note, not a result.
+    Limits short_limits = limits_of(b);
+    short_limits.timeout = std::min(short_limits.timeout, kRestTimeout);
+    Query rest_q(ctx, short_limits);
+    rest_q.add(command_domain(e.v));
+    const Answer a = rest_q.check(rest);
+    run.queries += rest_q.queries();
+    if (a.verdict == Verdict::kUnknown) {
+      cex.note = absl::StrCat("classes without a witness at B <= ", kSmallWidth,
+                              " were not excluded at B <= ", b.bmax, " (", a.reason, ")");
+    }
+    for (std::size_t i = 0; i < nclasses && ok && a.verdict == Verdict::kSat; ++i) {
+      for (const bool lost : {true, false}) {
+        if (ok && !found[i][lost ? 0 : 1]) ok = search(q, e, ctx, i, lost, &found[i][lost ? 0 : 1]);
+      }
+    }
+  }
+  run.queries += q.queries() + (small_q ? small_q->queries() : 0);
+  if (!ok) return run;
+  if (cex.witnesses.empty()) {
+    run.outcome = Unknown{unknown.empty() ? "violation found but no class reproduces it" : unknown};
+  } else {
+    run.outcome = std::move(cex);
+  }
+  return run;
+}
+
+std::vector<VacuityItem> vacuity_conservation(const spec::Ruleset& rules, const Bounds& b) {
+  z3::context ctx;
+  Query q(ctx, limits_of(b));
+  const Encoded e = encode(ctx, rules, b);
+  q.add(command_domain(e.v));
+  std::vector<VacuityItem> out;
+  out.push_back(vacuity_item("assumptions: the command domain is satisfiable", q.check(), true));
+  for (const SituationClass& cls : classes(ctx, e)) {
+    out.push_back(vacuity_item(absl::StrCat("assumptions: ", cls.name, " is reachable"),
+                               q.check(cls.when), true));
+  }
+  const z3::expr one = ctx.bv_val(1, kCountBits);
+  const z3::expr in_scope = !e.ref.protocol_error && !e.x2 && !e.x3;
+  // Each false variant must be refuted (its negation satisfiable).
+  out.push_back(vacuity_item("false variant refuted: E1 total == P + 1",
+                             q.check(in_scope && e.out.total != e.ref.p + one), true));
+  out.push_back(vacuity_item("false variant refuted: E2 total <= P - 1",
+                             q.check(in_scope && z3::ugt(e.out.total + one, e.ref.p)), true));
+  out.push_back(vacuity_item("false variant refuted: K8 claimed < P",
+                             q.check(in_scope && z3::uge(e.out.claimed, e.ref.p)), true));
+  out.push_back(vacuity_item(
+      "false variant refuted: E2 without the X2 exception (crypto DISCARD of a partial batch)",
+      q.check(!e.ref.protocol_error && z3::ugt(e.out.total, e.ref.p)), true));
+  out.push_back(vacuity_item("false variant refuted: C4 protocol error returns 1",
+                             q.check(e.ref.protocol_error && e.out.total != one), true));
+  return out;
+}
+
+}  // namespace permitcheck::solver::internal

@@ -1,0 +1,270 @@
+#include "solver/prove.h"
+
+#include <array>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "solver/internal/checks.h"
+#include "spec/legacy_catalogue.h"
+#include "spec/monitor.h"
+
+namespace permitcheck::solver {
+namespace {
+
+constexpr std::array kAllChecks = {Check::kConservation, Check::kFinalization, Check::kIsolation,
+                                   Check::kInduction};
+
+// Debian's abseil keeps its own absl::string_view, which absl::StrCat needs.
+std::string str(std::string_view s) { return std::string(s); }
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string result_cell(const Result& r) {
+  if (const auto* c = std::get_if<Counterexample>(&r.outcome)) {
+    return absl::StrCat("counterexample (", c->witnesses.size(), ")");
+  }
+  return str(outcome_name(r.outcome));
+}
+
+}  // namespace
+
+std::span<const Check> all_checks() { return kAllChecks; }
+
+std::string_view check_name(Check check) {
+  switch (check) {
+    case Check::kConservation:
+      return "conservation";
+    case Check::kFinalization:
+      return "finalization";
+    case Check::kIsolation:
+      return "isolation";
+    case Check::kInduction:
+      return "induction";
+  }
+  return "conservation";
+}
+
+std::optional<Check> parse_check(std::string_view name) {
+  for (Check c : kAllChecks) {
+    if (check_name(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
+std::string_view check_rules(Check check) {
+  switch (check) {
+    case Check::kConservation:
+      return "E1 E2 K5 K6 K7 K8";
+    case Check::kFinalization:
+      return "B1 B2 B3 B4 B5 B6 B7 B8 E4";
+    case Check::kIsolation:
+      return "E3 N2 N3 N4 N5 N6";
+    case Check::kInduction:
+      return "E5 E6";
+  }
+  return "";
+}
+
+Result prove(Check check, const spec::Ruleset& rules, const Bounds& bounds) {
+  const auto start = std::chrono::steady_clock::now();
+  internal::CheckRun run;
+  if (bounds.bmax < 8 || bounds.bmax > 65535 || bounds.kmax < 1 || bounds.kmax > 64 ||
+      bounds.depth < 1 || bounds.induction_k < 1 || bounds.induction_bmax < 8 ||
+      bounds.induction_bmax > 65535 || bounds.timeout.count() < 1) {
+    return Result{.check = check,
+                  .ruleset = rules.id,
+                  .bound = "invalid",
+                  .outcome = Unknown{absl::StrCat(
+                      "invalid bounds: bmax ", bounds.bmax, " (8..65535), kmax ", bounds.kmax,
+                      " (1..64), depth ", bounds.depth, " (>= 1), induction k ",
+                      bounds.induction_k, " (>= 1), induction bound ", bounds.induction_bmax,
+                      " (8..65535), timeout ", bounds.timeout.count(), " ms (>= 1)")}};
+  }
+  switch (check) {
+    case Check::kConservation:
+      run = internal::run_conservation(rules, bounds);
+      break;
+    case Check::kFinalization:
+      run = internal::run_finalization(rules, bounds);
+      break;
+    case Check::kIsolation:
+      run = internal::run_isolation(rules, bounds);
+      break;
+    case Check::kInduction:
+      run = internal::run_induction(rules, bounds);
+      break;
+  }
+  Result r{.check = check,
+           .ruleset = rules.id,
+           .bound = std::move(run.bound),
+           .outcome = std::move(run.outcome),
+           .queries = run.queries};
+  r.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+bool VacuityReport::ok() const {
+  if (items.empty()) return false;
+  for (const VacuityItem& i : items) {
+    if (!i.ok) return false;
+  }
+  return true;
+}
+
+VacuityReport check_vacuity(Check check, const spec::Ruleset& rules, const Bounds& bounds) {
+  VacuityReport r{.check = check};
+  switch (check) {
+    case Check::kConservation:
+      r.items = internal::vacuity_conservation(rules, bounds);
+      break;
+    case Check::kFinalization:
+      r.items = internal::vacuity_finalization(rules, bounds);
+      break;
+    case Check::kIsolation:
+      r.items = internal::vacuity_isolation(rules, bounds);
+      break;
+    case Check::kInduction:
+      r.items = internal::vacuity_induction(rules, bounds);
+      break;
+  }
+  return r;
+}
+
+bool as_expected(const Result& r) {
+  if (r.ruleset == spec::RulesetId::kRevD) return std::holds_alternative<Proved>(r.outcome);
+  return std::holds_alternative<Counterexample>(r.outcome);
+}
+
+std::string_view outcome_name(const Outcome& outcome) {
+  if (std::holds_alternative<Proved>(outcome)) return "proved";
+  if (std::holds_alternative<Counterexample>(outcome)) return "counterexample";
+  return "unknown";
+}
+
+std::string format_table(const std::vector<Result>& results) {
+  std::string out = absl::StrFormat("%-13s %-7s %-34s %-19s %8s  %s\n", "check", "ruleset",
+                                    "bound", "result", "seconds", "expected");
+  for (const Result& r : results) {
+    absl::StrAppendFormat(&out, "%-13s %-7s %-34s %-19s %8.2f  %s\n", str(check_name(r.check)),
+                          str(spec::ruleset(r.ruleset).name), r.bound, result_cell(r), r.seconds,
+                          as_expected(r) ? "yes" : "NO");
+  }
+  for (const Result& r : results) {
+    if (const auto* u = std::get_if<Unknown>(&r.outcome)) {
+      absl::StrAppend(&out, "\n", str(check_name(r.check)), " / ",
+                      str(spec::ruleset(r.ruleset).name), ": unknown: ", u->reason, "\n");
+    }
+    const auto* c = std::get_if<Counterexample>(&r.outcome);
+    if (c == nullptr) continue;
+    absl::StrAppend(&out, "\n", str(check_name(r.check)), " / ",
+                    str(spec::ruleset(r.ruleset).name), " counterexamples (checked against rev-d):\n");
+    for (const Witness& w : c->witnesses) {
+      absl::StrAppendFormat(&out, "  %-4s %-4s %-42s %s%s\n", w.id.empty() ? "-" : w.id,
+                            str(spec::rule_name(w.rule)), w.situation, w.words,
+                            w.minimal ? "" : " [not minimized]");
+    }
+    if (!c->note.empty()) absl::StrAppend(&out, "  note: ", c->note, "\n");
+  }
+  return out;
+}
+
+std::string format_json(const std::vector<Result>& results) {
+  std::string out = "{\"results\": [";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "  {\"check\": ", json_string(check_name(r.check)),
+                    ", \"ruleset\": ", json_string(spec::ruleset(r.ruleset).name),
+                    ", \"bound\": ", json_string(r.bound),
+                    ", \"result\": ", json_string(outcome_name(r.outcome)),
+                    ", \"seconds\": ", absl::StrFormat("%.3f", r.seconds),
+                    ", \"queries\": ", r.queries,
+                    ", \"expected\": ", as_expected(r) ? "true" : "false");
+    if (const auto* p = std::get_if<Proved>(&r.outcome)) {
+      absl::StrAppend(&out, ", \"statement\": ", json_string(p->statement));
+    } else if (const auto* u = std::get_if<Unknown>(&r.outcome)) {
+      absl::StrAppend(&out, ", \"reason\": ", json_string(u->reason));
+    } else if (const auto* c = std::get_if<Counterexample>(&r.outcome)) {
+      absl::StrAppend(&out, ", \"counterexamples\": [");
+      for (std::size_t j = 0; j < c->witnesses.size(); ++j) {
+        const Witness& w = c->witnesses[j];
+        absl::StrAppend(&out, j == 0 ? "" : ", ", "{\"id\": ", json_string(w.id),
+                        ", \"rule\": ", json_string(spec::rule_name(w.rule)),
+                        ", \"situation\": ", json_string(w.situation),
+                        ", \"words\": ", json_string(w.words),
+                        ", \"finding\": ", json_string(w.finding),
+                        ", \"events\": ", w.events.size(),
+                        ", \"minimal\": ", w.minimal ? "true" : "false", "}");
+      }
+      absl::StrAppend(&out, "]");
+    }
+    absl::StrAppend(&out, "}");
+  }
+  absl::StrAppend(&out, "\n]}\n");
+  return out;
+}
+
+namespace internal {
+
+Limits limits_of(const Bounds& bounds) { return Limits{bounds.timeout, bounds.rlimit}; }
+
+PopcountEncoding popcount_of(const Bounds& bounds) {
+  return bounds.bit_sum_popcount ? PopcountEncoding::kBitSum : PopcountEncoding::kAdderTree;
+}
+
+const spec::Ruleset& reference_rules() { return spec::ruleset(spec::RulesetId::kRevD); }
+
+bool judge(Witness& w) {
+  const spec::MonitorReport report = spec::check_trace(w.header, w.events);
+  if (report.violations.empty()) {
+    w.finding = "no violation";
+    return false;
+  }
+  w.rule = report.violations.front().rule;
+  w.finding = spec::format_finding(report.violations.front());
+  return true;
+}
+
+spec::RuleId catalogue_rule(std::string_view id) {
+  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
+    if (e.id == id) return e.rev_d_rule;
+  }
+  return spec::RuleId::kE1;
+}
+
+VacuityItem vacuity_item(std::string what, const Answer& a, bool want_sat) {
+  VacuityItem item{.what = std::move(what)};
+  if (a.verdict == Verdict::kUnknown) {
+    item.note = absl::StrCat("unknown: ", a.reason);
+    return item;
+  }
+  item.ok = (a.verdict == Verdict::kSat) == want_sat;
+  if (!item.ok) item.note = want_sat ? "unsatisfiable" : "satisfiable";
+  return item;
+}
+
+}  // namespace internal
+}  // namespace permitcheck::solver

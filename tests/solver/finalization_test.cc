@@ -1,0 +1,62 @@
+// Check 2, finalization: rev-d is proved for every dispatcher kind; legacy debits the
+// pre-admission sum (L8) for every dispatcher, re-checked by the monitor as B4.
+#include <set>
+
+#include "gtest/gtest.h"
+#include "solver/prove.h"
+#include "spec/finalize.h"
+#include "spec/ruleset.h"
+#include "tests/solver/solver_testing.h"
+
+namespace permitcheck::solver {
+namespace {
+
+const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
+const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
+
+TEST(SolverFinalization, B1_B2_B3_B4_B5_B6_B7_B8_E4_ProvedForRevDEveryDispatcher) {
+  const Result r = prove(Check::kFinalization, rev_d());
+  EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
+  EXPECT_EQ(r.bound, "k<=4, 64-bit ack_set, 7 dispatchers");
+}
+
+TEST(SolverFinalization, B4_B6_E4_ProvedForRevDWithEightEntries) {
+  Bounds b;
+  b.kmax = 8;
+  const Result r = prove(Check::kFinalization, rev_d(), b);
+  EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
+}
+
+TEST(SolverFinalization, B2_B8_ProvedForRevDAtB1024) {
+  Bounds b;
+  b.bmax = 1024;
+  const Result r = prove(Check::kFinalization, rev_d(), b);
+  EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
+}
+
+TEST(SolverFinalization, L8_B4_LegacyCounterexampleForEveryDispatcher) {
+  const Result r = prove(Check::kFinalization, legacy());
+  const Counterexample* c = counterexample(r);
+  ASSERT_NE(c, nullptr) << dump(r);
+  ASSERT_EQ(c->witnesses.size(), spec::all_dispatcher_kinds().size()) << dump(r);
+  std::set<std::string> situations;
+  for (const Witness& w : c->witnesses) {
+    EXPECT_EQ(w.id, "L8");
+    expect_reproduces(w, catalogue_rule("L8"));
+    EXPECT_TRUE(w.minimal);
+    situations.insert(w.situation);
+  }
+  EXPECT_EQ(situations.size(), spec::all_dispatcher_kinds().size());
+  const Witness* shared = nullptr;
+  for (const Witness& w : c->witnesses) {
+    if (w.situation == "send to persistent_shared") shared = &w;
+  }
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(shared->words,
+            "persistent_shared: 2 entries (#1 B=1 ack_set absent admitted; #2 B=1 ack_set absent "
+            "rejected by pending-ack admission); consumer debited 2, aggregate debited 2, 1 "
+            "command sent, finalized ΣP=1 (1 permit(s) lost)");
+}
+
+}  // namespace
+}  // namespace permitcheck::solver

@@ -1,0 +1,60 @@
+// Check 4, the conservation invariant behind E5 by k-induction: rev-d is proved for runs of
+// every length (k = 1 and k = 2); legacy breaks conservation, shown by the shortest runs, each
+// drained to quiescence so the monitor also reports E5 where the accumulator shows the loss.
+#include <algorithm>
+
+#include "gtest/gtest.h"
+#include "solver/prove.h"
+#include "spec/ruleset.h"
+#include "tests/solver/solver_testing.h"
+
+namespace permitcheck::solver {
+namespace {
+
+const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
+const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
+
+bool reports(const spec::MonitorReport& r, spec::RuleId rule) {
+  return std::any_of(r.violations.begin(), r.violations.end(),
+                     [&](const spec::Finding& f) { return f.rule == rule; });
+}
+
+TEST(SolverInduction, E5_E6_ProvedForRevDByOneInduction) {
+  const Result r = prove(Check::kInduction, rev_d());
+  EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
+  EXPECT_EQ(r.bound, "k=1, B<=8, any Q");
+}
+
+TEST(SolverInduction, E5_E6_ProvedForRevDByTwoInduction) {
+  Bounds b;
+  b.induction_k = 2;
+  const Result r = prove(Check::kInduction, rev_d(), b);
+  EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
+}
+
+TEST(SolverInduction, E5_E3_N6_LegacyBreaksConservationWithShortestRuns) {
+  const Result r = prove(Check::kInduction, legacy());
+  const Counterexample* c = counterexample(r);
+  ASSERT_NE(c, nullptr) << dump(r);
+  ASSERT_EQ(c->witnesses.size(), 4u) << dump(r);
+  for (const Witness& w : c->witnesses) {
+    const spec::MonitorReport report = recheck(w);
+    ASSERT_FALSE(report.violations.empty()) << w.words;
+    EXPECT_EQ(report.violations.front().rule, w.rule) << w.words;
+    if (w.situation == "a command's handling loses units") {
+      EXPECT_TRUE(reports(report, spec::RuleId::kE5)) << w.words;
+    }
+    if (!w.id.empty()) {
+      EXPECT_EQ(w.rule, catalogue_rule(w.id)) << w.id << " " << w.words;
+    }
+  }
+  const Witness* l11 = witness_for(r, "L11");
+  ASSERT_NE(l11, nullptr) << dump(r);
+  expect_reproduces(*l11, spec::RuleId::kN6);
+  const Witness* l7 = witness_for(r, "L7");
+  ASSERT_NE(l7, nullptr) << dump(r);
+  expect_reproduces(*l7, spec::RuleId::kE3);
+}
+
+}  // namespace
+}  // namespace permitcheck::solver

@@ -1,0 +1,42 @@
+// A query that hits its limit answers unknown: never a false "proved".
+#include "gtest/gtest.h"
+#include "solver/prove.h"
+#include "spec/ruleset.h"
+
+namespace permitcheck::solver {
+namespace {
+
+const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
+
+std::string dump(const Result& r) { return format_table({r}); }
+
+TEST(SolverLimits, E1_E2_TinyTimeoutYieldsUnknownNeverProved) {
+  Bounds b;
+  b.bmax = 1024;
+  b.timeout = std::chrono::milliseconds(1);
+  const Result r = prove(Check::kConservation, rev_d(), b);
+  EXPECT_TRUE(std::holds_alternative<Unknown>(r.outcome)) << dump(r);
+  EXPECT_FALSE(as_expected(r));
+}
+
+// A deterministic resource limit: every check gives up, and none claims a proof.
+TEST(SolverLimits, E1_E4_E3_E5_TinyResourceLimitNeverProved) {
+  Bounds b;
+  b.rlimit = 1;
+  for (const Check c : all_checks()) {
+    const Result r = prove(c, rev_d(), b);
+    EXPECT_FALSE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
+    EXPECT_TRUE(std::holds_alternative<Unknown>(r.outcome)) << dump(r);
+  }
+}
+
+TEST(SolverLimits, E1_InvalidBoundsYieldUnknown) {
+  Bounds b;
+  b.bmax = 4;
+  const Result r = prove(Check::kConservation, rev_d(), b);
+  ASSERT_TRUE(std::holds_alternative<Unknown>(r.outcome)) << dump(r);
+  EXPECT_NE(std::get<Unknown>(r.outcome).reason.find("invalid bounds"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace permitcheck::solver

@@ -1,0 +1,75 @@
+// Test support for the solver: finding a witness by catalogue row, re-checking a witness through
+// the monitor (after a trace-format round trip when the trace module is built), and printing.
+#ifndef PERMITCHECK_TESTS_SOLVER_SOLVER_TESTING_H_
+#define PERMITCHECK_TESTS_SOLVER_SOLVER_TESTING_H_
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "solver/prove.h"
+#include "spec/legacy_catalogue.h"
+#include "spec/monitor.h"
+#ifdef PERMITCHECK_SOLVER_HAS_TRACE
+#include "solver/trace_output.h"
+#include "trace/reader.h"
+#endif
+
+namespace permitcheck::solver {
+
+inline std::string dump(const Result& r) { return format_table({r}); }
+
+inline const Counterexample* counterexample(const Result& r) {
+  return std::get_if<Counterexample>(&r.outcome);
+}
+
+// The witness for catalogue row `id`, or null.
+inline const Witness* witness_for(const Result& r, std::string_view id) {
+  const Counterexample* c = counterexample(r);
+  if (c == nullptr) return nullptr;
+  for (const Witness& w : c->witnesses) {
+    if (w.id == id) return &w;
+  }
+  return nullptr;
+}
+
+// The rule the legacy catalogue reports for row `id` against rev-d.
+inline spec::RuleId catalogue_rule(std::string_view id) {
+  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
+    if (e.id == id) return e.rev_d_rule;
+  }
+  ADD_FAILURE() << "no catalogue row " << id;
+  return spec::RuleId::kE1;
+}
+
+// The monitor's report on the witness's trace, read back from its trace-format text when the
+// trace module is built (so the file `validate` would read gives the same verdict).
+inline spec::MonitorReport recheck(const Witness& w) {
+#ifdef PERMITCHECK_SOLVER_HAS_TRACE
+  const std::string text = witness_text(w);
+  absl::StatusOr<trace::Trace> t = trace::read_trace_text(text);
+  if (!t.ok()) {
+    ADD_FAILURE() << "witness trace does not read back: " << t.status() << "\n" << text;
+    return {};
+  }
+  EXPECT_EQ(t->header.ruleset, spec::RulesetId::kRevD);
+  return spec::check_trace(t->header, t->events);
+#else
+  return spec::check_trace(w.header, w.events);
+#endif
+}
+
+// The witness reproduces: the monitor's first violation is `rule` (and what the solver said).
+inline void expect_reproduces(const Witness& w, spec::RuleId rule) {
+  const spec::MonitorReport r = recheck(w);
+  ASSERT_FALSE(r.violations.empty()) << w.id << " " << w.words;
+  EXPECT_EQ(r.violations.front().rule, rule)
+      << w.id << " " << w.words << "\n" << spec::format_finding(r.violations.front());
+  EXPECT_EQ(w.rule, rule) << w.finding;
+}
+
+}  // namespace permitcheck::solver
+
+#endif  // PERMITCHECK_TESTS_SOLVER_SOLVER_TESTING_H_
