@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages permitcheck builds against. Idempotent: when every
-# package is already present it does nothing (no apt-get update, no network).
+# package is already present it does nothing (no apt-get update, no network). Then
+# ci/install-node-clients.sh installs the Node.js clients under conformance/clients/.
 set -euo pipefail
 
 PACKAGES=(
@@ -24,13 +25,14 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "ci/install-deps.sh: installing ${missing[*]}" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "ci/install-deps.sh: installing ${missing[*]}" >&2
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The Node.js clients `permitcheck conform` is tested against (npm ci; idempotent too).
+bash "$(dirname "$0")/install-node-clients.sh"

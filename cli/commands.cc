@@ -10,13 +10,28 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cli/conform.h"
 #include "cli/explain.h"
 #include "cli/replay.h"
 #include "cli/report.h"
+#include "cli/review.h"
 #include "trace/reader.h"
 
 namespace permitcheck::cli {
 namespace {
+
+// `conform` (cli/conform.h) keeps its options in its own object, registered with the app by
+// the Commands constructor; one per process, like the app.
+std::unique_ptr<ConformCommand>& conform_command() {
+  static std::unique_ptr<ConformCommand> command;
+  return command;
+}
+
+// `review` (cli/review.h), likewise.
+std::unique_ptr<ReviewCommand>& review_command() {
+  static std::unique_ptr<ReviewCommand> command;
+  return command;
+}
 
 const std::vector<std::string> kReportFormats = {"text", "json", "junit"};
 
@@ -49,6 +64,8 @@ std::optional<trace::Trace> read_cex(const std::string& path, std::istream& in,
 
 Commands::Commands(CLI::App& app) {
   progress_ = isatty(STDERR_FILENO) == 1;
+  conform_command() = std::make_unique<ConformCommand>(app);
+  review_command() = std::make_unique<ReviewCommand>(app);
 
   validate_ = app.add_subcommand(
       "validate",
@@ -92,8 +109,15 @@ Commands::Commands(CLI::App& app) {
       "check",
       "Run the model-based properties (reference implementation checked by the specification). "
       "Exit 0 holds, 1 counterexample, 2 usage.");
-  check_->add_option("--ruleset", check_options_.ruleset, "Ruleset the implementation runs")
+  check_->add_option("--ruleset", check_options_.ruleset,
+                     "Behaviour the reference implementation runs (legacy, rev-a, rev-b, rev-c, rev-d)")
       ->capture_default_str();
+  check_->add_option("--against", check_options_.against,
+                     "Rules the monitor and the model check it by (default rev-d: the PIP-491 "
+                     "invariant; legacy with --ruleset legacy checks fidelity)")
+      ->capture_default_str();
+  check_->add_option("--counterexample", check_options_.counterexample,
+                     "On failure, write the shrunk counterexample as a trace file here");
   check_->add_option("--cases", check_options_.cases, "Cases in all (split across shards)")
       ->capture_default_str();
   check_->add_option("--seed", check_options_.seed, "Seed (shard i uses seed + i)")->capture_default_str();
@@ -138,6 +162,8 @@ std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostre
     return run_check(check_options_, out, err);
   }
   if (prove_->parsed()) return run_prove(prove_options_, out, err);
+  if (std::optional<int> code = conform_command()->run(out, err)) return code;
+  if (std::optional<int> code = review_command()->run(out, err)) return code;
   return std::nullopt;
 }
 

@@ -53,6 +53,8 @@ bool prove_available() {
 int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "check", err);
   if (rules == nullptr) return kBadInput;
+  const spec::Ruleset* against = ruleset_or_error(o.against, "check", err);
+  if (against == nullptr) return kBadInput;
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
     err << "permitcheck check: --shard " << o.shard_index << "/" << o.shard_count
         << ": need 0 <= i < n\n";
@@ -77,15 +79,29 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
     return kPass;
   }
   properties::PropertySpec spec;
-  spec.name = absl::StrCat(av(rules->name), " conformance");
-  spec.mode = rules->id == spec::RulesetId::kLegacy ? impl::Mode::kLegacy : impl::Mode::kRevD;
-  spec.rules = rules->id;
+  spec.name = absl::StrCat(std::string(av(rules->name)), " implementation against ",
+                           std::string(av(against->name)));
+  spec.mode = impl::mode_of(rules->id);  // every ruleset has an implementation mode
+  spec.rules = against->id;
   spec.goal = properties::Goal::conform();
   const properties::PropertyResult r = properties::run_property(spec, params);
+  if (!r.passed && r.counterexample && !o.counterexample.empty()) {
+    std::string recheck;
+    const properties::Problem& p = r.counterexample->problem;
+    if (!p.rule ||
+        !properties::write_and_recheck(*r.counterexample, o.counterexample, *p.rule, p.deviation, &recheck)) {
+      err << "permitcheck check: wrote " << o.counterexample
+          << ", but the monitor did not re-check it to the same rule: " << recheck << "\n";
+    } else {
+      err << "permitcheck check: counterexample written to " << o.counterexample
+          << " (re-checked: " << spec::rule_name(*p.rule) << ")\n";
+    }
+  }
   const std::string shard = absl::StrCat(o.shard_index, "/", o.shard_count);
   if (o.format == "json") {
     out << "{\"tool\":\"permitcheck check\",\"property\":" << internal::json_string(r.name)
-        << ",\"ruleset\":" << internal::json_string(rules->name) << ",\"shard\":\"" << shard
+        << ",\"ruleset\":" << internal::json_string(rules->name)
+        << ",\"against\":" << internal::json_string(against->name) << ",\"shard\":\"" << shard
         << "\",\"seed\":" << r.seed << ",\"cases\":" << r.cases << ",\"steps\":" << r.max_steps
         << ",\"passed\":" << (r.passed ? "true" : "false");
     if (!r.passed) out << ",\"failure\":" << internal::json_string(properties::format_failure(r));

@@ -17,7 +17,9 @@
 namespace permitcheck::cli {
 
 struct CheckOptions {
-  std::string ruleset = "rev-d";  // what the implementation runs and the monitor checks
+  std::string ruleset = "rev-d";  // the behaviour the reference implementation runs
+  std::string against = "rev-d";  // the rules the monitor and the model check it by
+  std::string counterexample;     // when set, a failure's shrunk trace is written here
   int cases = 200;
   std::uint64_t seed = 491;
   int steps = 50;                 // steps per case
@@ -26,6 +28,9 @@ struct CheckOptions {
   std::string format = "text";    // text, json, junit
 };
 
+// `--ruleset legacy` (against rev-d, the default) runs Pulsar's legacy behaviour and expects
+// the rev-d invariant to fail: exit 1 with the shrunk counterexample. `--against legacy` with
+// `--ruleset legacy` is the fidelity check (the legacy implementation matches the legacy rules).
 // Shard i of n runs its share of the cases with seed `seed + i`, so n machines together run
 // `cases` distinct cases and any shard reproduces alone.
 int run_check(const CheckOptions& options, std::ostream& out, std::ostream& err);

@@ -19,15 +19,35 @@
 
 #include "impl/mutant.h"
 #include "spec/finalize.h"
+#include "spec/ruleset.h"
 
 namespace permitcheck::impl {
 
 // Which behaviour the broker and client implement.
 enum class Mode {
   kLegacy,  // Apache Pulsar before PIP-491: rulebook section 10 (L1-L11)
+  kRevA,    // proposal revision A: rev-d but connection-scoped credit (F5)
+  kRevB,    // revision B: direct returns beside the budget (F1), F2, F3
+  kRevC,    // revision C: inconsistent commands close the connection (F4)
   kRevD,    // the final rules (rulebook sections 2-8)
 };
-std::string_view mode_name(Mode mode);  // "legacy", "rev-d"
+std::string_view mode_name(Mode mode);  // "legacy", "rev-a", ..., "rev-d"
+
+// The ruleset a mode implements, and back (every ruleset has a mode).
+spec::RulesetId ruleset_of(Mode mode);
+Mode mode_of(spec::RulesetId ruleset);
+
+// Where revisions A-C differ from rev-d, as data: the decision-point values of the ruleset of
+// the same name (rulebook section 11). Only the values are read; how each is implemented is
+// this implementation's own code, never the specification's.
+struct Behaviour {
+  spec::DirectReturns direct_returns = spec::DirectReturns::kFromBudget;         // K6 (F1)
+  spec::DispatcherCoverage dispatchers = spec::DispatcherCoverage::kAllSix;      // B6 (F2)
+  spec::SkippedRelease skipped_release = spec::SkippedRelease::kDuplicateOnly;   // S5 (F3)
+  spec::InconsistentHandling inconsistent = spec::InconsistentHandling::kCorruptedData;  // C5 (F4)
+  spec::ReturnScope return_scope = spec::ReturnScope::kIncarnation;              // N3 (F5)
+};
+Behaviour behaviour_of(Mode mode);
 
 // How CommandMessage.message_permits reaches the client (W1, W3).
 enum class BrokerFlavour {

@@ -10,7 +10,39 @@
 
 namespace permitcheck::impl {
 
-std::string_view mode_name(Mode mode) { return mode == Mode::kLegacy ? "legacy" : "rev-d"; }
+spec::RulesetId ruleset_of(Mode mode) {
+  switch (mode) {
+    case Mode::kLegacy:
+      return spec::RulesetId::kLegacy;
+    case Mode::kRevA:
+      return spec::RulesetId::kRevA;
+    case Mode::kRevB:
+      return spec::RulesetId::kRevB;
+    case Mode::kRevC:
+      return spec::RulesetId::kRevC;
+    case Mode::kRevD:
+      return spec::RulesetId::kRevD;
+  }
+  return spec::RulesetId::kRevD;
+}
+
+Mode mode_of(spec::RulesetId ruleset) {
+  for (Mode m : {Mode::kLegacy, Mode::kRevA, Mode::kRevB, Mode::kRevC, Mode::kRevD}) {
+    if (ruleset_of(m) == ruleset) return m;
+  }
+  return Mode::kRevD;
+}
+
+std::string_view mode_name(Mode mode) { return spec::ruleset(ruleset_of(mode)).name; }
+
+Behaviour behaviour_of(Mode mode) {
+  const spec::Ruleset& r = spec::ruleset(ruleset_of(mode));  // its values only
+  return Behaviour{.direct_returns = r.direct_returns,
+                   .dispatchers = r.finalized_dispatchers,
+                   .skipped_release = r.skipped_release,
+                   .inconsistent = r.inconsistent,
+                   .return_scope = r.return_scope};
+}
 
 std::string_view broker_flavour_name(BrokerFlavour flavour) {
   switch (flavour) {

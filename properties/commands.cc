@@ -86,8 +86,11 @@ struct FailNextSubscribe : StepCommand {
 };
 
 struct CorruptField : StepCommand {
-  std::uint64_t value =
-      *weighted<std::uint64_t>({{1, 0}, {1, 2147483648ULL}, {1, 4294967295ULL}});
+  explicit CorruptField(const ModelState& s)
+      : value(s.in_range_corruption
+                  ? *weighted<std::uint64_t>({{1, 0}, {1, 2147483648ULL}, {3, 7}})
+                  : *weighted<std::uint64_t>({{1, 0}, {1, 2147483648ULL}, {1, 4294967295ULL}})) {}
+  std::uint64_t value;
   void run(const ModelState&, Harness& h) const override {
     h.corrupt_next_field(value, shown(*this));
   }

@@ -26,6 +26,7 @@ struct ModelState {
   int connections = 1;
   bool chunks = false;  // chunked messages only where their order holds (single active)
   std::int64_t published = 0;
+  bool in_range_corruption = false;  // CorruptField may write an in-range wrong value (C5)
 
   static ModelState of(const impl::WorldConfig& config);
 };

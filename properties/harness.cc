@@ -143,10 +143,78 @@ std::optional<std::uint64_t> Harness::consumer_of_event(const spec::Event& e) co
   return std::nullopt;
 }
 
+// Rulebook section 11: which review finding a violation of an implementation of revision A-D
+// is an instance of (checked against rev-d).
+std::optional<std::string> Harness::review_signature(const spec::Finding& f,
+                                                     const spec::Event& e) const {
+  auto cmd_of = [](const spec::Event& ev) -> std::optional<std::uint64_t> {
+    if (const auto* s = std::get_if<spec::Settle>(&ev)) return cmd_number(s->cmd);
+    if (const auto* d = std::get_if<spec::DirectReturn>(&ev)) return cmd_number(d->cmd);
+    return std::nullopt;
+  };
+  switch (f.rule) {
+    case spec::RuleId::kK5:
+    case spec::RuleId::kK6:
+    case spec::RuleId::kK7:
+    case spec::RuleId::kE1:
+    case spec::RuleId::kE2:
+      // F1: a direct return beside a budget that drains as well.
+      if (const std::optional<std::uint64_t> cmd = cmd_of(e);
+          cmd && direct_cmds_.contains(*cmd) && !stage_of_.contains(*cmd) &&
+          !world_->corrupted_on_wire(*cmd)) {
+        return "F1";
+      }
+      return std::nullopt;
+    case spec::RuleId::kB6:
+      // F2: a sticky-key aggregate debited with the pre-admission count.
+      if (const auto* s = std::get_if<spec::Send>(&e);
+          s != nullptr && s->dispatcher && spec::is_sticky_key(*s->dispatcher)) {
+        for (const spec::SentEntry& entry : s->entries) {
+          if (!entry.entry.admitted) return "F2";
+        }
+      }
+      return std::nullopt;
+    case spec::RuleId::kS5:
+      // F3: a dead-letter message object released while dead-letter handling holds it.
+      if (const auto* x = std::get_if<spec::Extension>(&e);
+          x != nullptr && x->ev == spec::kSkipReleaseEvent) {
+        return "F3";
+      }
+      return std::nullopt;
+    case spec::RuleId::kC5:
+    case spec::RuleId::kC6: {
+      // F4: the pooled connection closed over inconsistent data ends the incarnations of
+      // other consumers on it too.
+      if (!std::holds_alternative<spec::ProtocolError>(e)) return std::nullopt;
+      std::set<std::uint64_t> ended;
+      const std::vector<spec::Event>& events = world_->events();
+      for (std::size_t i = static_cast<std::size_t>(f.line - 1); i < events.size(); ++i) {
+        const auto* c = std::get_if<spec::IncClose>(&events[i]);
+        if (c == nullptr) continue;
+        if (c->reason != spec::CloseReason::kProtocolError) break;
+        if (auto it = consumer_of_inc_.find(c->inc.to_string()); it != consumer_of_inc_.end()) {
+          ended.insert(it->second);
+        }
+      }
+      if (ended.size() >= 2) return "F4";
+      return std::nullopt;
+    }
+    case spec::RuleId::kE3:
+      // F5: connection-scoped credit crosses into a same-connection replacement.
+      if (std::holds_alternative<spec::MsgReturn>(e)) return "F5";
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
 // Rulebook section 10: which legacy bug a finding is an instance of.
 std::optional<std::string> Harness::legacy_signature(const spec::Finding& f, bool deviation) const {
   const spec::Event* e = event_at(f.line);
   if (e == nullptr) return std::nullopt;
+  if (config_.mode != impl::Mode::kLegacy) {
+    return deviation ? std::nullopt : review_signature(f, *e);
+  }
   if (deviation) {
     if (f.rule == spec::RuleId::kX2 && std::holds_alternative<spec::DirectReturn>(*e)) return "L10";
     return std::nullopt;
@@ -238,6 +306,10 @@ void Harness::collect() {
       if (s->reason == spec::SkipReason::kBeforeStart) before_start_.insert(cmd_number(s->cmd));
     } else if (const auto* m = std::get_if<spec::Message>(&e)) {
       consumer_of_cmd_[cmd_number(m->cmd)] = m->consumer;
+    } else if (const auto* d = std::get_if<spec::DirectReturn>(&e)) {
+      direct_cmds_.insert(cmd_number(d->cmd));
+    } else if (const auto* o = std::get_if<spec::IncOpen>(&e)) {
+      consumer_of_inc_[o->inc.to_string()] = o->consumer;
     }
     monitor_->on_event(e, next_event_ + 2);
     if (!model_diverged_) model_->on_event(e, *world_);

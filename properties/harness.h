@@ -36,7 +36,9 @@ struct Problem {
   std::string text;
   std::size_t step = 0;     // 0: set-up; steps + 1: the final quiescence
   std::optional<std::uint64_t> line;  // trace line of the exposing event (monitor findings)
-  std::optional<std::string> legacy;  // "L1".."L11" when it has that bug's signature
+  // "L1".."L11" when it has that legacy bug's signature (legacy implementation), "F1".."F5"
+  // when it has that review finding's (an implementation of revision A-D; rulebook 11).
+  std::optional<std::string> legacy;
 };
 
 std::string format_problem(const Problem& p);
@@ -101,6 +103,7 @@ class Harness {
   void collect();
   void add(Problem p);
   std::optional<std::string> legacy_signature(const spec::Finding& f, bool deviation) const;
+  std::optional<std::string> review_signature(const spec::Finding& f, const spec::Event& e) const;
   const spec::Event* event_at(std::uint64_t line) const;
   std::optional<std::uint64_t> consumer_of_event(const spec::Event& e) const;
 
@@ -125,6 +128,8 @@ class Harness {
   std::set<std::uint64_t> before_start_;                       // cmds with such a skip
   std::map<std::uint64_t, std::uint64_t> consumer_of_cmd_;     // cmd -> consumer
   std::set<std::uint64_t> deviated_consumers_;                 // X1/X2/X6 seen on them
+  std::set<std::uint64_t> direct_cmds_;                        // cmds with a direct return
+  std::map<std::string, std::uint64_t> consumer_of_inc_;       // client inc -> consumer
 };
 
 }  // namespace permitcheck::properties

@@ -71,7 +71,8 @@ PropertyResult run_property(const PropertySpec& spec, const PropertyParams& para
   std::optional<CaseRecord> last;
   const auto property = [&spec, &last] {
     const impl::WorldConfig config = *gen_world_config(spec.mode, spec.mutant);
-    const ModelState s0 = ModelState::of(config);
+    ModelState s0 = ModelState::of(config);
+    s0.in_range_corruption = spec.in_range_corruption;
     const auto steps = *rc::state::gen::commands(s0, &gen_command);
     Harness h(config, spec.goal, spec.rules, &last);
     h.start();
@@ -153,8 +154,14 @@ spec::RuleId expected_legacy_rule(const std::string& id) {
 bool write_and_recheck(const CaseRecord& record, const std::string& path, spec::RuleId rule,
                        bool deviation, std::string* recheck_text) {
   {
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    std::error_code ignored;  // a missing directory shows as the open failure below
+    if (!dir.empty()) std::filesystem::create_directories(dir, ignored);
     std::ofstream out(path, std::ios::trunc);
+    if (!out) {
+      *recheck_text = absl::StrCat("cannot write ", path);
+      return false;
+    }
     out << "# permitcheck counterexample: " << show_config(record.config) << "\n";
     out << "# found: " << format_problem(record.problem) << "\n";
     for (std::size_t i = 0; i < record.steps.size(); ++i) {

@@ -42,6 +42,8 @@ struct PropertySpec {
   impl::Mutant mutant = impl::Mutant::kNone;
   spec::RulesetId rules = spec::RulesetId::kRevD;  // what the monitor and model check
   Goal goal = Goal::conform();
+  // Also rewrite message_permits to an in-range wrong value (C5; the review finding F4).
+  bool in_range_corruption = false;
 };
 
 struct PropertyResult {

@@ -70,8 +70,9 @@ int main(int argc, char** argv) {
   app.add_option("--check", checks, "Only these checks (conservation, finalization, isolation, "
                                     "induction); repeatable")
       ->check(CLI::IsMember({"conservation", "finalization", "isolation", "induction"}));
-  app.add_option("--ruleset", rulesets, "Only these rulesets (legacy, rev-d); repeatable")
-      ->check(CLI::IsMember({"legacy", "rev-d"}));
+  app.add_option("--ruleset", rulesets,
+                 "Only these rulesets (legacy, rev-a, rev-b, rev-c, rev-d); repeatable")
+      ->check(CLI::IsMember({"legacy", "rev-a", "rev-b", "rev-c", "rev-d"}));
   app.add_option("--trace-dir", trace_dir,
                  "Write each counterexample as a trace file CHECK-RULESET-N.jsonl into DIR");
   app.add_flag("--vacuity", vacuity,

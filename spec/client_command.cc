@@ -50,14 +50,7 @@ class Handler {
     progress_.batch_size = s_.batch_size;
     const Validation v = validate_permits(rules_, s_.message_permits, s_.ack_set, s_.batch_size);
     resolved(v.resolution);
-    if (v.verdict == Verdict::kInconsistent) {
-      if (rules_.inconsistent == InconsistentHandling::kCloseConnection) {
-        emit(ProtocolError{.cnx = s_.cnx, .reason = v.reason});
-        out_.closes_connection = true;
-        return std::move(out_);
-      }
-      return fail(FailureStage::kInconsistent, std::nullopt);  // C5
-    }
+    if (v.verdict == Verdict::kInconsistent) return inconsistent(v.reason, std::nullopt);
     // S7: a zero-queue consumer cannot take a batch; it closes itself, not the connection.
     if (s_.zero_queue && s_.batched) {
       emit(IncClose{.inc = s_.inc, .reason = CloseReason::kClosed});
@@ -117,6 +110,10 @@ class Handler {
   void skip(std::int64_t index, SkipReason reason) {
     emit(Skip{.cmd = s_.cmd, .index = index, .reason = reason});
     ++progress_.skipped;
+    // Only a release of an object someone else still holds is recorded (S5; F3).
+    if (reason == SkipReason::kDeadLetter && releases_at_skip(rules_, reason)) {
+      emit(Extension{.ev = std::string(kSkipReleaseEvent)});
+    }
   }
 
   void direct(std::int64_t n, std::string path) {
@@ -131,6 +128,19 @@ class Handler {
     emit(Settle{.cmd = s_.cmd, .n = n});
     out_.returned_by_command += n;
     return std::move(out_);
+  }
+
+  // C5: corrupted-data handling; revision C (F4) closes the pooled connection instead, and the
+  // messages already handed off end with the incarnation (decision 7).
+  CommandRun inconsistent(std::string reason, std::optional<std::int64_t> index) {
+    if (rules_.inconsistent == InconsistentHandling::kCloseConnection) {
+      emit(ProtocolError{.cnx = s_.cnx, .reason = std::move(reason)});
+      for (const Id& msg : out_.handed_off) emit(Drop{.msg = msg, .n = 1});
+      out_.handed_off.clear();
+      out_.closes_connection = true;
+      return std::move(out_);
+    }
+    return fail(FailureStage::kInconsistent, index);
   }
 
   CommandRun fail(FailureStage stage, std::optional<std::int64_t> index) {
@@ -181,8 +191,8 @@ class Handler {
         failed_hand_off(i);
       } else if (const std::optional<SkipReason> reason = skip_reason_of(fate)) {
         skip(i, *reason);
-      } else if (!hand_off(i)) {
-        return fail(FailureStage::kInconsistent, i);  // K8 -> C5: more messages than P
+      } else if (!hand_off(i)) {  // K8 -> C5: more messages than P
+        return inconsistent(absl::StrCat("more deliverable messages than P = ", progress_.p), i);
       }
     }
     return settle();
@@ -198,6 +208,19 @@ class Handler {
 
 CommandRun handle_command(const Ruleset& rules, const CommandSituation& situation) {
   return Handler(rules, situation).run();
+}
+
+bool releases_at_skip(const Ruleset& rules, SkipReason reason) {
+  switch (reason) {
+    case SkipReason::kDuplicate:
+      return true;  // S6
+    case SkipReason::kDeadLetter:
+      return rules.skipped_release == SkippedRelease::kAll;  // S5 (F3)
+    case SkipReason::kCompacted:
+    case SkipReason::kBeforeStart:
+      return false;
+  }
+  return false;
 }
 
 std::vector<Event> returns_of(const CommandRun& run) {

@@ -76,6 +76,11 @@ struct CommandRun {
 // Handles one command under `rules`. Pure: same inputs, same events.
 CommandRun handle_command(const Ruleset& rules, const CommandSituation& situation);
 
+// S5/S6: whether the message object of an index skipped for `reason` is released at skip
+// time. A duplicate's object is (S6); a dead-letter message's object stays alive for
+// dead-letter handling (S5), except under revision B, which released every skipped object (F3).
+bool releases_at_skip(const Ruleset& rules, SkipReason reason);
+
 // One msg_return per handed-off message of `run` (the application consumed them all).
 std::vector<Event> returns_of(const CommandRun& run);
 

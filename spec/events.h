@@ -132,8 +132,13 @@ struct Send {
 };
 struct ConsumerRemoved { std::uint64_t consumer = 0; std::optional<Id> inc; };
 
-// An `x-` extension event: ignored by the monitor.
+// An `x-` extension event: ignored by the monitor, except kSkipReleaseEvent.
 struct Extension { std::string ev; };
+
+// Message-object lifetime (S5, S6): the message object of the `skip` event just before it was
+// released at skip time. A duplicate's object is released (S6); a dead-letter message's object
+// must not be, dead-letter handling still holds it (S5; revision B's F3).
+inline constexpr std::string_view kSkipReleaseEvent = "x-skip-release";
 
 using Event = std::variant<Connect, Subscribe, SubscribeOk, SubscribeFail, Flow, Message, Ack,
                            CloseConsumer, Disconnect, Quiescent, IncOpen, IncFlowEnabled, IncClose,

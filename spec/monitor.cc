@@ -63,6 +63,11 @@ struct ClientIncarnation {
   std::int64_t debited = 0;  // P of the commands it received
   std::int64_t predecessor_accumulator = 0;  // what the replaced state still held (N2)
   std::optional<RuleId> deviation;           // a known deviation touched its balance
+  // Units the known deviations added to (+) or withheld from (-) its balance, when they say
+  // exactly how many (X2 over-return, X3/X4 held units, X5 processor count); X1/X6 fallbacks
+  // depend on a debit the client cannot see, so they make the amount unknown.
+  std::int64_t deviation_delta = 0;
+  bool deviation_delta_known = true;
   std::vector<Id> commands;                  // commands received on it, pruned when finished
   std::size_t commands_after_prune = 0;
 };
@@ -209,7 +214,26 @@ struct Monitor::State {
         return;
       }
       // Legacy: the consumer object's accumulator, whatever incarnation is current now.
+      // Revision A (F5): the same, but only on the connection the return came through.
       if (replacement == nullptr) return;
+      if (rules->return_scope == ReturnScope::kSameConnection &&
+          !(replacement->key.cnx == inc->key.cnx)) {
+        violation(RuleId::kN3,
+                  absl::StrCat(av(what), " of ", cmd_name(c), " credits ", n,
+                               " permit(s) of incarnation ", inc->inc.to_string(),
+                               " on connection ", inc->key.cnx.to_string(),
+                               ", which has ended; the current connection differs (must be "
+                               "dropped)"));
+        return;
+      }
+      if (rules->return_scope == ReturnScope::kSameConnection && invariants()) {
+        // The revision's rule allows it; the invariant every revision promises does not.
+        violation(RuleId::kE3,
+                  absl::StrCat(av(what), " of ", cmd_name(c), " credits ", n,
+                               " permit(s) debited to incarnation ", inc->inc.to_string(),
+                               " to the same-connection replacement ",
+                               replacement->inc.to_string(), " (connection-scoped credit, F5)"));
+      }
       inc = replacement;
     }
     if (inc->accumulator + n > kMaxPermits) {
@@ -252,11 +276,17 @@ struct Monitor::State {
                                                  : " (chunk failure branch) returned nothing for "
                                                    "P = ",
                              c.budget_p, crypto ? " until its incarnation ends" : ""));
-      if (inc) inc->deviation = crypto ? RuleId::kX3 : RuleId::kX4;
+      if (inc) {
+        inc->deviation = crypto ? RuleId::kX3 : RuleId::kX4;
+        inc->deviation_delta -= c.budget_p;  // held (X3) or never returned (X4)
+      }
     } else if (c.path == TransferPath::kProcessor && c.returned() != c.budget_p) {
       deviation(RuleId::kX5, absl::StrCat(cmd_name(c), " custom processor returned ",
                                           c.returned(), " for P = ", c.budget_p));
-      if (inc) inc->deviation = RuleId::kX5;
+      if (inc) {
+        inc->deviation = RuleId::kX5;
+        inc->deviation_delta += c.returned() - c.budget_p;
+      }
     }
     if (!options.retain_ledger && c.live_messages == 0) {
       // Streaming: a finished command and its messages are released, so memory is bounded by
@@ -345,7 +375,8 @@ struct Monitor::State {
     if (it == wire.end()) return;  // no wire Subscribe recorded: nothing to check on the wire
     WireIncarnation& w = it->second;
     if (w.ended || !w.subscribed_ok) {
-      if (!reported) {
+      // N4 is a rule of the permit-state rulesets; legacy writes such Flows (L11).
+      if (!reported && rules->flow_recheck == FlowRecheck::kIdentity) {
         violation(RuleId::kN4, absl::StrCat("Flow of ", e.permits, " for ", describe(key),
                                             " before its Subscribe succeeded"));
       }
@@ -358,11 +389,34 @@ struct Monitor::State {
     }
     const std::int64_t available = w.granted - w.debited;
     if (w.precise && invariants() && !reported && available > *w.q) {
-      violation(RuleId::kE2,
-                absl::StrCat("Flow of ", e.permits, " raises the broker's available permits of ",
-                             describe(key), " to ", available, ", above Q = ", *w.q,
-                             " (over-grant by ", available - *w.q, ")"));
+      std::string text = absl::StrCat("Flow of ", e.permits,
+                                      " raises the broker's available permits of ", describe(key),
+                                      " to ", available, ", above Q = ", *w.q, " (over-grant by ",
+                                      available - *w.q, ")");
+      const ClientIncarnation* inc = current_client_inc(key);
+      if (inc && inc->deviation && explained(*inc, available - *w.q)) {
+        deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
+                                                av(rule_name(*inc->deviation))));
+      } else {
+        violation(RuleId::kE2, std::move(text));
+      }
     }
+  }
+
+  // The client incarnation now current for `key`, if the trace has client events for it.
+  ClientIncarnation* current_client_inc(const ConsumerKey& key) {
+    auto cur = current_inc.find(key.consumer);
+    if (cur == current_inc.end()) return nullptr;
+    ClientIncarnation* inc = find_inc(cur->second);
+    return inc && inc->key == key ? inc : nullptr;
+  }
+
+  // Whether the known deviations of `inc` account for `excess` units above (or, negative,
+  // below) the exact balance.
+  static bool explained(const ClientIncarnation& inc, std::int64_t excess) {
+    if (!inc.deviation_delta_known) return true;
+    return inc.deviation_delta > 0 ? excess <= inc.deviation_delta
+                                   : excess == inc.deviation_delta;
   }
 
   // Client side of a Flow carrying `inc` (N4-N6, E2). Returns true when it reported.
@@ -500,8 +554,20 @@ struct Monitor::State {
     if (!available) return;
 
     if (*available <= 0) {
-      violation(RuleId::kE6, absl::StrCat(describe(key), " is quiescent with broker available ",
-                                          *available, " (stalled: no Flow can come)"));
+      std::string text = absl::StrCat(describe(key), " is quiescent with broker available ",
+                                      *available, " (stalled: no Flow can come)");
+      // A stall is excused only by a deviation that withholds units (X3/X4) and accounts for
+      // the whole shortfall, or by one whose amount is unknown (X1/X6).
+      const bool excused =
+          inc && inc->deviation &&
+          (!inc->deviation_delta_known ||
+           (inc->deviation_delta < 0 && explained(*inc, *available + inc->accumulator - *q)));
+      if (excused) {
+        deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
+                                                av(rule_name(*inc->deviation))));
+      } else {
+        violation(RuleId::kE6, std::move(text));
+      }
     }
     if (inc) {
       const std::int64_t total = *available + inc->accumulator;
@@ -512,10 +578,14 @@ struct Monitor::State {
             total < *q ? absl::StrCat(*q - total, " permit(s) lost")
                        : absl::StrCat(total - *q, " permit(s) invented"),
             ")");
-        if (inc->deviation) {
+        if (inc->deviation && explained(*inc, total - *q)) {
           deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
                                                   av(rule_name(*inc->deviation))));
         } else {
+          if (inc->deviation) {
+            absl::StrAppend(&text, "; known deviation ", av(rule_name(*inc->deviation)),
+                            " accounts for ", inc->deviation_delta, " of it");
+          }
           violation(RuleId::kE5, std::move(text));
         }
       }
@@ -779,6 +849,7 @@ struct Monitor::State {
       return;
     }
     ++c->skipped;
+    last_skip = e;
   }
 
   void on(const Transfer& e) {
@@ -820,7 +891,10 @@ struct Monitor::State {
                                             "redelivery returned B = ", e.n, " for P = ",
                                             c->budget_p, " (over-return by ",
                                             e.n - c->budget_p, ")"));
-        if (ClientIncarnation* inc = inc_of(*c)) inc->deviation = RuleId::kX2;
+        if (ClientIncarnation* inc = inc_of(*c)) {
+          inc->deviation = RuleId::kX2;
+          inc->deviation_delta += e.n - c->budget_p;
+        }
       }
     } else if (e.path == "chunk") {
       c->path = TransferPath::kChunk;
@@ -929,13 +1003,19 @@ struct Monitor::State {
                              av(failure_stage_name(*c.failure)), " failure: returned the fallback ",
                              c.budget_p, debited ? absl::StrCat(" for a debit of ", *debited) : "",
                              "; exactness needs an upgraded broker"));
-      if (inc && debited && *debited != c.budget_p) inc->deviation = RuleId::kX1;
+      if (inc && debited && *debited != c.budget_p) {
+        inc->deviation = RuleId::kX1;
+        inc->deviation_delta_known = false;
+      }
     } else if (debited && *debited != c.budget_p) {
       deviation(RuleId::kX6, absl::StrCat(cmd_name(c), " field absent and ",
                                           av(failure_stage_name(*c.failure)), " failure: counted ",
                                           c.budget_p, " ack_set bits, bits beyond B included, "
                                           "for a debit of ", *debited));
-      if (inc) inc->deviation = RuleId::kX6;
+      if (inc) {
+        inc->deviation = RuleId::kX6;
+        inc->deviation_delta_known = false;
+      }
     }
   }
 
@@ -1122,7 +1202,20 @@ struct Monitor::State {
 
   void on(const ConsumerRemoved& e) { removed_broker_consumers.insert(removed_key(e.consumer, e.inc)); }
 
-  void on(const Extension&) {}
+  // S5/S6: the message object of the skip just before was released at skip time. A
+  // dead-letter message is still held by dead-letter handling (revision B's F3).
+  void on(const Extension& e) {
+    if (e.ev != kSkipReleaseEvent || !last_skip) return;
+    if (last_skip->reason == SkipReason::kDeadLetter &&
+        rules->skipped_release == SkippedRelease::kDuplicateOnly) {
+      violation(RuleId::kS5,
+                absl::StrCat("dead-letter message at index ", last_skip->index, " of command ",
+                             last_skip->cmd.to_string(), " released at skip time while dead-letter "
+                             "handling still holds it (use after release when it is published)"));
+    }
+  }
+
+  std::optional<Skip> last_skip;  // the previous event, when it was a skip (S5/S6)
 };
 
 Monitor::Monitor(const TraceHeader& header, MonitorOptions options)
@@ -1138,6 +1231,7 @@ Monitor& Monitor::operator=(Monitor&&) noexcept = default;
 void Monitor::on_event(const Event& event, std::uint64_t line) {
   state_->line = line;
   std::visit([this](const auto& e) { state_->on(e); }, event);
+  if (!std::holds_alternative<Skip>(event)) state_->last_skip.reset();
 }
 
 void Monitor::finish() {

@@ -47,7 +47,40 @@ constexpr Ruleset kLegacy{
     .budget_tracked = false,
 };
 
-constexpr std::array<const Ruleset*, 2> kAll = {&kLegacy, &kRevD};
+// Rulebook section 11: the earlier revisions differ from D only at these decision points.
+constexpr Ruleset revision(Ruleset r, RulesetId id, std::string_view name,
+                           std::string_view summary) {
+  r.id = id;
+  r.name = name;
+  r.summary = summary;
+  return r;
+}
+
+constexpr Ruleset kRevA = [] {
+  Ruleset r = revision(kRevD, RulesetId::kRevA, "rev-a",
+                       "revision A: returns accepted on the same connection (F5)");
+  r.return_scope = ReturnScope::kSameConnection;  // F5
+  return r;
+}();
+
+constexpr Ruleset kRevB = [] {
+  Ruleset r = revision(kRevD, RulesetId::kRevB, "rev-b",
+                       "revision B: direct returns beside the budget (F1), persistent Shared "
+                       "dispatchers only (F2), every skipped message released (F3)");
+  r.direct_returns = DirectReturns::kBesideBudget;                   // F1
+  r.finalized_dispatchers = DispatcherCoverage::kPersistentSharedOnly;  // F2
+  r.skipped_release = SkippedRelease::kAll;                          // F3
+  return r;
+}();
+
+constexpr Ruleset kRevC = [] {
+  Ruleset r = revision(kRevD, RulesetId::kRevC, "rev-c",
+                       "revision C: any malformed command closes the connection (F4)");
+  r.inconsistent = InconsistentHandling::kCloseConnection;  // F4
+  return r;
+}();
+
+constexpr std::array<const Ruleset*, 5> kAll = {&kLegacy, &kRevA, &kRevB, &kRevC, &kRevD};
 
 }  // namespace
 
@@ -55,6 +88,12 @@ const Ruleset& ruleset(RulesetId id) {
   switch (id) {
     case RulesetId::kLegacy:
       return kLegacy;
+    case RulesetId::kRevA:
+      return kRevA;
+    case RulesetId::kRevB:
+      return kRevB;
+    case RulesetId::kRevC:
+      return kRevC;
     case RulesetId::kRevD:
       return kRevD;
   }

@@ -17,7 +17,8 @@
 
 namespace permitcheck::spec {
 
-enum class RulesetId { kLegacy, kRevD };
+// Revision order: legacy, then the proposal's revisions A to D (rulebook section 11).
+enum class RulesetId { kLegacy, kRevA, kRevB, kRevC, kRevD };
 
 // Which pre-/post-admission sum a broker debit uses (B1, B4, B6; L8, F2).
 enum class DebitSource {
@@ -61,6 +62,8 @@ enum class BeforeStartReturn {
 enum class ReturnScope {
   kIncarnation,      // N3: only the retained state, only while current; else dropped
   kCurrentConsumer,  // legacy: whatever incarnation of the consumer is current now
+  kSameConnection,   // revision A (F5): the current incarnation, when the message's connection
+                     // is the current one (a same-connection replacement); else dropped
 };
 
 // Whether a queued Flow re-checks the state's identity before it is written (N5, N6; L11).
@@ -82,6 +85,15 @@ enum class SkippedRelease {
 };
 
 // One set of rules. Every field is a decision point named after the rule it decides.
+//
+// Revisions A-C (rulebook section 11) are rev-d with the decisions each got wrong:
+//   rev-a  return_scope = kSameConnection (F5). Not modelled as decisions: A's omitted field
+//          for P = 1 (F6, allowed by the C1 fallback; not a violation) and its local
+//          queue-offer rejection returning 1 (no such path in the model).
+//   rev-b  direct_returns = kBesideBudget (F1), finalized_dispatchers = kPersistentSharedOnly
+//          (F2), skipped_release = kAll (F3). B's "a failed broker write removes the consumer"
+//          is modelled as connection loss (decision 10), as in C and D.
+//   rev-c  inconsistent = kCloseConnection (F4).
 struct Ruleset {
   RulesetId id;
   std::string_view name;
@@ -111,7 +123,8 @@ const Ruleset& ruleset(RulesetId id);
 // Every ruleset this build knows, in revision order (legacy first).
 std::span<const Ruleset* const> all_rulesets();
 
-// The ruleset named `name` ("legacy", "rev-d"); InvalidArgument naming the known ones otherwise.
+// The ruleset named `name` ("legacy", "rev-a" .. "rev-d"); InvalidArgument naming the known
+// ones otherwise.
 absl::StatusOr<const Ruleset*> parse_ruleset(std::string_view name);
 
 }  // namespace permitcheck::spec

@@ -48,6 +48,11 @@ struct BrokerContext {
   Mutant mutant_;
 
   bool legacy() const { return config.mode == Mode::kLegacy; }
+  // Revision B (F2): only the persistent Shared dispatchers debit their aggregate with the
+  // finalized sum; the sticky-key ones keep the pre-admission count.
+  bool sticky_key_pre_admission() const {
+    return behaviour_of(config.mode).dispatchers == spec::DispatcherCoverage::kPersistentSharedOnly;
+  }
 };
 
 // The broker-side ack state of the subscription (persistent kinds).

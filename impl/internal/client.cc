@@ -7,6 +7,7 @@ namespace permitcheck::impl::internal {
 Client::Client(const WorldConfig& config, Scheduler& scheduler, Network& network,
                Recorder& recorder)
     : config_(config),
+      behaviour_(behaviour_of(config.mode)),
       scheduler_(scheduler),
       network_(network),
       recorder_(recorder),

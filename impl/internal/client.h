@@ -106,6 +106,7 @@ class ConsumerImpl {
   friend class Handling;
 
   bool legacy() const;
+  const Behaviour& behaviour() const;
   bool single_active() const;
   spec::Id cnx_id(int cnx) const;
   void record(spec::Event e);
@@ -155,7 +156,8 @@ class ConsumerImpl {
   std::set<std::uint64_t> held_;  // crypto FAIL: held for redelivery (S4, X3)
   bool crypto_debt_ = false;      // X3: a crypto FAIL debt stays until the incarnation ends
   bool chunk_gap_ = false;        // an X4 chunk branch held units in this incarnation
-  std::int64_t dead_lettered_ = 0;
+  std::int64_t dead_lettered_ = 0;  // message objects held by dead-letter handling (S5)
+  std::int64_t released_while_held_ = 0;  // of those, released at skip time (F3)
   std::map<std::uint64_t, std::int64_t> returned_;  // per command: direct + terminal returns
 };
 
@@ -182,6 +184,7 @@ class Client {
   int consumer_count() const { return static_cast<int>(consumers_.size()); }
 
   const WorldConfig& config() const { return config_; }
+  const Behaviour& behaviour() const { return behaviour_; }
   Scheduler& scheduler() { return scheduler_; }
   Network& network() { return network_; }
   Recorder& recorder() { return recorder_; }
@@ -194,6 +197,7 @@ class Client {
 
  private:
   const WorldConfig& config_;
+  Behaviour behaviour_;
   Scheduler& scheduler_;
   Network& network_;
   Recorder& recorder_;

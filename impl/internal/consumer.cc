@@ -72,6 +72,23 @@ class ConsumerImpl::Handling {
   }
 
  private:
+  // Revision B (F1): the legacy direct returns stay beside a budget that drains as well.
+  bool beside_budget() const {
+    return c_.behaviour().direct_returns == spec::DirectReturns::kBesideBudget;
+  }
+
+  // C5, or revision C (F4): an inconsistent command closes the pooled connection.
+  void inconsistent_command(std::optional<std::int64_t> index, const std::string& reason) {
+    if (c_.behaviour().inconsistent == spec::InconsistentHandling::kCloseConnection) {
+      c_.record(spec::ProtocolError{.cnx = c_.cnx_id(cnx_), .reason = reason});
+      c_.client_.close_connection(cnx_, spec::CloseReason::kProtocolError);
+      return;
+    }
+    corrupt(spec::FailureStage::kInconsistent, index);
+    ack_entry("InvalidPermits");
+    settle(budget_.finish());
+  }
+
   // ---- Final rules ----
   void run_rev_d() {
     const std::optional<std::uint64_t>& field = m_.message_permits;
@@ -122,9 +139,7 @@ class ConsumerImpl::Handling {
     c_.record(spec::Resolve{.cmd = cmd_, .p = p, .source = source});
     budget_ = CommandBudget(PC_MUTANT(kBudgetOffByOne, p - 1, p), mutant_);  // K1
     if (inconsistent) {  // C5: corrupted-data handling, consumer and connection stay
-      corrupt(spec::FailureStage::kInconsistent, std::nullopt);
-      ack_entry("InvalidPermits");
-      return settle(budget_.finish());
+      return inconsistent_command(std::nullopt, "inconsistent message_permits / ack_set / B");
     }
     if (c_.zero_queue() && pl_.batched) return close_zero_queue(p);
     if (!pl_.decompress_ok) return fail_early(spec::FailureStage::kDecompress, "DecompressionError");
@@ -159,7 +174,7 @@ class ConsumerImpl::Handling {
     chunk.entries.push_back(m_.entry);
     if (pl_.chunk_id + 1 < pl_.num_chunks) {
       // S1/S2: the chunk assembly owns the unit and returns 1 per non-final chunk.
-      if (!PC_MUTANT(kChunkWithoutTransfer, true, false)) {
+      if (!PC_MUTANT(kChunkWithoutTransfer, true, false) && !beside_budget()) {
         budget_.transfer();
         c_.record(spec::Transfer{.cmd = cmd_, .path = spec::TransferPath::kChunk});
       }
@@ -174,7 +189,7 @@ class ConsumerImpl::Handling {
   void crypto_rev_d() {
     if (c_.client_.config().options.crypto_action == CryptoAction::kDiscard) {
       // S3: discarded with its permit cardinality B (X2 for partial redeliveries).
-      if (!PC_MUTANT(kCryptoDiscardWithoutTransfer, true, false)) {
+      if (!PC_MUTANT(kCryptoDiscardWithoutTransfer, true, false) && !beside_budget()) {
         budget_.transfer();
         c_.record(spec::Transfer{.cmd = cmd_, .path = spec::TransferPath::kCrypto});
       }
@@ -237,6 +252,10 @@ class ConsumerImpl::Handling {
     if (reason == spec::SkipReason::kDuplicate && !pl_.batched &&
         PC_MUTANT(kDuplicateDoubleReturn, true, false)) {
       direct(1, "duplicate");
+    } else if (beside_budget() && !pl_.batched &&
+               (reason == spec::SkipReason::kDuplicate ||
+                reason == spec::SkipReason::kDeadLetter)) {
+      direct(1, std::string(spec::skip_reason_name(reason)));  // F1: the old early return stays
     }
     skip_side_effects(index, reason);
   }
@@ -273,9 +292,7 @@ class ConsumerImpl::Handling {
   }
 
   void inconsistent_at(std::int64_t index) {
-    corrupt(spec::FailureStage::kInconsistent, index);
-    ack_entry("InvalidPermits");
-    settle(budget_.finish());
+    inconsistent_command(index, "more deliverable messages than P = " + std::to_string(budget_.p()));
   }
 
   // A custom MessagePayloadProcessor (S1, X5): it takes the command's permits and returns
@@ -427,7 +444,14 @@ class ConsumerImpl::Handling {
 
   void skip_side_effects(std::int64_t index, spec::SkipReason reason) {
     if (reason == spec::SkipReason::kBeforeStart) return;
-    if (reason == spec::SkipReason::kDeadLetter) ++c_.dead_lettered_;  // S5: kept for the DLQ
+    if (reason == spec::SkipReason::kDeadLetter) {
+      ++c_.dead_lettered_;  // S5: dead-letter handling holds the message object
+      if (c_.behaviour().skipped_release == spec::SkippedRelease::kAll) {
+        // Revision B (F3): every skipped object is released, this one while still held.
+        ++c_.released_while_held_;
+        c_.record(spec::Extension{.ev = std::string(spec::kSkipReleaseEvent)});
+      }
+    }
     c_.send_ack(m_.cmd, CommandAck{.consumer_id = c_.id_, .entry = m_.entry, .indexes = {index}});
   }
 
@@ -491,6 +515,8 @@ ConsumerImpl::ConsumerImpl(Client& client, int index)
       slot_(index % std::max(1, client.config().connections)) {}
 
 bool ConsumerImpl::legacy() const { return client_.config().mode == Mode::kLegacy; }
+
+const Behaviour& ConsumerImpl::behaviour() const { return client_.behaviour(); }
 
 bool ConsumerImpl::zero_queue() const { return client_.config().options.zero_queue; }
 
@@ -710,7 +736,14 @@ void ConsumerImpl::increase_available_permits(int cnx, std::int64_t n) {
 void ConsumerImpl::return_message(const ClientMessage& msg,
                                   const std::shared_ptr<PermitState>& target) {
   // M1/N3: to the state retained at hand-off, only while it is current; else dropped.
-  if (target && target->current) {
+  // Revision A (F5): a message of the current connection credits the current state.
+  const bool same_connection = behaviour().return_scope == spec::ReturnScope::kSameConnection &&
+                               target && !target->current && permits_ && permits_->current &&
+                               msg.cnx == cnx_;
+  if (same_connection) {
+    record(spec::MsgReturn{.msg = Id::text(msg.msg_id), .n = 1});
+    credit(permits_, 1);
+  } else if (target && target->current) {
     record(spec::MsgReturn{.msg = Id::text(msg.msg_id), .n = 1});
     credit(target, 1);
   } else {

@@ -212,6 +212,7 @@ class PersistentKeyShared : public StickyKeyBase {
     return static_cast<std::size_t>(key) % consumers_.size();
   }
   std::int64_t aggregate_debit(std::int64_t messages, std::int64_t finalized) override {
+    if (ctx_.sticky_key_pre_admission()) return messages;  // F2
     return ctx_.legacy() ? messages
                          : PC_MUTANT(kStickyKeyAggregatePreAdmission, messages, finalized);
   }
@@ -239,6 +240,7 @@ class PersistentKeySharedClassic : public StickyKeyBase {
     return (static_cast<std::size_t>(key) * 21845 % 65536) / range;
   }
   std::int64_t aggregate_debit(std::int64_t messages, std::int64_t finalized) override {
+    if (ctx_.sticky_key_pre_admission()) return messages;  // F2
     return ctx_.legacy() ? messages : finalized;
   }
 };
@@ -301,6 +303,7 @@ class NonPersistentKeyShared : public StickyKeyBase {
     return static_cast<std::size_t>(key) % consumers_.size();
   }
   std::int64_t aggregate_debit(std::int64_t messages, std::int64_t finalized) override {
+    if (ctx_.sticky_key_pre_admission()) return messages;  // F2
     return ctx_.legacy() ? messages
                          : PC_MUTANT(kNonPersistentKeySharedPreAdmission, messages, finalized);
   }

@@ -209,9 +209,10 @@ CommandOutcome encode_command(const spec::Ruleset& rules, const CommandVars& v,
   const z3::expr skipped_b = n.skipped;
   z3::expr claimed_b = delivered;
   z3::expr failure_b = z3::ite(parse_failure, code(FailureStage::kBatch), ctx.bv_val(0, 3));
+  z3::expr k8 = no;
   if (rules.budget_tracked) {
     // K8: the hand-off after the P-th finds no unit left; expansion stops there (C5).
-    const z3::expr k8 = z3::ugt(delivered, p);
+    k8 = z3::ugt(delivered, p);
     claimed_b = z3::ite(k8, p, delivered);
     failure_b = z3::ite(k8, code(FailureStage::kInconsistent), failure_b);
   }
@@ -256,7 +257,8 @@ CommandOutcome encode_command(const spec::Ruleset& rules, const CommandVars& v,
                              .failure = failure,
                              .transferred = transferred};
   const z3::expr settle = encode_settle_amount(rules, progress);
-  const z3::expr protocol_error = pe_c4 || pe_inconsistent;
+  // Revision C (F4) closes the connection on K8 as well.
+  const z3::expr protocol_error = pe_c4 || pe_inconsistent || (closes ? batch_run && k8 : no);
   return CommandOutcome{
       .p = p,
       .protocol_error = protocol_error,

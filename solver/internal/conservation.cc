@@ -7,6 +7,10 @@
 // Known deviations are outside the property, as the rulebook accepts them: crypto DISCARD of a
 // partial batch returns B (X2) and crypto FAIL holds P until the incarnation ends (X3). A
 // protocol error (C4) must return nothing.
+//
+// Message-object lifetime (S5) rides along: under a ruleset that releases every skipped
+// message object (revision B, F3), a batch whose dead-letter index is skipped releases an
+// object dead-letter handling still holds.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -30,6 +34,7 @@ struct Encoded {
   z3::expr x3;         // crypto FAIL (known deviation)
   z3::expr lost;       // E1/K5: returns less than P
   z3::expr over;       // E2/K7/K8: more than P at some point
+  z3::expr released;   // S5: a dead-letter message object released while held (F3)
 };
 
 Encoded encode(z3::context& ctx, const spec::Ruleset& rules, const Bounds& b) {
@@ -49,7 +54,17 @@ Encoded encode(z3::context& ctx, const spec::Ruleset& rules, const Bounds& b) {
   z3::expr lost = !ref.protocol_error && !x2 && !x3 && z3::ult(out.total, ref.p);
   z3::expr over = !x2 && (z3::ugt(out.direct, bound) || z3::ugt(out.direct + out.settle, bound) ||
                           z3::ugt(out.total, bound) || z3::ugt(out.claimed, bound));
-  return Encoded{std::move(v), std::move(ref), std::move(out), x2, x3, lost, over};
+  z3::expr released = ctx.bool_val(false);
+  if (rules.skipped_release == spec::SkippedRelease::kAll) {
+    // A deliverable index below B whose fate is dead letter (code 4: bits 100), in a batch
+    // expanded to the end (S5; the single-message case is F1's as well, so it is left out).
+    const z3::expr b_mask = low_mask(resize(v.batch_size, v.width));
+    const z3::expr all = ~ctx.bv_val(0, v.width);
+    const z3::expr deliverable = z3::ite(v.ack_present, v.ack, all) & b_mask;
+    const z3::expr dead_letter = v.fate2 & ~v.fate1 & ~v.fate0 & deliverable;
+    released = out.batch_run && !out.parse_failure && dead_letter != ctx.bv_val(0, v.width);
+  }
+  return Encoded{std::move(v), std::move(ref), std::move(out), x2, x3, lost, over, released};
 }
 
 struct SituationClass {
@@ -134,6 +149,16 @@ std::optional<Witness> witness(const spec::Ruleset& rules, const z3::model& m, c
   const std::int64_t q = std::max<std::int64_t>(1000, 2 * p);
   Witness w;
   w.id = lost ? cls.lost_row : cls.over_row;
+  // Review findings (rulebook 11): the revision's decision behind the failing class.
+  if (w.id.empty() && !lost && rules.direct_returns == spec::DirectReturns::kBesideBudget &&
+      run.returned_by_command > static_cast<std::int64_t>(value(m, e.ref.p)) &&
+      returned > p) {
+    w.id = "F1";  // a direct return beside a budget that drains as well
+  }
+  if (w.id.empty() && lost && run.closes_connection &&
+      rules.inconsistent == spec::InconsistentHandling::kCloseConnection) {
+    w.id = "F4";  // an inconsistent command closes the pooled connection
+  }
   w.situation = cls.name;
   w.header = spec::TraceHeader{.source = spec::TraceSource::kClient,
                                .ruleset = spec::RulesetId::kRevD,
@@ -143,10 +168,24 @@ std::optional<Witness> witness(const spec::Ruleset& rules, const z3::model& m, c
   w.events.push_back(spec::IncOpen{.inc = inc, .cnx = spec::Id::text("c1"), .consumer = 0});
   w.events.push_back(spec::IncFlowEnabled{.inc = inc});
   w.events.push_back(spec::Flow{.cnx = spec::Id::text("c1"), .consumer = 0, .permits = q, .inc = inc});
+  if (w.id == "F4") {
+    // An unrelated consumer on the same pooled connection: its incarnation ends with it.
+    const spec::Id other = spec::Id::number(2);
+    w.events.push_back(spec::IncOpen{.inc = other, .cnx = spec::Id::text("c1"), .consumer = 1});
+    w.events.push_back(spec::IncFlowEnabled{.inc = other});
+    w.events.push_back(
+        spec::Flow{.cnx = spec::Id::text("c1"), .consumer = 1, .permits = q, .inc = other});
+  }
   w.events.insert(w.events.end(), run.events.begin(), run.events.end());
   const std::vector<spec::Event> returns = spec::returns_of(run);
   w.events.insert(w.events.end(), returns.begin(), returns.end());
   const std::int64_t bound = pe ? 0 : p;
+  if (cls.over_row == "F3") {
+    w.words = absl::StrCat(describe_situation(s), ", returned ", returned, ", P=", p,
+                           ": the dead-letter message object is released at skip time while "
+                           "dead-letter handling still holds it (use after release)");
+    return w;
+  }
   w.words = absl::StrCat(describe_situation(s), ", returned ", returned, ", P=", p,
                          pe ? " (protocol error: must return nothing)" : "",
                          returned < bound ? absl::StrCat(" (", bound - returned, " lost)")
@@ -185,7 +224,8 @@ CheckRun run_conservation(const spec::Ruleset& rules, const Bounds& b) {
     small_q.emplace(*small_ctx, limits_of(b));
     small_e.emplace(encode(*small_ctx, rules, small));
     small_q->add(command_domain(small_e->v));
-    small_violation = small_q->check(small_e->lost || small_e->over).verdict == Verdict::kSat;
+    small_violation = small_q->check(small_e->lost || small_e->over || small_e->released).verdict ==
+                      Verdict::kSat;
     if (!small_violation) {
       small_q.reset();
       small_e.reset();
@@ -193,7 +233,7 @@ CheckRun run_conservation(const spec::Ruleset& rules, const Bounds& b) {
     }
   }
   if (!small_violation) {
-    const Answer all = q.check(e.lost || e.over);
+    const Answer all = q.check(e.lost || e.over || e.released);
     if (all.verdict != Verdict::kSat) run.queries = q.queries();
     if (all.verdict == Verdict::kUnsat) {
       run.outcome = Proved{absl::StrCat(
@@ -277,6 +317,34 @@ CheckRun run_conservation(const spec::Ruleset& rules, const Bounds& b) {
         if (ok && !found[i][lost ? 0 : 1]) ok = search(q, e, ctx, i, lost, &found[i][lost ? 0 : 1]);
       }
     }
+  }
+  if (ok) {
+    // S5 (F3): message-object lifetime, beside the permit counts.
+    Query& lq = small_q ? *small_q : q;
+    const Encoded& le = small_e ? *small_e : e;
+    z3::context& lc = small_ctx ? *small_ctx : ctx;
+    lq.push();
+    lq.add(le.released);
+    const Answer a = lq.check();
+    if (a.verdict == Verdict::kSat) {
+      Minimized m{lq.model(), true};
+      if (b.minimize) m = minimize(lq, objectives(lc, le, popcount_of(b)));
+      const SituationClass cls{"dead-letter message released while held (S5)", le.released, "", "F3"};
+      std::string disagreement;
+      std::optional<Witness> w = witness(rules, m.model, le, cls, false, &disagreement);
+      if (!w) {
+        run.outcome = Unknown{disagreement};
+        ok = false;
+      } else if (w->minimal = m.complete; !judge(*w)) {
+        run.outcome = Unknown{absl::StrCat("the monitor finds no violation in the witness: ", w->words)};
+        ok = false;
+      } else {
+        cex.witnesses.push_back(std::move(*w));
+      }
+    } else if (a.verdict == Verdict::kUnknown) {
+      unknown = absl::StrCat("dead-letter release: ", a.reason);
+    }
+    lq.pop();
   }
   run.queries += q.queries() + (small_q ? small_q->queries() : 0);
   if (!ok) return run;

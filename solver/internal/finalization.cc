@@ -284,6 +284,11 @@ std::optional<Witness> find_witness(const spec::Ruleset& rules, spec::Dispatcher
     return std::nullopt;
   }
   Witness w{.id = "L8", .situation = absl::StrCat("send to ", std::string(spec::dispatcher_name(kind)))};
+  // Revision B left the sticky-key aggregates on the pre-admission sum: the review's F2.
+  if (rules.finalized_dispatchers == spec::DispatcherCoverage::kPersistentSharedOnly &&
+      spec::is_sticky_key(kind)) {
+    w.id = "F2";
+  }
   w.header = spec::TraceHeader{.source = spec::TraceSource::kBroker, .ruleset = spec::RulesetId::kRevD};
   spec::Send send{.consumer = 0, .dispatcher = kind};
   if (r.ok()) {

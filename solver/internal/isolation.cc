@@ -143,9 +143,12 @@ void IsoModel::extend() {
   for (int k = 0; k < kIsoSlots; ++k) {
     const auto i = static_cast<std::size_t>(k);
     const z3::expr same_consumer = iso_consumer(k) == 1 ? src_consumer1 : !src_consumer1;
-    hit.push_back(ret && s.current[i] &&
-                  (rules_.return_scope == spec::ReturnScope::kIncarnation ? is_slot(k)
-                                                                          : same_consumer));
+    z3::expr scope = is_slot(k);  // N3: only the retained incarnation
+    if (rules_.return_scope == spec::ReturnScope::kCurrentConsumer) scope = same_consumer;
+    if (rules_.return_scope == spec::ReturnScope::kSameConnection) {  // revision A (F5)
+      scope = same_consumer && s.cnx[i] == select(s.cnx, v.slot);
+    }
+    hit.push_back(ret && s.current[i] && scope);
   }
   // Whether the slot's queued Flow tasks are written (N5 identity re-check, or legacy none).
   const z3::expr src_alive =
@@ -308,6 +311,15 @@ IsoRun run_iso(const spec::Ruleset& rules, std::int64_t q, std::int64_t t,
           } else {
             run.events.push_back(spec::Drop{.msg = m, .n = 1});
           }
+        } else if (rules.return_scope == spec::ReturnScope::kSameConnection && !st->current()) {
+          // Revision A (F5): the current incarnation when it is on the message's connection.
+          const int target = current_of(iso_consumer(s));
+          if (target >= 0 && cnx[static_cast<std::size_t>(target)] == cnx[i]) {
+            run.events.push_back(spec::MsgReturn{.msg = m, .n = 1});
+            credit(target, 1);
+          } else {
+            run.events.push_back(spec::Drop{.msg = m, .n = 1});
+          }
         } else {
           // Legacy: the consumer object's current incarnation, whichever it is now.
           run.events.push_back(spec::MsgReturn{.msg = m, .n = 1});
@@ -400,6 +412,8 @@ Witness iso_witness(const spec::Ruleset& rules, const IsoModel& model, const z3:
   const std::vector<IsoStep> steps = model.steps_from(m, depth);
   const IsoRun run = run_iso(rules, q, t, steps);
   Witness w{.id = cls.row, .situation = cls.name};
+  // Revision A credits a same-connection replacement: the review's F5 (rulebook 11), L7's path.
+  if (rules.return_scope == spec::ReturnScope::kSameConnection && cls.row == "L7") w.id = "F5";
   w.header = spec::TraceHeader{.source = spec::TraceSource::kClient,
                                .ruleset = spec::RulesetId::kRevD, .q = q, .t = t};
   w.events = run.events;

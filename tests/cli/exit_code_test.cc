@@ -74,6 +74,9 @@ struct Malformed {
   const char* message;  // expected in stderr after "<stdin>: "
 };
 
+// gtest (and the ctest names it discovers) show a case by its name, not its bytes.
+void PrintTo(const Malformed& m, std::ostream* os) { *os << m.name; }
+
 class MalformedInput : public ::testing::TestWithParam<Malformed> {};
 
 TEST_P(MalformedInput, ExitTwoWithLineAndReason) {
@@ -146,6 +149,32 @@ TEST(Engines, NotBuiltIsExitTwo) {
     EXPECT_EQ(r.code, kExitBadInput);
     EXPECT_THAT(r.err, HasSubstr("not built in this configuration"));
   }
+}
+
+// With the engines built: rev-d holds, legacy breaks the rev-d invariant (exit 1) and the
+// shrunk counterexample is written as a trace the monitor re-checks; legacy checked against
+// the legacy rules is the fidelity check and holds.
+TEST(Engines, C7_CheckLegacyAgainstRevDIsAViolationWithACounterexampleFile) {
+  if (!check_available()) GTEST_SKIP() << "properties not built";
+  EXPECT_EQ(run_permitcheck({"check", "--cases", "100"}).code, kExitPass);
+  const std::string cex = ::testing::TempDir() + "/check_legacy_cex.jsonl";
+  const testing::Run r =
+      run_permitcheck({"check", "--ruleset", "legacy", "--cases", "100", "--counterexample", cex});
+  EXPECT_EQ(r.code, kExitViolation) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("legacy implementation against rev-d\" FAILED"));
+  EXPECT_THAT(r.err, HasSubstr("counterexample written to " + cex));
+  EXPECT_EQ(run_permitcheck({"validate", cex}).code, kExitViolation);
+  EXPECT_EQ(run_permitcheck({"check", "--ruleset", "legacy", "--against", "legacy", "--cases", "100"}).code,
+            kExitPass);
+  EXPECT_EQ(run_permitcheck({"check", "--against", "rev-z"}).code, kExitBadInput);
+}
+
+TEST(Engines, E1_E3_ProveRevDProvedLegacyRefuted) {
+  if (!prove_available()) GTEST_SKIP() << "solver not built";
+  EXPECT_EQ(run_permitcheck({"prove", "--check", "conservation"}).code, kExitPass);
+  const testing::Run r = run_permitcheck({"prove", "--check", "isolation", "--ruleset", "legacy"});
+  EXPECT_EQ(r.code, kExitViolation);
+  EXPECT_THAT(r.out, HasSubstr("L7   E3   old return after CommandCloseConsumer"));
 }
 
 }  // namespace

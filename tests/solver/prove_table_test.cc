@@ -35,10 +35,10 @@ std::vector<Result> known_results() {
 
 TEST(SolverTable, E1_C7_TableIsPinned) {
   EXPECT_EQ(format_table(known_results()),
-            "check         ruleset bound                              result               seconds  expected\n"
-            "conservation  rev-d   B<=64                              proved                  0.25  yes\n"
-            "conservation  legacy  B<=64                              counterexample (1)      6.50  yes\n"
-            "isolation     rev-d   depth 12, Q<=8                     unknown                60.00  NO\n"
+            "check         ruleset bound                                result               seconds  expected\n"
+            "conservation  rev-d   B<=64                                proved                  0.25  yes\n"
+            "conservation  legacy  B<=64                                counterexample (1)      6.50  yes\n"
+            "isolation     rev-d   depth 12, Q<=8                       unknown                60.00  NO\n"
             "\n"
             "conservation / legacy counterexamples (checked against rev-d):\n"
             "  L1   C7   checksum failure                           B=2 (batch), message_permits=2, "

@@ -1899,6 +1899,87 @@ TEST(MonitorDeviation, X6_EarlyFailureCountsAckSetBitsBeyondB) {
   EXPECT_TRUE(Reports(r.deviations, RuleId::kX6, {"1 permit(s) invented"}));
 }
 
+// Wire and client: P = 3 of B = 10 redelivered, crypto DISCARD returns B = 10 (X2), and the
+// accumulator's 10 are written as a Flow: the broker's available reaches Q + 7.
+Trace x2_over_grant_trace() {
+  Trace t;
+  t.wire_subscribed(std::nullopt)
+      .subscribed(1, 16)
+      .add(message(1, 3, AckSet::from_indexes({0, 4, 9}), 10))
+      .add(recv(1, 3, AckSet::from_indexes({0, 4, 9})))
+      .add(Metadata{.cmd = n(1), .batch_size = 10})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kCrypto})
+      .add(DirectReturn{.cmd = n(1), .n = 10, .path = "crypto"})
+      .add(settle(1, 0))
+      .add(flow(10, 1));
+  return t;
+}
+
+// A known deviation excuses exactly the units it accounts for, on every check that sees its
+// effect: the wire over-grant (E2), the stall (E6) and the quiescent balance (E5).
+TEST(MonitorDeviation, X2_E2_WireOverGrantFromACryptoDiscardIsTheDeviation) {
+  const Trace t = x2_over_grant_trace();
+  const MonitorReport r = check(model(16, 8), t);
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX2,
+                      {"Flow of 10 raises the broker's available permits", "to 23, above Q = 16",
+                       "over-grant by 7", "explained by known deviation X2"}));
+}
+
+TEST(MonitorDeviation, X2_E2_OverGrantBeyondTheDeviationIsStillAViolation) {
+  // The same X2 over-return of 7, then one more unit granted out of nowhere: 8 > 7.
+  Trace t = x2_over_grant_trace();
+  t.add(flow(1));
+  const MonitorReport r = check(model(16, 8), t);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kE2, {"Flow of 1", "to 24, above Q = 16",
+                                              "over-grant by 8"}));
+}
+
+TEST(MonitorDeviation, X3_E6_StallWhileCryptoFailHoldsEveryUnitIsTheDeviation) {
+  // Q = 8, one command of P = 8 held by crypto FAIL: the broker has 0 available at quiescence.
+  Trace t;
+  t.subscribed(1, 8)
+      .add(recv(1, 8))
+      .add(Metadata{.cmd = n(1), .batch_size = 8})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kCrypto})
+      .add(settle(1, 0))
+      .add(quiescent());
+  const MonitorReport r = check(client(8, 4), t);
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX3,
+                      {"quiescent with broker available 0", "explained by known deviation X3"}));
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX3,
+                      {"8 permit(s) lost", "explained by known deviation X3"}));
+}
+
+TEST(MonitorDeviation, X4_E5_HeldUnitsExcuseExactlyTheirShortfall) {
+  // The chunk failure branch withholds P = 1 (X4); a second command returns its 2 and they are
+  // written as a Flow. At quiescence the balance is short by exactly X4's unit.
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, 1))
+      .add(Metadata{.cmd = n(1), .batch_size = 1})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kChunk})
+      .add(settle(1, 0))
+      .add(recv(2, 2))
+      .add(settle(2, 2))
+      .add(flow(2, 1))
+      .add(quiescent());
+  const MonitorReport lost = check(client(4, 2), t);
+  EXPECT_THAT(lost.violations, IsEmpty()) << dump(lost);  // 1 lost = exactly X4's unit
+  EXPECT_TRUE(Reports(lost.deviations, RuleId::kX4, {"1 permit(s) lost", "explained"}));
+}
+
+TEST(MonitorWire, N4_LegacyFlowBeforeSubscribeOkIsNotAPermitStateRule) {
+  // Legacy Pulsar has no permit states: a queued Flow written before the Subscribe of the
+  // replacement succeeded is L11's mechanism, reported under rev-d only.
+  Trace t;
+  t.add(Connect{.cnx = s("c1")}).add(Subscribe{.cnx = s("c1"), .consumer = 0}).add(flow(4));
+  EXPECT_THAT(check(wire(4, 2, RulesetId::kLegacy), t).violations,
+              Not(Contains(HasRule(RuleId::kN4))));
+  EXPECT_TRUE(FirstViolation(check(wire(4, 2, RulesetId::kRevD), t), RuleId::kN4, {"Flow of 4"}));
+}
+
 // ======================================================================================
 // Robustness: unknown references are violations, never crashes.
 // ======================================================================================

@@ -171,20 +171,22 @@ TEST(TraceHeader, IsTheFirstLineThatIsNeitherBlankNorAComment) {
   EXPECT_EQ(reader->header_line(), 4u);
 }
 
-TEST(TraceHeaderErrors, RevisionsThisBuildDoesNotImplement) {
-  for (const char* rev : {"rev-a", "rev-b", "rev-c"}) {
-    EXPECT_EQ(
-        error_of_trace(absl::StrCat(
-            R"({"trace":"pip491-permits","version":1,"source":"wire","ruleset":")", rev, "\"}\n")),
-        absl::StrCat("line 1: ruleset ", rev,
-                     " is not supported by this build (supported: legacy, rev-d)"));
+TEST(TraceHeader, EveryRevisionOfTheFormatIsAccepted) {
+  const std::pair<const char*, spec::RulesetId> revisions[] = {{"rev-a", spec::RulesetId::kRevA},
+                                                               {"rev-b", spec::RulesetId::kRevB},
+                                                               {"rev-c", spec::RulesetId::kRevC}};
+  for (const auto& [name, id] : revisions) {
+    absl::StatusOr<Trace> t = read_trace_text(absl::StrCat(
+        R"({"trace":"pip491-permits","version":1,"source":"wire","ruleset":")", name, "\"}\n"));
+    ASSERT_TRUE(t.ok()) << name << ": " << t.status();
+    EXPECT_EQ(t->header.ruleset, id) << name;
   }
 }
 
 TEST(TraceHeaderErrors, UnknownRulesetTraceVersionOrSource) {
   EXPECT_EQ(
       error_of_trace(R"({"trace":"pip491-permits","version":1,"source":"wire","ruleset":"rev-e"})"),
-      R"(line 1: unknown ruleset "rev-e" (known: legacy, rev-d))");
+      R"(line 1: unknown ruleset "rev-e" (known: legacy, rev-a, rev-b, rev-c, rev-d))");
   EXPECT_EQ(error_of_trace(R"({"trace":"pip491","version":1,"source":"wire"})"),
             R"(line 1: field "trace" must be "pip491-permits", got "pip491")");
   EXPECT_EQ(error_of_trace(R"({"trace":"pip491-permits","version":2,"source":"wire"})"),

@@ -1,0 +1,336 @@
+#include "cli/conform.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "cli/validate.h"
+
+#ifdef PERMITCHECK_HAVE_CONFORMANCE
+#include "cli/explain.h"
+#include "conformance/conform.h"
+#include "spec/monitor.h"
+#include "trace/writer.h"
+#endif
+
+namespace permitcheck::cli {
+
+ConformCommand::ConformCommand(CLI::App& app) {
+  sub_ = app.add_subcommand(
+      "conform",
+      "Run the conformance scenarios against a real Pulsar client: a PIP-491 broker on "
+      "127.0.0.1 delivers generated scenarios, records the wire trace and judges it with the "
+      "monitor; failures are shrunk by re-running the client. Exit 0 pass, 1 a finding, 2 usage "
+      "or the client could not start.");
+  sub_->add_option("--client", client_,
+                   "Command line starting the client; placeholders {url} {topic} {subscription} "
+                   "{q} {delay_ms} {nack_every}");
+  sub_->add_option("--scenarios", scenarios_, "Comma-separated scenario names (default: all)");
+  sub_->add_option("--seed", seed_, "Random seed")->capture_default_str();
+  sub_->add_option("--cases", cases_, "Parameter sets per scenario")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  sub_->add_option("--timeout", timeout_s_, "Seconds one client run may take")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  sub_->add_option("--idle", idle_s_, "Seconds of silence that count as quiescence")
+      ->check(CLI::Range(0.1, 60.0))
+      ->capture_default_str();
+  sub_->add_option("--format", format_, "Report format")
+      ->check(CLI::IsMember({"text", "json", "junit"}))
+      ->capture_default_str();
+  sub_->add_option("--trace-dir", trace_dir_,
+                   "Write each minimal counterexample as SCENARIO.jsonl (+ .mmd, .txt) here");
+  sub_->add_option("-o,--output", output_, "Write the report to this file instead of stdout");
+  sub_->add_option("--q", q_, "Receiver queue size Q the client is told to use ({q})")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000}))
+      ->capture_default_str();
+  sub_->add_option("--threshold", threshold_,
+                   "The client's Flow threshold T: at quiescence Q - available must be below it "
+                   "(default Q/2, the Java client's)");
+  sub_->add_flag("--old-client", old_client_,
+                 "The client does not know message_permits: judge it as field-absent (X1, X6)");
+  sub_->add_option("--max-shrinks", max_shrinks_, "Client runs spent shrinking one failure")
+      ->capture_default_str();
+  sub_->add_flag("--list", list_, "List the scenarios and exit");
+}
+
+#ifndef PERMITCHECK_HAVE_CONFORMANCE
+
+std::optional<int> ConformCommand::run(std::ostream&, std::ostream& err) {
+  if (!sub_->parsed()) return std::nullopt;
+  err << "permitcheck conform: not built in this configuration (needs protobuf and asio)\n";
+  return kExitBadInput;
+}
+
+#else
+
+namespace {
+
+using conformance::ConformReport;
+using conformance::ScenarioReport;
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) absl::StrAppend(&out, "\\u00", absl::Hex(c, absl::kZeroPad2));
+        else out += c;
+    }
+  }
+  return out;
+}
+
+trace::Trace as_trace(const conformance::ScenarioOutcome& o) {
+  trace::Trace t{o.header, o.events, {}};
+  for (std::size_t i = 0; i < o.events.size(); ++i) t.lines.push_back(i + 2);
+  return t;
+}
+
+std::string rules_list(const conformance::ScenarioOutcome& o) {
+  std::set<std::string> rules;
+  for (const spec::Finding& f : o.violations) rules.insert(std::string(spec::rule_name(f.rule)));
+  std::string s;
+  for (const std::string& r : rules) absl::StrAppend(&s, s.empty() ? "" : ",", r);
+  return s;
+}
+
+std::string scenario_name(const ScenarioReport& s) {
+  return std::string(conformance::scenario_info(s.kind).name);
+}
+
+std::string format_text(const ConformReport& r, const std::string& command, bool full) {
+  std::ostringstream o;
+  o << "permitcheck conform: " << command << "\n";
+  o << "Judged as: " << r.applicable_rules << "\n\n";
+  if (r.client_could_not_start) {
+    o << "The client never subscribed and sent a Flow in any run: could not start.\n";
+  }
+  o << "Scenarios:\n";
+  for (const ScenarioReport& s : r.scenarios) {
+    o << "  " << (s.passed() ? "PASS " : "FAIL ") << scenario_name(s) << "  (" << s.runs
+      << " run(s), " << s.cases_passed << " case(s) passed, "
+      << absl::StrFormat("%.1f", s.seconds) << " s)";
+    if (!s.passed()) o << "  rules " << rules_list(*s.counterexample);
+    o << "\n";
+    std::set<std::string> devs;
+    for (const spec::Finding& d : s.deviations) devs.insert(std::string(spec::rule_name(d.rule)));
+    for (const std::string& d : devs) o << "       known deviation " << d << " (not a failure)\n";
+  }
+  o << "\nRules:\n";
+  const auto by_rule = r.violations_by_rule();
+  if (by_rule.empty()) o << "  no rule violated\n";
+  for (const auto& [rule, scenarios] : by_rule) {
+    o << "  " << rule << "  violated in";
+    for (const std::string& s : scenarios) o << " " << s;
+    o << "\n";
+  }
+  for (const ScenarioReport& s : r.scenarios) {
+    if (s.passed()) continue;
+    const conformance::ScenarioOutcome& c = *s.counterexample;
+    o << "\n== " << scenario_name(s) << ": minimal counterexample ==\n";
+    o << "first failing parameters: " << s.original << "\n";
+    o << "shrunk (" << s.shrink_steps << " step(s)) to: " << conformance::describe(c.params)
+      << "\n";
+    o << "wire trace: " << c.events.size() << " events; last incarnation granted "
+      << c.granted << ", debited " << c.debited << ", available " << (c.granted - c.debited)
+      << "; " << c.incarnations << " subscribe(s)\n";
+    if (c.client_failure) o << "client: " << *c.client_failure << "\n";
+    o << "findings:\n";
+    for (const spec::Finding& f : c.violations) o << "  " << spec::format_finding(f) << "\n";
+    for (const spec::Finding& f : c.deviations) {
+      o << "  (known deviation) " << spec::format_finding(f) << "\n";
+    }
+    if (!full) continue;
+    const Explained e = explain(as_trace(c));
+    o << "\n" << render_text(e, scenario_name(s) + ".jsonl");
+    o << "\n```mermaid\n" << render_mermaid(e) << "```\n";
+    o << "\n" << render_jsonl(e);
+    if (!c.client_log_tail.empty()) {
+      o << "\nclient output (tail):\n" << c.client_log_tail << "\n";
+    }
+  }
+  o << "\nverdict: " << (r.passed() ? "PASS" : "FAIL") << "\n";
+  return o.str();
+}
+
+std::string format_json(const ConformReport& r, const std::string& command) {
+  std::ostringstream o;
+  o << "{\"client\": \"" << json_escape(command) << "\", \"ok\": " << (r.passed() ? "true" : "false")
+    << ", \"client_could_not_start\": " << (r.client_could_not_start ? "true" : "false")
+    << ", \"judged_as\": \"" << json_escape(r.applicable_rules) << "\", \"scenarios\": [";
+  bool first = true;
+  for (const ScenarioReport& s : r.scenarios) {
+    o << (first ? "" : ", ") << "{\"name\": \"" << scenario_name(s) << "\", \"ok\": "
+      << (s.passed() ? "true" : "false") << ", \"runs\": " << s.runs
+      << ", \"cases_passed\": " << s.cases_passed << ", \"seconds\": " << s.seconds;
+    first = false;
+    if (!s.passed()) {
+      const conformance::ScenarioOutcome& c = *s.counterexample;
+      o << ", \"rules\": \"" << rules_list(c) << "\", \"original\": \"" << json_escape(s.original)
+        << "\", \"minimal\": \"" << json_escape(conformance::describe(c.params))
+        << "\", \"shrink_steps\": " << s.shrink_steps << ", \"events\": " << c.events.size()
+        << ", \"granted\": " << c.granted << ", \"debited\": " << c.debited;
+      if (c.client_failure) o << ", \"client_failure\": \"" << json_escape(*c.client_failure) << "\"";
+      o << ", \"findings\": [";
+      for (std::size_t i = 0; i < c.violations.size(); ++i) {
+        const spec::Finding& f = c.violations[i];
+        o << (i ? ", " : "") << "{\"rule\": \"" << spec::rule_name(f.rule) << "\", \"line\": "
+          << f.line << ", \"explanation\": \"" << json_escape(f.explanation) << "\"}";
+      }
+      o << "], \"trace\": \"";
+      std::ostringstream t;
+      (void)trace::write_trace(t, c.header, c.events);
+      o << json_escape(t.str()) << "\"";
+    }
+    std::set<std::string> devs;
+    for (const spec::Finding& d : s.deviations) devs.insert(std::string(spec::rule_name(d.rule)));
+    if (s.counterexample) {
+      for (const spec::Finding& d : s.counterexample->deviations) {
+        devs.insert(std::string(spec::rule_name(d.rule)));
+      }
+    }
+    o << ", \"deviations\": [";
+    bool f2 = true;
+    for (const std::string& d : devs) {
+      o << (f2 ? "" : ", ") << "\"" << d << "\"";
+      f2 = false;
+    }
+    o << "]}";
+  }
+  o << "]}\n";
+  return o.str();
+}
+
+std::string format_junit(const ConformReport& r) {
+  int failures = 0;
+  for (const ScenarioReport& s : r.scenarios) failures += s.passed() ? 0 : 1;
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"conform\" "
+       "tests=\""
+    << r.scenarios.size() << "\" failures=\"" << failures << "\">\n";
+  for (const ScenarioReport& s : r.scenarios) {
+    o << "  <testcase classname=\"conform\" name=\"" << scenario_name(s) << "\" time=\""
+      << s.seconds << "\">";
+    if (!s.passed()) {
+      const conformance::ScenarioOutcome& c = *s.counterexample;
+      o << "\n    <failure message=\"" << xml_escape(rules_list(c)) << " in "
+        << xml_escape(conformance::describe(c.params)) << "\">";
+      for (const spec::Finding& f : c.violations) o << xml_escape(spec::format_finding(f)) << "\n";
+      o << "</failure>\n  ";
+    }
+    o << "</testcase>\n";
+  }
+  o << "</testsuite>\n</testsuites>\n";
+  return o.str();
+}
+
+}  // namespace
+
+std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
+  if (!sub_->parsed()) return std::nullopt;
+  if (list_) {
+    for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {
+      out << s.name << "\t" << spec::rule_name(s.primary) << "\t" << s.summary << "\n";
+    }
+    return kExitPass;
+  }
+  if (client_.empty()) {
+    err << "permitcheck conform: --client is required\n";
+    return kExitBadInput;
+  }
+  conformance::ConformOptions options;
+  options.client.command = client_;
+  options.client.q = q_;
+  options.client.t = threshold_ > 0 ? threshold_ : std::max<std::int64_t>(1, q_ / 2);
+  options.client.knows_message_permits = !old_client_;
+  options.client.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s_ * 1000));
+  options.client.idle = std::chrono::milliseconds(static_cast<std::int64_t>(idle_s_ * 1000));
+  options.client.startup = std::min(options.client.timeout, std::chrono::milliseconds(10000));
+  options.client.log_dir = trace_dir_.empty() ? std::filesystem::temp_directory_path().string()
+                                               : trace_dir_;
+  options.seed = seed_;
+  options.cases = cases_;
+  options.max_shrink_runs = max_shrinks_;
+  if (!scenarios_.empty()) {
+    const std::vector<std::string> names = absl::StrSplit(scenarios_, ',', absl::SkipEmpty());
+    for (const std::string& name : names) {
+      std::optional<conformance::ScenarioKind> k = conformance::parse_scenario(name);
+      if (!k) {
+        err << "permitcheck conform: --scenarios: unknown scenario \"" << name
+            << "\" (permitcheck conform --list names them)\n";
+        return kExitBadInput;
+      }
+      options.scenarios.push_back(*k);
+    }
+  }
+  if (!trace_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(trace_dir_, ec);
+    if (ec) {
+      err << "permitcheck conform: --trace-dir " << trace_dir_ << ": " << ec.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+
+  const ConformReport report = conformance::run_conformance(
+      options, [&err](std::string_view line) { err << "conform: " << line; });
+
+  if (!trace_dir_.empty()) {
+    for (const ScenarioReport& s : report.scenarios) {
+      if (!s.counterexample) continue;
+      const std::string base = trace_dir_ + "/" + scenario_name(s);
+      const Explained e = explain(as_trace(*s.counterexample));
+      std::ofstream(base + ".jsonl") << render_jsonl(e);
+      std::ofstream(base + ".mmd") << render_mermaid(e);
+      std::ofstream(base + ".txt") << render_text(e, scenario_name(s) + ".jsonl");
+    }
+  }
+  std::string text;
+  if (format_ == "json") text = format_json(report, client_);
+  else if (format_ == "junit") text = format_junit(report);
+  else text = format_text(report, client_, /*full=*/true);
+  if (!output_.empty()) {
+    std::ofstream f(output_);
+    f << text;
+    if (!f) {
+      err << "permitcheck conform: cannot write " << output_ << "\n";
+      return kExitBadInput;
+    }
+    if (format_ != "text") err << format_text(report, client_, /*full=*/false);
+  } else {
+    out << text;
+  }
+  if (report.client_could_not_start) return kExitBadInput;
+  return report.passed() ? kExitPass : kExitViolation;
+}
+
+#endif  // PERMITCHECK_HAVE_CONFORMANCE
+
+}  // namespace permitcheck::cli

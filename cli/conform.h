@@ -1,0 +1,49 @@
+// `permitcheck conform`: runs the conformance scenarios (conformance/) against a real client
+// process and reports per scenario and per rule, each failure with its minimal counterexample
+// as JSON Lines, a Mermaid diagram and prose.
+//
+//   CLI::App app;
+//   ConformCommand conform(app);          // adds the "conform" subcommand
+//   app.parse(argc, argv);
+//   if (std::optional<int> code = conform.run(std::cout, std::cerr)) return *code;
+//
+// Exit 0 every scenario passed, 1 a finding, 2 bad usage or the client could not start.
+#ifndef PERMITCHECK_CLI_CONFORM_H_
+#define PERMITCHECK_CLI_CONFORM_H_
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+
+namespace permitcheck::cli {
+
+class ConformCommand {
+ public:
+  explicit ConformCommand(CLI::App& app);
+  // nullopt when `conform` was not the chosen subcommand.
+  std::optional<int> run(std::ostream& out, std::ostream& err);
+
+ private:
+  CLI::App* sub_ = nullptr;
+  std::string client_;
+  std::string scenarios_;
+  std::uint64_t seed_ = 1;
+  int cases_ = 3;
+  double timeout_s_ = 20;
+  double idle_s_ = 1.5;
+  std::string format_ = "text";
+  std::string trace_dir_;
+  std::string output_;
+  std::int64_t q_ = 10;
+  std::int64_t threshold_ = 0;
+  bool old_client_ = false;
+  int max_shrinks_ = 12;
+  bool list_ = false;
+};
+
+}  // namespace permitcheck::cli
+
+#endif  // PERMITCHECK_CLI_CONFORM_H_

@@ -1,0 +1,603 @@
+#include "conformance/broker.h"
+
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "asio.hpp"
+#include "conformance/frame.h"
+#include "spec/finalize.h"
+#include "spec/ruleset.h"
+
+namespace permitcheck::conformance {
+
+using asio::ip::tcp;
+
+std::string_view entry_fault_name(EntryFault fault) {
+  switch (fault) {
+    case EntryFault::kNone: return "none";
+    case EntryFault::kChecksum: return "checksum";
+    case EntryFault::kMetadata: return "metadata";
+    case EntryFault::kTruncatedBatch: return "truncated_batch";
+    case EntryFault::kExtraMessages: return "extra_messages";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr std::uint64_t kLedger = 7;
+
+spec::Id cnx_id(int n) { return spec::Id::text(absl::StrCat("c", n)); }
+
+std::optional<std::string> validation_error_name(wire::CommandAck::ValidationError e) {
+  switch (e) {
+    case wire::CommandAck::UncompressedSizeCorruption: return "uncompressed_size";
+    case wire::CommandAck::DecompressionError: return "decompression";
+    case wire::CommandAck::ChecksumMismatch: return "checksum";
+    case wire::CommandAck::BatchDeSerializeError: return "batch_deserialize";
+    case wire::CommandAck::DecryptionError: return "decryption";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+struct ConformanceBroker::Impl {
+  struct Conn {
+    int id = 0;
+    tcp::socket socket;
+    std::array<char, 65536> buffer{};
+    FrameSplitter splitter;
+    std::deque<std::string> writes;
+    bool writing = false;
+    bool closed = false;
+    explicit Conn(asio::io_context& io) : socket(io) {}
+  };
+  struct EntryState {
+    spec::Id cmd;
+    std::set<std::int64_t> deliverable;
+    std::set<std::int64_t> acked;
+    bool done = false;
+  };
+  struct Live {
+    int cnx = 0;
+    std::uint64_t consumer = 0;
+    std::int64_t granted = 0;
+    std::int64_t debited = 0;
+    int flows = 0;
+    std::map<std::uint64_t, EntryState> entries;
+  };
+
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  std::thread thread;
+  std::string url;
+  bool send_field = true;
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::vector<spec::Event> events;
+  std::map<int, std::shared_ptr<Conn>> conns;
+  std::optional<Live> live;
+  std::optional<Live> ended;  // the last incarnation that ended, for the view after a crash
+  BrokerView counters;
+
+  void end_live() {
+    if (live) ended = std::move(live);
+    live.reset();
+  }
+  std::uint64_t next_cmd = 1;
+  std::uint64_t next_request = 1000000;
+
+  // ---- io thread ----
+
+  void accept() {
+    auto conn = std::make_shared<Conn>(io);
+    acceptor.async_accept(conn->socket, [this, conn](const asio::error_code& ec) {
+      if (ec) return;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        conn->id = ++counters.connections_opened;
+        ++counters.live_connections;
+        conns[conn->id] = conn;
+        events.push_back(spec::Connect{cnx_id(conn->id)});
+      }
+      cv.notify_all();
+      asio::error_code ignored;
+      conn->socket.set_option(tcp::no_delay(true), ignored);
+      read(conn);
+      accept();
+    });
+  }
+
+  void read(const std::shared_ptr<Conn>& conn) {
+    conn->socket.async_read_some(
+        asio::buffer(conn->buffer), [this, conn](const asio::error_code& ec, std::size_t n) {
+          if (ec) {
+            close(conn);
+            return;
+          }
+          conn->splitter.append(std::string_view(conn->buffer.data(), n));
+          while (true) {
+            absl::StatusOr<std::optional<std::string>> f = conn->splitter.next();
+            if (!f.ok()) {
+              protocol_error(conn, std::string(f.status().message()));
+              return;
+            }
+            if (!f->has_value()) break;
+            absl::StatusOr<Frame> frame = decode_frame(**f);
+            if (!frame.ok()) {
+              protocol_error(conn, std::string(frame.status().message()));
+              return;
+            }
+            handle(conn, *frame);
+            if (conn->closed) return;
+          }
+          read(conn);
+        });
+  }
+
+  void protocol_error(const std::shared_ptr<Conn>& conn, std::string reason) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      counters.protocol_errors.push_back(
+          absl::StrCat("connection c", conn->id, ": ", reason));
+    }
+    close(conn);
+  }
+
+  // Records the disconnect once and ends the live incarnation if it was on `conn` (B11).
+  void close(const std::shared_ptr<Conn>& conn) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (conn->closed) return;
+      conn->closed = true;
+      --counters.live_connections;
+      counters.last_activity = std::chrono::steady_clock::now();
+      events.push_back(spec::Disconnect{cnx_id(conn->id)});
+      if (live && live->cnx == conn->id) end_live();
+      conns.erase(conn->id);
+    }
+    asio::error_code ignored;
+    conn->socket.shutdown(tcp::socket::shutdown_both, ignored);
+    conn->socket.close(ignored);
+    cv.notify_all();
+  }
+
+  void write(const std::shared_ptr<Conn>& conn, std::string bytes) {
+    if (conn->closed) return;
+    conn->writes.push_back(std::move(bytes));
+    if (!conn->writing) write_next(conn);
+  }
+
+  void write_next(const std::shared_ptr<Conn>& conn) {
+    if (conn->writes.empty() || conn->closed) {
+      conn->writing = false;
+      return;
+    }
+    conn->writing = true;
+    asio::async_write(conn->socket, asio::buffer(conn->writes.front()),
+                      [this, conn](const asio::error_code& ec, std::size_t) {
+                        if (ec) {
+                          close(conn);
+                          return;
+                        }
+                        conn->writes.pop_front();
+                        write_next(conn);
+                      });
+  }
+
+  void send(const std::shared_ptr<Conn>& conn, const wire::BaseCommand& cmd) {
+    write(conn, encode_command(cmd));
+  }
+
+  void handle(const std::shared_ptr<Conn>& conn, const Frame& frame) {
+    const wire::BaseCommand& in = frame.command;
+    wire::BaseCommand out;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++counters.frames_in;
+      counters.last_activity = std::chrono::steady_clock::now();
+    }
+    cv.notify_all();
+    switch (in.type()) {
+      case wire::BaseCommand::CONNECT: {
+        out.set_type(wire::BaseCommand::CONNECTED);
+        auto* c = out.mutable_connected();
+        c->set_server_version("permitcheck-conformance");
+        c->set_protocol_version(std::min(in.connect().protocol_version(), 21));
+        c->set_max_message_size(5 * 1024 * 1024);
+        c->mutable_feature_flags()->set_supports_auth_refresh(false);
+        send(conn, out);
+        return;
+      }
+      case wire::BaseCommand::LOOKUP: {
+        out.set_type(wire::BaseCommand::LOOKUP_RESPONSE);
+        auto* r = out.mutable_lookuptopicresponse();
+        r->set_request_id(in.lookuptopic().request_id());
+        r->set_brokerserviceurl(url);
+        r->set_response(wire::CommandLookupTopicResponse::Connect);
+        r->set_authoritative(true);
+        send(conn, out);
+        return;
+      }
+      case wire::BaseCommand::PARTITIONED_METADATA: {
+        out.set_type(wire::BaseCommand::PARTITIONED_METADATA_RESPONSE);
+        auto* r = out.mutable_partitionmetadataresponse();
+        r->set_request_id(in.partitionmetadata().request_id());
+        r->set_partitions(0);
+        r->set_response(wire::CommandPartitionedTopicMetadataResponse::Success);
+        send(conn, out);
+        return;
+      }
+      case wire::BaseCommand::SUBSCRIBE: {
+        const std::uint64_t consumer = in.subscribe().consumer_id();
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          events.push_back(spec::Subscribe{cnx_id(conn->id), consumer, std::nullopt});
+          events.push_back(spec::SubscribeOk{cnx_id(conn->id), consumer});
+          live = Live{.cnx = conn->id, .consumer = consumer};
+          ++counters.subscribes;
+        }
+        cv.notify_all();
+        out.set_type(wire::BaseCommand::SUCCESS);
+        out.mutable_success()->set_request_id(in.subscribe().request_id());
+        send(conn, out);
+        return;
+      }
+      case wire::BaseCommand::FLOW: {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          const std::uint64_t consumer = in.flow().consumer_id();
+          const std::int64_t permits = in.flow().messagepermits();
+          events.push_back(spec::Flow{cnx_id(conn->id), consumer, permits, std::nullopt});
+          if (live && live->cnx == conn->id && live->consumer == consumer) {
+            live->granted += permits;
+            ++live->flows;
+          }
+        }
+        cv.notify_all();
+        return;
+      }
+      case wire::BaseCommand::ACK: {
+        on_ack(conn, in.ack());
+        if (in.ack().has_request_id()) {
+          out.set_type(wire::BaseCommand::ACK_RESPONSE);
+          out.mutable_ackresponse()->set_consumer_id(in.ack().consumer_id());
+          out.mutable_ackresponse()->set_request_id(in.ack().request_id());
+          send(conn, out);
+        }
+        return;
+      }
+      case wire::BaseCommand::REDELIVER_UNACKNOWLEDGED_MESSAGES: {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          const auto& r = in.redeliverunacknowledgedmessages();
+          events.push_back(spec::Extension{"x-redeliver"});
+          if (r.message_ids_size() == 0) ++counters.redeliver_all_requests;
+          for (const auto& id : r.message_ids()) {
+            counters.redeliver_requests.push_back(id.entryid());
+            if (live) {
+              auto it = live->entries.find(id.entryid());
+              if (it != live->entries.end()) it->second.done = true;  // redelivered as new
+            }
+          }
+        }
+        cv.notify_all();
+        return;
+      }
+      case wire::BaseCommand::CLOSE_CONSUMER:
+      case wire::BaseCommand::UNSUBSCRIBE: {
+        const bool close = in.type() == wire::BaseCommand::CLOSE_CONSUMER;
+        const std::uint64_t consumer =
+            close ? in.close_consumer().consumer_id() : in.unsubscribe().consumer_id();
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          events.push_back(spec::CloseConsumer{cnx_id(conn->id), consumer});
+          if (live && live->cnx == conn->id && live->consumer == consumer) end_live();
+        }
+        cv.notify_all();
+        out.set_type(wire::BaseCommand::SUCCESS);
+        out.mutable_success()->set_request_id(close ? in.close_consumer().request_id()
+                                                    : in.unsubscribe().request_id());
+        send(conn, out);
+        return;
+      }
+      case wire::BaseCommand::PING:
+        out.set_type(wire::BaseCommand::PONG);
+        out.mutable_pong();
+        send(conn, out);
+        return;
+      case wire::BaseCommand::CONSUMER_STATS: {
+        out.set_type(wire::BaseCommand::CONSUMER_STATS_RESPONSE);
+        auto* r = out.mutable_consumerstatsresponse();
+        r->set_request_id(in.consumerstats().request_id());
+        std::lock_guard<std::mutex> lock(mu);
+        if (live) {
+          r->set_availablepermits(
+              static_cast<std::uint64_t>(std::max<std::int64_t>(0, live->granted - live->debited)));
+        }
+        send(conn, out);
+        return;
+      }
+      case wire::BaseCommand::GET_LAST_MESSAGE_ID: {
+        out.set_type(wire::BaseCommand::GET_LAST_MESSAGE_ID_RESPONSE);
+        auto* r = out.mutable_getlastmessageidresponse();
+        r->set_request_id(in.getlastmessageid().request_id());
+        r->mutable_last_message_id()->set_ledgerid(kLedger);
+        r->mutable_last_message_id()->set_entryid(0);
+        send(conn, out);
+        return;
+      }
+      default:
+        return;  // PONG, ACK_RESPONSE and what a consumer never needs: ignored
+    }
+  }
+
+  void on_ack(const std::shared_ptr<Conn>& conn, const wire::CommandAck& ack) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (const wire::MessageIdData& id : ack.message_id()) {
+        std::optional<spec::Id> cmd;
+        if (live && live->cnx == conn->id && live->consumer == ack.consumer_id()) {
+          for (auto& [entry, st] : live->entries) {
+            const bool cumulative = ack.ack_type() == wire::CommandAck::Cumulative;
+            if (entry != id.entryid() && !(cumulative && entry < id.entryid())) continue;
+            if (entry == id.entryid()) cmd = st.cmd;
+            if (ack.has_validation_error() || cumulative ||
+                (id.batch_index() < 0 && id.ack_set_size() == 0)) {
+              st.acked = st.deliverable;
+            } else if (id.batch_index() >= 0) {
+              st.acked.insert(id.batch_index());
+            } else {
+              spec::AckSet remaining({id.ack_set().begin(), id.ack_set().end()});
+              for (std::int64_t i : st.deliverable) {
+                if (!remaining.is_deliverable(i)) st.acked.insert(i);
+              }
+            }
+            if (st.acked.size() >= st.deliverable.size()) st.done = true;
+          }
+        }
+        std::optional<std::string> error;
+        if (ack.has_validation_error()) error = validation_error_name(ack.validation_error());
+        events.push_back(spec::Ack{cnx_id(conn->id), ack.consumer_id(),
+                                   cmd.value_or(spec::Id::text(absl::StrCat("e", id.entryid()))),
+                                   error});
+      }
+    }
+    cv.notify_all();
+  }
+
+  BrokerView view_locked() const {
+    BrokerView v = counters;
+    const std::optional<Live>& shown = live ? live : ended;
+    if (shown) {
+      v.subscribed = live.has_value();
+      v.consumer = shown->consumer;
+      v.granted = shown->granted;
+      v.debited = shown->debited;
+      v.available = shown->granted - shown->debited;
+      v.flows = shown->flows;
+      for (const auto& [entry, st] : shown->entries) {
+        v.outstanding += st.done ? 0 : 1;
+        if (!st.done && live) v.unacked_entries.push_back(entry);
+      }
+    }
+    return v;
+  }
+};
+
+ConformanceBroker::ConformanceBroker(BrokerOptions options)
+    : impl_(std::make_unique<Impl>()), options_(std::move(options)) {
+  impl_->send_field = options_.send_message_permits;
+}
+
+ConformanceBroker::~ConformanceBroker() { stop(); }
+
+absl::Status ConformanceBroker::start() {
+  asio::error_code ec;
+  tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), 0);
+  impl_->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl_->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) impl_->acceptor.bind(endpoint, ec);
+  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot listen on 127.0.0.1: ", ec.message()));
+  port_ = impl_->acceptor.local_endpoint().port();
+  impl_->url = url();
+  impl_->accept();
+  impl_->thread = std::thread([this] { impl_->io.run(); });
+  return absl::OkStatus();
+}
+
+std::string ConformanceBroker::url() const { return absl::StrCat("pulsar://127.0.0.1:", port_); }
+
+bool ConformanceBroker::wait_until(const std::function<bool(const BrokerView&)>& pred,
+                                   std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  return impl_->cv.wait_for(lock, timeout, [&] { return pred(impl_->view_locked()); });
+}
+
+BrokerView ConformanceBroker::view() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->view_locked();
+}
+
+absl::Status ConformanceBroker::deliver(const Delivery& d) {
+  std::shared_ptr<Impl::Conn> conn;
+  std::string bytes;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    const bool to_live = !d.consumer.has_value();
+    if (to_live && !impl_->live) return absl::FailedPreconditionError("no live consumer");
+    if (impl_->conns.empty()) return absl::FailedPreconditionError("no connection");
+    const int cnx = impl_->live ? impl_->live->cnx : impl_->conns.rbegin()->first;
+    auto it = impl_->conns.find(cnx);
+    if (it == impl_->conns.end()) return absl::FailedPreconditionError("connection gone");
+    conn = it->second;
+    const std::uint64_t consumer = to_live ? impl_->live->consumer : *d.consumer;
+    const std::int64_t b = d.batched ? d.batch_size : 1;
+
+    // B1-B8: the finalized P of this one-entry send.
+    const spec::SendEntry entry{.batch_size = b, .ack_set = d.ack_set, .admitted = true};
+    absl::StatusOr<spec::SendResult> sent = spec::finalize_permits(
+        spec::ruleset(spec::RulesetId::kRevD), spec::DispatcherKind::kSingleActive, {&entry, 1});
+    if (!sent.ok()) return sent.status();
+    if (sent->commands.empty()) return absl::InvalidArgumentError("nothing to deliver (B3)");
+    const spec::FinalizedCommand& fc = sent->commands.front();
+    std::optional<std::uint64_t> field;
+    if (impl_->send_field && fc.message_permits) field = *fc.message_permits;
+
+    const spec::Id cmd = spec::Id::number(impl_->next_cmd++);
+    const bool live_target = impl_->live && impl_->live->consumer == consumer;
+    if (live_target) {
+      impl_->events.push_back(spec::Send{
+          .consumer = consumer,
+          .inc = std::nullopt,
+          .dispatcher = spec::DispatcherKind::kSingleActive,
+          .entries = {spec::SentEntry{cmd, entry, fc.p}},
+          .consumer_debit = sent->consumer_debit,
+          .dispatcher_debit = std::nullopt});
+    }
+    impl_->events.push_back(spec::Message{.cnx = cnx_id(cnx),
+                                          .consumer = consumer,
+                                          .cmd = cmd,
+                                          .message_permits = field,
+                                          .ack_set = d.ack_set,
+                                          .batch_size = b,
+                                          .epoch = std::nullopt});
+    impl_->counters.last_activity = std::chrono::steady_clock::now();
+    if (live_target) {
+      impl_->live->debited += fc.p;
+      Impl::EntryState st{.cmd = cmd};
+      for (std::int64_t i = 0; i < b; ++i) {
+        if (d.ack_set.absent() || d.ack_set.is_deliverable(i)) st.deliverable.insert(i);
+      }
+      impl_->live->entries[d.entry] = std::move(st);
+    }
+
+    // The frame.
+    wire::BaseCommand command;
+    command.set_type(wire::BaseCommand::MESSAGE);
+    wire::CommandMessage* m = command.mutable_message();
+    m->set_consumer_id(consumer);
+    m->mutable_message_id()->set_ledgerid(kLedger);
+    m->mutable_message_id()->set_entryid(d.entry);
+    if (d.redelivery_count > 0) m->set_redelivery_count(d.redelivery_count);
+    for (std::int64_t w : d.ack_set.words()) m->add_ack_set(w);
+    if (field) m->set_message_permits(static_cast<std::uint32_t>(*field));
+
+    wire::MessageMetadata meta;
+    meta.set_producer_name("permitcheck");
+    meta.set_sequence_id(d.entry);
+    meta.set_publish_time(1700000000000ULL + d.entry);
+    std::string payload;
+    if (d.batched) {
+      meta.set_num_messages_in_batch(static_cast<std::int32_t>(b));
+      std::vector<BatchMessage> msgs;
+      const std::int64_t n = b + (d.fault == EntryFault::kExtraMessages ? d.extra_messages : 0);
+      std::size_t cut = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        BatchMessage bm;
+        bm.payload = absl::StrCat("m", d.entry, ".", i);
+        bm.metadata.set_payload_size(static_cast<std::int32_t>(bm.payload.size()));
+        bm.metadata.set_sequence_id(static_cast<std::uint64_t>(i));
+        if (i == d.truncate_at) cut = encode_batch(msgs).size();
+        msgs.push_back(std::move(bm));
+      }
+      payload = encode_batch(msgs);
+      if (d.fault == EntryFault::kTruncatedBatch) payload.resize(cut + 3);
+    } else {
+      payload = absl::StrCat("m", d.entry);
+    }
+    std::string meta_bytes = meta.SerializeAsString();
+    if (d.fault == EntryFault::kMetadata) meta_bytes = std::string("\x07\x07\xff\xff\x01", 5);
+    bytes = encode_message(command, meta_bytes, payload, d.fault == EntryFault::kChecksum);
+  }
+  impl_->cv.notify_all();
+  asio::post(impl_->io, [this, conn, bytes = std::move(bytes)]() mutable {
+    impl_->write(conn, std::move(bytes));
+  });
+  return absl::OkStatus();
+}
+
+absl::Status ConformanceBroker::close_consumer() {
+  std::shared_ptr<Impl::Conn> conn;
+  wire::BaseCommand out;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->live) return absl::FailedPreconditionError("no live consumer");
+    auto it = impl_->conns.find(impl_->live->cnx);
+    if (it == impl_->conns.end()) return absl::FailedPreconditionError("connection gone");
+    conn = it->second;
+    impl_->events.push_back(spec::CloseConsumer{cnx_id(impl_->live->cnx), impl_->live->consumer});
+    impl_->counters.last_activity = std::chrono::steady_clock::now();
+    out.set_type(wire::BaseCommand::CLOSE_CONSUMER);
+    out.mutable_close_consumer()->set_consumer_id(impl_->live->consumer);
+    out.mutable_close_consumer()->set_request_id(impl_->next_request++);
+    impl_->end_live();
+  }
+  impl_->cv.notify_all();
+  asio::post(impl_->io, [this, conn, bytes = encode_command(out)]() mutable {
+    impl_->write(conn, std::move(bytes));
+  });
+  return absl::OkStatus();
+}
+
+absl::Status ConformanceBroker::drop_connection() {
+  std::shared_ptr<Impl::Conn> conn;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->live) return absl::FailedPreconditionError("no live consumer");
+    auto it = impl_->conns.find(impl_->live->cnx);
+    if (it == impl_->conns.end()) return absl::FailedPreconditionError("connection gone");
+    conn = it->second;
+  }
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> closed = done->get_future();
+  asio::post(impl_->io, [this, conn, done] {
+    impl_->close(conn);
+    done->set_value();
+  });
+  closed.wait_for(std::chrono::seconds(5));
+  return absl::OkStatus();
+}
+
+void ConformanceBroker::record_extension(std::string ev) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->events.push_back(spec::Extension{std::move(ev)});
+}
+
+void ConformanceBroker::mark_quiescent() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->live) {
+    impl_->events.push_back(spec::Quiescent{cnx_id(impl_->live->cnx), impl_->live->consumer});
+  }
+}
+
+void ConformanceBroker::stop() {
+  if (!impl_->thread.joinable()) return;
+  asio::post(impl_->io, [this] {
+    asio::error_code ignored;
+    impl_->acceptor.close(ignored);
+    std::vector<std::shared_ptr<Impl::Conn>> all;
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      for (auto& [id, c] : impl_->conns) all.push_back(c);
+    }
+    for (auto& c : all) impl_->close(c);
+    impl_->io.stop();
+  });
+  impl_->thread.join();
+}
+
+std::vector<spec::Event> ConformanceBroker::trace() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->events;
+}
+
+}  // namespace permitcheck::conformance

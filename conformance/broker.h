@@ -1,0 +1,128 @@
+// ConformanceBroker: a PIP-491 broker on 127.0.0.1 that speaks the Pulsar binary protocol
+// well enough for unmodified clients to connect, look up, subscribe and consume, and records
+// what crosses the wire in the trace format (trace-format.md) for the Monitor.
+//
+// The protocol side (CONNECT, LOOKUP, PARTITIONED_METADATA, SUBSCRIBE, FLOW, ACK,
+// REDELIVER_UNACKNOWLEDGED_MESSAGES, PING/PONG, CLOSE_CONSUMER, CONSUMER_STATS) runs on its
+// own thread. A scenario driver decides what to deliver: it waits on the broker's state with
+// bounded waits and asks for deliveries, consumer closes and connection drops.
+//
+//   ConformanceBroker broker({.send_message_permits = true});
+//   broker.start();                                  // binds 127.0.0.1:0
+//   broker.wait_until([](const BrokerView& v) { return v.available > 0; }, 5s);
+//   broker.deliver({.entry = 1, .batch_size = 8, .ack_set = AckSet::from_indexes({0, 2})});
+//   std::vector<spec::Event> trace = broker.trace();
+#ifndef PERMITCHECK_CONFORMANCE_BROKER_H_
+#define PERMITCHECK_CONFORMANCE_BROKER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "spec/ack_set.h"
+#include "spec/events.h"
+
+namespace permitcheck::conformance {
+
+// What can be wrong with a delivered entry (the scenario's fault injection).
+enum class EntryFault {
+  kNone,
+  kChecksum,        // crc32c flipped (C7)
+  kMetadata,        // MessageMetadata bytes do not parse (C7)
+  kTruncatedBatch,  // the batch payload ends inside message `truncate_at` (C7, K5)
+  kExtraMessages,   // the payload holds more messages than the metadata's B says (K8, C5)
+};
+std::string_view entry_fault_name(EntryFault fault);
+
+// One entry the broker delivers as one CommandMessage.
+struct Delivery {
+  std::uint64_t entry = 0;           // entry id (ledger id is fixed)
+  std::int64_t batch_size = 1;       // B; 1 with batched = false is a non-batched message
+  bool batched = false;
+  spec::AckSet ack_set;              // absent: a complete batch
+  EntryFault fault = EntryFault::kNone;
+  int truncate_at = 0;               // kTruncatedBatch: index whose bytes are cut
+  int extra_messages = 0;            // kExtraMessages
+  std::optional<std::uint64_t> consumer;  // default: the live consumer; else any id (E3)
+  std::uint32_t redelivery_count = 0;
+};
+
+// A snapshot of the broker's state, for the scenario driver's waits.
+struct BrokerView {
+  int connections_opened = 0;
+  int live_connections = 0;
+  int subscribes = 0;               // successful subscribes so far (incarnations)
+  bool subscribed = false;          // a live consumer exists
+  std::uint64_t consumer = 0;       // its consumer id
+  // The live incarnation's numbers, or the last ended one's when none is live.
+  std::int64_t granted = 0;         // Flow sum
+  std::int64_t debited = 0;         // P sum
+  std::int64_t available = 0;       // granted - debited (signed, B9)
+  int flows = 0;                    // Flow commands of the live incarnation
+  std::int64_t frames_in = 0;       // every frame received
+  std::chrono::steady_clock::time_point last_activity;  // last frame in or out
+  int outstanding = 0;              // delivered entries of the live incarnation not fully acked
+  std::vector<std::uint64_t> redeliver_requests;  // entry ids the client asked to redeliver
+  int redeliver_all_requests = 0;   // REDELIVER without ids (Java's Exclusive/Failover nack)
+  std::vector<std::uint64_t> unacked_entries;  // entries of the live incarnation not yet acked
+  std::vector<std::string> protocol_errors;  // garbage the client sent
+};
+
+struct BrokerOptions {
+  bool send_message_permits = true;  // W3: a new broker sends the field; false: an old one
+  std::string topic_hint;            // informational
+};
+
+class ConformanceBroker {
+ public:
+  explicit ConformanceBroker(BrokerOptions options);
+  ~ConformanceBroker();
+  ConformanceBroker(const ConformanceBroker&) = delete;
+  ConformanceBroker& operator=(const ConformanceBroker&) = delete;
+
+  // Binds 127.0.0.1 on an ephemeral port and starts the protocol thread.
+  absl::Status start();
+  std::uint16_t port() const { return port_; }
+  std::string url() const;  // pulsar://127.0.0.1:PORT
+
+  // Waits until `pred` holds on the state (checked on every change) or `timeout` passes.
+  bool wait_until(const std::function<bool(const BrokerView&)>& pred,
+                  std::chrono::milliseconds timeout);
+  BrokerView view() const;
+
+  // Finalizes P for the entry (spec::finalize_permits), debits the live incarnation, records
+  // the send and the message, and writes the frame. FailedPrecondition without a live
+  // consumer (unless `consumer` names one explicitly).
+  absl::Status deliver(const Delivery& delivery);
+
+  // Broker-side CLOSE_CONSUMER of the live consumer (ends its incarnation, B11).
+  absl::Status close_consumer();
+  // Closes the live consumer's connection (B11).
+  absl::Status drop_connection();
+  // Appends an `x-` extension event (ignored by the monitor), e.g. "x-client-crashed".
+  // REQUIRES: ev starts with "x-".
+  void record_extension(std::string ev);
+  // Appends `quiescent` for the live consumer: the driver asserts nothing is in flight.
+  void mark_quiescent();
+  // Stops accepting, closes every connection, records their disconnects, joins the thread.
+  void stop();
+
+  std::vector<spec::Event> trace() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  BrokerOptions options_;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace permitcheck::conformance
+
+#endif  // PERMITCHECK_CONFORMANCE_BROKER_H_

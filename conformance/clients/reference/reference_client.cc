@@ -1,0 +1,423 @@
+// permitcheck-reference-client: a rev-d Pulsar consumer built from the specification
+// (spec::handle_command decides what each CommandMessage returns, spec::PermitState keeps
+// each incarnation's accumulator), speaking the binary protocol over a real socket. It is
+// the positive control of `permitcheck conform`: it must pass every scenario.
+//
+//   permitcheck-reference-client --url pulsar://127.0.0.1:6650 --q 10 --delay-ms 0 \
+//       --nack-every 0 [--topic T] [--subscription S] [--ruleset legacy]
+//
+// With --ruleset legacy it handles commands as legacy Pulsar does (L1-L5): the negative
+// control, which `conform` must catch.
+//
+// Exit 0 on SIGTERM/SIGINT; 1 when it cannot reach the broker; 2 on bad arguments.
+#include <poll.h>
+#include <signal.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <deque>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "asio.hpp"
+#include "conformance/frame.h"
+#include "spec/client_command.h"
+#include "spec/permit_state.h"
+#include "spec/ruleset.h"
+
+namespace pw = permitcheck::wire;
+namespace spec = permitcheck::spec;
+using permitcheck::conformance::decode_frame;
+using permitcheck::conformance::encode_command;
+using permitcheck::conformance::Frame;
+using permitcheck::conformance::FrameSplitter;
+using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+
+struct Args {
+  std::string host = "127.0.0.1";
+  std::string port;
+  std::string topic = "persistent://public/default/permitcheck";
+  std::string subscription = "permitcheck-sub";
+  std::int64_t q = 10;
+  int delay_ms = 0;
+  int nack_every = 0;
+  // The rules the client follows: rev-d (default), or legacy to act as a negative control.
+  const spec::Ruleset* rules = &spec::ruleset(spec::RulesetId::kRevD);
+};
+
+std::optional<Args> parse_args(int argc, char** argv) {
+  Args a;
+  std::string url;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--url") url = v;
+    else if (k == "--topic") a.topic = v;
+    else if (k == "--subscription") a.subscription = v;
+    else if (k == "--q" && absl::SimpleAtoi(v, &a.q) && a.q >= 1) {}
+    else if (k == "--delay-ms" && absl::SimpleAtoi(v, &a.delay_ms)) {}
+    else if (k == "--nack-every" && absl::SimpleAtoi(v, &a.nack_every)) {}
+    else if (k == "--ruleset" && spec::parse_ruleset(v).ok()) a.rules = *spec::parse_ruleset(v);
+    else return std::nullopt;
+  }
+  const std::string prefix = "pulsar://";
+  if (url.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::string hp = url.substr(prefix.size());
+  const std::size_t colon = hp.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  a.host = hp.substr(0, colon);
+  a.port = hp.substr(colon + 1);
+  while (!a.port.empty() && a.port.back() == '/') a.port.pop_back();
+  return a;
+}
+
+// A message handed off to the application, with the permit state it retained (M1).
+struct Queued {
+  std::shared_ptr<spec::PermitState> state;
+  std::uint64_t entry = 0;
+  std::int64_t index = -1;  // batch index, -1 for a non-batched message
+  std::int64_t batch_size = 1;
+};
+
+class Client {
+ public:
+  explicit Client(Args args) : args_(std::move(args)), socket_(io_) {}
+
+  int run() {
+    int failures = 0;
+    while (!g_stop) {
+      if (!connect_and_subscribe()) {
+        if (++failures > 100) return 1;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      failures = 0;
+      serve();  // until the connection ends
+      end_incarnation();
+      asio::error_code ignored;
+      socket_.close(ignored);
+      if (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return 0;
+  }
+
+ private:
+  bool send(const pw::BaseCommand& cmd) {
+    asio::error_code ec;
+    asio::write(socket_, asio::buffer(encode_command(cmd)), ec);
+    return !ec;
+  }
+
+  // Reads until one frame is available or `timeout_ms` passes. nullopt on timeout; sets
+  // closed_ on EOF or garbage.
+  std::optional<Frame> read_frame(int timeout_ms) {
+    const auto until = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (!closed_ && !g_stop) {
+      absl::StatusOr<std::optional<std::string>> f = splitter_.next();
+      if (!f.ok()) {
+        closed_ = true;
+        return std::nullopt;
+      }
+      if (f->has_value()) {
+        absl::StatusOr<Frame> frame = decode_frame(**f);
+        if (!frame.ok()) {
+          std::cerr << "reference-client: bad frame: " << frame.status().message() << "\n";
+          closed_ = true;
+          return std::nullopt;
+        }
+        return *std::move(frame);
+      }
+      const int left = static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count());
+      if (left <= 0) return std::nullopt;
+      pollfd p{socket_.native_handle(), POLLIN, 0};
+      if (::poll(&p, 1, left) <= 0) return std::nullopt;
+      char buf[65536];
+      asio::error_code ec;
+      const std::size_t n = socket_.read_some(asio::buffer(buf), ec);
+      if (ec) {
+        closed_ = true;
+        return std::nullopt;
+      }
+      splitter_.append(std::string_view(buf, n));
+    }
+    return std::nullopt;
+  }
+
+  // Waits for the response of `request_id` (answering pings on the way).
+  std::optional<Frame> await(pw::BaseCommand::Type type, int timeout_ms) {
+    const auto until = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (Clock::now() < until && !closed_) {
+      std::optional<Frame> f = read_frame(100);
+      if (!f) continue;
+      if (f->command.type() == type || f->command.type() == pw::BaseCommand::ERROR) return f;
+      handle(*f);
+    }
+    return std::nullopt;
+  }
+
+  bool connect_and_subscribe() {
+    closed_ = false;
+    splitter_ = FrameSplitter();
+    asio::error_code ec;
+    tcp::resolver resolver(io_);
+    auto endpoints = resolver.resolve(args_.host, args_.port, ec);
+    if (ec) return false;
+    socket_ = tcp::socket(io_);
+    asio::connect(socket_, endpoints, ec);
+    if (ec) return false;
+    socket_.set_option(tcp::no_delay(true), ec);
+
+    pw::BaseCommand c;
+    c.set_type(pw::BaseCommand::CONNECT);
+    c.mutable_connect()->set_client_version("permitcheck-reference-client");
+    c.mutable_connect()->set_protocol_version(21);
+    if (!send(c) || !await(pw::BaseCommand::CONNECTED, 5000)) return false;
+
+    pw::BaseCommand pm;
+    pm.set_type(pw::BaseCommand::PARTITIONED_METADATA);
+    pm.mutable_partitionmetadata()->set_topic(args_.topic);
+    pm.mutable_partitionmetadata()->set_request_id(next_request_++);
+    if (!send(pm) || !await(pw::BaseCommand::PARTITIONED_METADATA_RESPONSE, 5000)) return false;
+
+    pw::BaseCommand lk;
+    lk.set_type(pw::BaseCommand::LOOKUP);
+    lk.mutable_lookuptopic()->set_topic(args_.topic);
+    lk.mutable_lookuptopic()->set_request_id(next_request_++);
+    if (!send(lk) || !await(pw::BaseCommand::LOOKUP_RESPONSE, 5000)) return false;
+    return subscribe();
+  }
+
+  // N1/N4: a new permit state per Subscribe attempt; Flow only after SUCCESS.
+  bool subscribe() {
+    pw::BaseCommand s;
+    s.set_type(pw::BaseCommand::SUBSCRIBE);
+    auto* sub = s.mutable_subscribe();
+    sub->set_topic(args_.topic);
+    sub->set_subscription(args_.subscription);
+    sub->set_subtype(0);
+    sub->set_consumer_id(kConsumer);
+    sub->set_request_id(next_request_++);
+    sub->set_consumer_name("reference");
+    state_ = std::make_shared<spec::PermitState>(args_.q, spec::default_threshold(args_.q));
+    if (!send(s)) return false;
+    std::optional<Frame> r = await(pw::BaseCommand::SUCCESS, 5000);
+    if (!r || r->command.type() != pw::BaseCommand::SUCCESS) {
+      state_->end();
+      return false;
+    }
+    absl::StatusOr<std::int64_t> initial = state_->enable_flow();
+    return initial.ok() && flow(*initial);
+  }
+
+  bool flow(std::int64_t permits) {
+    if (permits <= 0 || !state_ || !state_->may_write_flow()) return true;  // N5
+    pw::BaseCommand f;
+    f.set_type(pw::BaseCommand::FLOW);
+    f.mutable_flow()->set_consumer_id(kConsumer);
+    f.mutable_flow()->set_messagepermits(static_cast<std::uint32_t>(permits));
+    return send(f);
+  }
+
+  // A return to the state the units belong to (N3); a due Flow goes out if still current.
+  void credit(const std::shared_ptr<spec::PermitState>& state, std::int64_t n) {
+    if (n <= 0 || !state) return;
+    absl::StatusOr<std::optional<std::int64_t>> due = state->credit(n);
+    if (!due.ok()) {
+      if (absl::IsOutOfRange(due.status())) closed_ = true;  // N7
+      return;  // ended: dropped (M1)
+    }
+    if (*due && state == state_) flow(**due);
+  }
+
+  void end_incarnation() {
+    if (state_) state_->end();
+    queue_.clear();  // decision 7: queued messages of an ended incarnation are cleared
+  }
+
+  void serve() {
+    while (!closed_ && !g_stop) {
+      int wait_ms = 50;
+      if (!queue_.empty()) {
+        const auto due = next_consume_;
+        const auto now = Clock::now();
+        if (now >= due) {
+          consume_one();
+          continue;
+        }
+        wait_ms = static_cast<int>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(due - now).count()) + 1;
+      }
+      std::optional<Frame> f = read_frame(wait_ms);
+      if (f) handle(*f);
+    }
+  }
+
+  void consume_one() {
+    Queued m = std::move(queue_.front());
+    queue_.pop_front();
+    next_consume_ = Clock::now() + std::chrono::milliseconds(args_.delay_ms);
+    ++consumed_;
+    // The unit goes back first (M1), so a Flow it makes due is on the wire before the ack:
+    // once the broker has every ack, it has every Flow too.
+    const bool current = m.state == state_;
+    credit(m.state, 1);
+    if (current) {
+      pw::BaseCommand c;
+      pw::MessageIdData* id;
+      if (args_.nack_every > 0 && consumed_ % args_.nack_every == 0) {
+        c.set_type(pw::BaseCommand::REDELIVER_UNACKNOWLEDGED_MESSAGES);
+        c.mutable_redeliverunacknowledgedmessages()->set_consumer_id(kConsumer);
+        id = c.mutable_redeliverunacknowledgedmessages()->add_message_ids();
+      } else {
+        c.set_type(pw::BaseCommand::ACK);
+        c.mutable_ack()->set_consumer_id(kConsumer);
+        c.mutable_ack()->set_ack_type(pw::CommandAck::Individual);
+        id = c.mutable_ack()->add_message_id();
+      }
+      id->set_ledgerid(ledger_);
+      id->set_entryid(m.entry);
+      if (m.index >= 0) {
+        id->set_batch_index(static_cast<std::int32_t>(m.index));
+        id->set_batch_size(static_cast<std::int32_t>(m.batch_size));
+      }
+      send(c);
+    }
+  }
+
+  void ack_with_error(std::uint64_t entry, pw::CommandAck::ValidationError error) {
+    pw::BaseCommand c;
+    c.set_type(pw::BaseCommand::ACK);
+    c.mutable_ack()->set_consumer_id(kConsumer);
+    c.mutable_ack()->set_ack_type(pw::CommandAck::Individual);
+    c.mutable_ack()->set_validation_error(error);
+    pw::MessageIdData* id = c.mutable_ack()->add_message_id();
+    id->set_ledgerid(ledger_);
+    id->set_entryid(entry);
+    send(c);
+  }
+
+  void handle(const Frame& f) {
+    const pw::BaseCommand& c = f.command;
+    switch (c.type()) {
+      case pw::BaseCommand::PING: {
+        pw::BaseCommand p;
+        p.set_type(pw::BaseCommand::PONG);
+        p.mutable_pong();
+        send(p);
+        return;
+      }
+      case pw::BaseCommand::CLOSE_CONSUMER:
+        if (c.close_consumer().consumer_id() != kConsumer) return;
+        end_incarnation();  // N2: a fresh state for the replacement
+        if (!subscribe()) closed_ = true;
+        return;
+      case pw::BaseCommand::MESSAGE:
+        on_message(f);
+        return;
+      default:
+        return;
+    }
+  }
+
+  void on_message(const Frame& f) {
+    const pw::CommandMessage& m = f.command.message();
+    if (m.consumer_id() != kConsumer || !state_ || !state_->current()) return;  // not ours
+    ledger_ = m.message_id().ledgerid();
+    const std::uint64_t entry = m.message_id().entryid();
+    spec::CommandSituation s;
+    s.inc = spec::Id::number(incarnation_token());
+    s.cmd = spec::Id::number(++commands_);
+    s.cnx = spec::Id::text("cnx");
+    if (m.has_message_permits()) s.message_permits = m.message_permits();
+    s.ack_set = spec::AckSet(std::vector<std::int64_t>(m.ack_set().begin(), m.ack_set().end()));
+
+    std::optional<pw::CommandAck::ValidationError> error;
+    if (!f.checksum_ok) {
+      s.early_failure = spec::FailureStage::kChecksum;
+      error = pw::CommandAck::ChecksumMismatch;
+    } else {
+      auto parsed = permitcheck::conformance::parse_metadata_and_payload(f.metadata_and_payload);
+      if (!parsed.ok()) {
+        s.early_failure = spec::FailureStage::kMetadata;
+        error = pw::CommandAck::BatchDeSerializeError;
+      } else {
+        s.batched = parsed->metadata.has_num_messages_in_batch();
+        s.batch_size = s.batched ? parsed->metadata.num_messages_in_batch() : 1;
+        if (s.batched && s.batch_size > 0) {
+          const auto batch = permitcheck::conformance::parse_batch(
+              parsed->payload, static_cast<int>(s.batch_size));
+          s.fates.assign(static_cast<std::size_t>(s.batch_size), spec::IndexFate::kDeliver);
+          if (batch.failed_at) {
+            s.fates[static_cast<std::size_t>(*batch.failed_at)] = spec::IndexFate::kParseFails;
+            error = pw::CommandAck::BatchDeSerializeError;
+          }
+          if (batch.trailing_messages > 0) s.decoded = s.batch_size + batch.trailing_messages;
+        }
+      }
+    }
+    const spec::CommandRun run =
+        spec::handle_command(*args_.rules, s);
+    if (run.closes_connection) {  // C4
+      closed_ = true;
+      return;
+    }
+    std::shared_ptr<spec::PermitState> state = state_;
+    for (const spec::Event& e : run.events) {
+      if (const auto* claim = std::get_if<spec::Claim>(&e)) {
+        queue_.push_back(Queued{state, entry, s.batched ? claim->index.value_or(0) : -1,
+                                s.batch_size});
+      } else if (const auto* restore = std::get_if<spec::Restore>(&e)) {
+        (void)restore;
+        if (!queue_.empty()) queue_.pop_back();
+      } else if (std::get_if<spec::Corrupt>(&e) && !error) {
+        error = pw::CommandAck::BatchDeSerializeError;  // C5: inconsistent data
+      }
+    }
+    credit(state, run.returned_by_command);
+    if (error) ack_with_error(entry, *error);
+    if (queue_.size() == 1) next_consume_ = Clock::now() + std::chrono::milliseconds(args_.delay_ms);
+  }
+
+  std::uint64_t incarnation_token() const { return reinterpret_cast<std::uintptr_t>(state_.get()); }
+
+  static constexpr std::uint64_t kConsumer = 0;
+  Args args_;
+  asio::io_context io_;
+  tcp::socket socket_;
+  FrameSplitter splitter_;
+  bool closed_ = false;
+  std::uint64_t next_request_ = 1;
+  std::uint64_t commands_ = 0;
+  std::uint64_t consumed_ = 0;
+  std::uint64_t ledger_ = 0;
+  std::shared_ptr<spec::PermitState> state_;
+  std::deque<Queued> queue_;
+  Clock::time_point next_consume_ = Clock::now();
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::optional<Args> args = parse_args(argc, argv);
+  if (!args) {
+    std::cerr << "usage: permitcheck-reference-client --url pulsar://HOST:PORT [--q N] "
+                 "[--delay-ms N] [--nack-every N] [--topic T] [--subscription S]\n";
+    return 2;
+  }
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGPIPE, SIG_IGN);
+  return Client(*args).run();
+}

@@ -1,0 +1,126 @@
+#include "conformance/conform.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+
+namespace permitcheck::conformance {
+namespace {
+
+std::set<spec::RuleId> rules_of(const ScenarioOutcome& o) {
+  std::set<spec::RuleId> r;
+  for (const spec::Finding& f : o.violations) r.insert(f.rule);
+  return r;
+}
+
+// A shrink is accepted when it still fails with at least one of the original rules, so the
+// minimal counterexample shows the same defect.
+bool same_defect(const std::set<spec::RuleId>& original, const ScenarioOutcome& o) {
+  if (!o.failed() || o.client_never_started) return false;
+  for (const spec::Finding& f : o.violations) {
+    if (original.contains(f.rule)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string applicable_rules(bool knows_message_permits) {
+  if (knows_message_permits) {
+    return "new client (reads message_permits): judged by rev-d on the wire: W2, B2/B7, N4, "
+           "E2 (over-grant at every Flow), E5/E6 at quiescence; with the field absent (old "
+           "broker) early payload failures may return the fallback (X1, X6)";
+  }
+  return "old client (ignores message_permits): judged as if the field were absent: E2 "
+         "(over-grant at every Flow), N4, E5/E6 at quiescence, with early payload failures "
+         "excused down to the field-absent fallback (X1 complete batch -> 1, X6 partial -> "
+         "all ack_set bits); W2/C4 do not apply";
+}
+
+bool ConformReport::passed() const {
+  if (client_could_not_start) return false;
+  for (const ScenarioReport& s : scenarios) {
+    if (!s.passed()) return false;
+  }
+  return true;
+}
+
+std::map<std::string, std::vector<std::string>> ConformReport::violations_by_rule() const {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const ScenarioReport& s : scenarios) {
+    if (!s.counterexample) continue;
+    for (spec::RuleId r : rules_of(*s.counterexample)) {
+      auto& v = out[std::string(spec::rule_name(r))];
+      const std::string name(scenario_info(s.kind).name);
+      if (v.empty() || v.back() != name) v.push_back(name);
+    }
+  }
+  return out;
+}
+
+ConformReport run_conformance(const ConformOptions& options, const ProgressFn& progress) {
+  ConformReport report;
+  report.applicable_rules = applicable_rules(options.client.knows_message_permits);
+  std::vector<ScenarioKind> kinds = options.scenarios;
+  if (kinds.empty()) {
+    for (const ScenarioInfo& s : all_scenarios()) kinds.push_back(s.kind);
+  }
+  int started_runs = 0, total_runs = 0;
+  for (ScenarioKind kind : kinds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ScenarioReport sr{.kind = kind};
+    const std::string name(scenario_info(kind).name);
+    const rc::Gen<ScenarioParams> gen = gen_scenario(kind);
+    for (int c = 0; c < options.cases && !sr.counterexample; ++c) {
+      const rc::Random random(options.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL +
+                              static_cast<std::uint64_t>(c));
+      rc::Shrinkable<ScenarioParams> current = gen(random, 10 + 10 * c);
+      if (progress) progress(absl::StrCat(name, " case ", c + 1, ": ", describe(current.value()), "\n"));
+      ScenarioOutcome outcome = run_scenario(options.client, current.value());
+      ++sr.runs;
+      ++total_runs;
+      if (!outcome.client_never_started) ++started_runs;
+      if (!outcome.failed()) {
+        ++sr.cases_passed;
+        for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
+        continue;
+      }
+      sr.original = describe(current.value());
+      if (outcome.client_never_started) {
+        sr.counterexample = std::move(outcome);
+        break;
+      }
+      // Shrink: take the first smaller parameter set that shows the same defect, repeat.
+      const std::set<spec::RuleId> original = rules_of(outcome);
+      int budget = options.max_shrink_runs;
+      bool improved = true;
+      while (improved && budget > 0) {
+        improved = false;
+        rc::Seq<rc::Shrinkable<ScenarioParams>> shrinks = current.shrinks();
+        while (budget > 0) {
+          rc::Maybe<rc::Shrinkable<ScenarioParams>> next = shrinks.next();
+          if (!next) break;
+          --budget;
+          ScenarioOutcome candidate = run_scenario(options.client, next->value());
+          ++sr.runs;
+          ++total_runs;
+          if (same_defect(original, candidate)) {
+            if (progress) progress(absl::StrCat("  shrunk to ", describe(next->value()), "\n"));
+            current = *next;
+            outcome = std::move(candidate);
+            ++sr.shrink_steps;
+            improved = true;
+            break;
+          }
+        }
+      }
+      sr.counterexample = std::move(outcome);
+    }
+    sr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    report.scenarios.push_back(std::move(sr));
+  }
+  report.client_could_not_start = total_runs > 0 && started_runs == 0;
+  return report;
+}
+
+}  // namespace permitcheck::conformance

@@ -1,0 +1,61 @@
+// run_conformance: drives a client under test through the scenario catalogue. For each
+// scenario RapidCheck draws `cases` parameter sets; the first failing one is shrunk by
+// re-running the client on ever smaller parameters, and the minimal counterexample (its
+// parameters and its wire trace) is kept for the report.
+//
+//   ConformOptions o{.client = {.command = "my-consumer --url {url}", .q = 10, .t = 5}};
+//   ConformReport r = run_conformance(o, [](std::string_view line) { std::cerr << line; });
+//   // r.scenarios[i].counterexample->violations: rule IDs with the numbers observed
+#ifndef PERMITCHECK_CONFORMANCE_CONFORM_H_
+#define PERMITCHECK_CONFORMANCE_CONFORM_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conformance/scenario.h"
+
+namespace permitcheck::conformance {
+
+struct ConformOptions {
+  ClientSpec client;
+  std::vector<ScenarioKind> scenarios;  // empty: all
+  std::uint64_t seed = 1;
+  int cases = 3;                        // parameter sets per scenario
+  int max_shrink_runs = 12;             // client runs spent shrinking one counterexample
+};
+
+struct ScenarioReport {
+  ScenarioKind kind;
+  int runs = 0;                         // client runs, shrinking included
+  int cases_passed = 0;
+  std::optional<ScenarioOutcome> counterexample;  // minimal failing run
+  std::string original;                 // describe() of the first failing parameters
+  int shrink_steps = 0;                 // accepted shrinks
+  std::vector<spec::Finding> deviations;  // known deviations seen in passing runs
+  double seconds = 0;
+  bool passed() const { return !counterexample.has_value(); }
+};
+
+struct ConformReport {
+  std::vector<ScenarioReport> scenarios;
+  bool client_could_not_start = false;  // not a single run got a Subscribe and a Flow
+  std::string applicable_rules;         // which rules judge this client (old/new)
+  bool passed() const;
+  // rule name -> scenarios where it was violated
+  std::map<std::string, std::vector<std::string>> violations_by_rule() const;
+};
+
+// Which rules judge a client that does (not) know message_permits (the compatibility matrix).
+std::string applicable_rules(bool knows_message_permits);
+
+using ProgressFn = std::function<void(std::string_view line)>;
+ConformReport run_conformance(const ConformOptions& options, const ProgressFn& progress = {});
+
+}  // namespace permitcheck::conformance
+
+#endif  // PERMITCHECK_CONFORMANCE_CONFORM_H_

@@ -1,0 +1,191 @@
+#include "conformance/frame.h"
+
+#include <array>
+
+#include "absl/strings/str_cat.h"
+
+namespace permitcheck::conformance {
+namespace {
+
+std::array<std::uint32_t, 256> make_crc_table() {
+  std::array<std::uint32_t, 256> table{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+
+std::uint32_t read_u32(std::string_view b, std::size_t at) {
+  return (std::uint32_t{static_cast<unsigned char>(b[at])} << 24) |
+         (std::uint32_t{static_cast<unsigned char>(b[at + 1])} << 16) |
+         (std::uint32_t{static_cast<unsigned char>(b[at + 2])} << 8) |
+         std::uint32_t{static_cast<unsigned char>(b[at + 3])};
+}
+
+void put_u32(std::string* out, std::uint32_t v) {
+  out->push_back(static_cast<char>(v >> 24));
+  out->push_back(static_cast<char>(v >> 16));
+  out->push_back(static_cast<char>(v >> 8));
+  out->push_back(static_cast<char>(v));
+}
+
+}  // namespace
+
+std::uint32_t crc32c(std::string_view data) {
+  static const std::array<std::uint32_t, 256> table = make_crc_table();
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char ch : data) crc = table[(crc ^ ch) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+absl::StatusOr<Frame> decode_frame(std::string_view frame) {
+  if (frame.size() < 8) {
+    return absl::InvalidArgumentError(absl::StrCat("frame of ", frame.size(),
+                                                   " bytes is shorter than its 8-byte header"));
+  }
+  const std::uint32_t total = read_u32(frame, 0);
+  if (total != frame.size() - 4) {
+    return absl::InvalidArgumentError(absl::StrCat("frame announces ", total,
+                                                   " bytes after its size but holds ",
+                                                   frame.size() - 4));
+  }
+  if (total > kMaxFrameSize) {
+    return absl::InvalidArgumentError(absl::StrCat("frame of ", total, " bytes exceeds the ",
+                                                   kMaxFrameSize, "-byte limit"));
+  }
+  const std::uint32_t command_size = read_u32(frame, 4);
+  if (command_size > total - 4) {
+    return absl::InvalidArgumentError(absl::StrCat("command size ", command_size,
+                                                   " exceeds the frame's ", total - 4,
+                                                   " remaining bytes"));
+  }
+  Frame out;
+  if (!out.command.ParseFromArray(frame.data() + 8, static_cast<int>(command_size))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("BaseCommand of ", command_size, " bytes does not parse"));
+  }
+  if (!out.command.has_type()) return absl::InvalidArgumentError("BaseCommand without a type");
+  std::string_view rest = frame.substr(8 + command_size);
+  if (rest.empty()) return out;
+  if (rest.size() < 6) {
+    return absl::InvalidArgumentError(absl::StrCat(rest.size(), " byte(s) after the command: ",
+                                                   "too short for magic and checksum"));
+  }
+  const std::uint16_t magic = static_cast<std::uint16_t>(
+      (static_cast<unsigned char>(rest[0]) << 8) | static_cast<unsigned char>(rest[1]));
+  if (magic != kMagicCrc32c) {
+    return absl::InvalidArgumentError(absl::StrCat("payload magic 0x", absl::Hex(magic),
+                                                   " is not 0x0e01"));
+  }
+  const std::uint32_t checksum = read_u32(rest, 2);
+  out.has_payload = true;
+  out.metadata_and_payload = std::string(rest.substr(6));
+  out.checksum_ok = crc32c(out.metadata_and_payload) == checksum;
+  return out;
+}
+
+absl::StatusOr<std::optional<std::string>> FrameSplitter::next() {
+  const std::size_t avail = buffer_.size() - offset_;
+  if (avail < 4) return std::optional<std::string>();
+  const std::uint32_t total = read_u32(buffer_, offset_);
+  if (total < 4 || total > kMaxFrameSize) {
+    return absl::InvalidArgumentError(absl::StrCat("frame size ", total, " outside 4..",
+                                                   kMaxFrameSize));
+  }
+  if (avail < std::size_t{total} + 4) return std::optional<std::string>();
+  std::string frame = buffer_.substr(offset_, std::size_t{total} + 4);
+  offset_ += std::size_t{total} + 4;
+  if (offset_ > 65536 && offset_ * 2 > buffer_.size()) {
+    buffer_.erase(0, offset_);
+    offset_ = 0;
+  }
+  return std::optional<std::string>(std::move(frame));
+}
+
+std::string encode_command(const wire::BaseCommand& command) {
+  const std::string body = command.SerializeAsString();
+  std::string out;
+  out.reserve(body.size() + 8);
+  put_u32(&out, static_cast<std::uint32_t>(body.size() + 4));
+  put_u32(&out, static_cast<std::uint32_t>(body.size()));
+  out += body;
+  return out;
+}
+
+std::string encode_message(const wire::BaseCommand& command, std::string_view metadata,
+                           std::string_view payload, bool corrupt_checksum) {
+  const std::string body = command.SerializeAsString();
+  std::string checked;
+  put_u32(&checked, static_cast<std::uint32_t>(metadata.size()));
+  checked.append(metadata);
+  checked.append(payload);
+  std::uint32_t crc = crc32c(checked);
+  if (corrupt_checksum) crc ^= 0x5A5A5A5Au;
+  std::string out;
+  put_u32(&out, static_cast<std::uint32_t>(4 + body.size() + 2 + 4 + checked.size()));
+  put_u32(&out, static_cast<std::uint32_t>(body.size()));
+  out += body;
+  out.push_back(static_cast<char>(kMagicCrc32c >> 8));
+  out.push_back(static_cast<char>(kMagicCrc32c & 0xFF));
+  put_u32(&out, crc);
+  out += checked;
+  return out;
+}
+
+std::string encode_batch(const std::vector<BatchMessage>& messages) {
+  std::string out;
+  for (const BatchMessage& m : messages) {
+    const std::string meta = m.metadata.SerializeAsString();
+    put_u32(&out, static_cast<std::uint32_t>(meta.size()));
+    out += meta;
+    out += m.payload;
+  }
+  return out;
+}
+
+absl::StatusOr<MetadataAndPayload> parse_metadata_and_payload(std::string_view bytes) {
+  if (bytes.size() < 4) return absl::InvalidArgumentError("no room for the metadata size");
+  const std::uint32_t size = read_u32(bytes, 0);
+  if (size > bytes.size() - 4) {
+    return absl::InvalidArgumentError(absl::StrCat("metadata size ", size, " exceeds the ",
+                                                   bytes.size() - 4, " bytes left"));
+  }
+  MetadataAndPayload out;
+  if (!out.metadata.ParseFromArray(bytes.data() + 4, static_cast<int>(size))) {
+    return absl::InvalidArgumentError(absl::StrCat("MessageMetadata of ", size,
+                                                   " bytes does not parse"));
+  }
+  out.payload = std::string(bytes.substr(4 + size));
+  return out;
+}
+
+BatchParse parse_batch(std::string_view payload, int count) {
+  BatchParse out;
+  std::size_t at = 0;
+  auto one = [&](BatchMessage* m) {
+    if (payload.size() - at < 4) return false;
+    const std::uint32_t size = read_u32(payload, at);
+    if (size > payload.size() - at - 4) return false;
+    if (!m->metadata.ParseFromArray(payload.data() + at + 4, static_cast<int>(size))) return false;
+    const std::int64_t body = m->metadata.payload_size();
+    if (body < 0 || static_cast<std::uint64_t>(body) > payload.size() - at - 4 - size) return false;
+    m->payload = std::string(payload.substr(at + 4 + size, static_cast<std::size_t>(body)));
+    at += 4 + size + static_cast<std::size_t>(body);
+    return true;
+  };
+  for (int i = 0; i < count; ++i) {
+    BatchMessage m;
+    if (!one(&m)) {
+      out.failed_at = i;
+      return out;
+    }
+    out.messages.push_back(std::move(m));
+  }
+  BatchMessage extra;
+  while (at < payload.size() && one(&extra)) ++out.trailing_messages;
+  return out;
+}
+
+}  // namespace permitcheck::conformance

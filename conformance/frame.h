@@ -1,0 +1,98 @@
+// Pulsar binary-protocol frames: encoding and a decoder that never trusts its input.
+//
+// A simple command is [total size][command size][BaseCommand]; a command with a payload
+// (MESSAGE) continues with [magic 0x0e01][crc32c][metadata size][MessageMetadata][payload].
+// Sizes are big-endian uint32; the checksum covers everything after it. A native batch's
+// payload is repeated [size][SingleMessageMetadata][message payload].
+//
+//   std::string bytes = encode_command(cmd);
+//   FrameSplitter in;  in.append(bytes);
+//   absl::StatusOr<std::optional<std::string>> f = in.next();   // one whole frame
+//   absl::StatusOr<Frame> frame = decode_frame(**f);              // InvalidArgument on garbage
+#ifndef PERMITCHECK_CONFORMANCE_FRAME_H_
+#define PERMITCHECK_CONFORMANCE_FRAME_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "conformance/proto/pulsar_wire.pb.h"
+
+namespace permitcheck::conformance {
+
+// Largest frame accepted: Pulsar's default 5 MiB message plus room for the headers.
+inline constexpr std::uint32_t kMaxFrameSize = 5 * 1024 * 1024 + 64 * 1024;
+inline constexpr std::uint16_t kMagicCrc32c = 0x0e01;
+
+// CRC-32C (Castagnoli), as Pulsar checksums metadata and payload.
+std::uint32_t crc32c(std::string_view data);
+
+// A decoded frame. For a payload command, `checksum_ok` tells whether the crc32c matched and
+// `metadata_and_payload` holds the bytes after the checksum (not yet parsed: a client decides
+// what a corrupt payload means, C7).
+struct Frame {
+  wire::BaseCommand command;
+  bool has_payload = false;
+  bool checksum_ok = true;
+  std::string metadata_and_payload;
+};
+
+// Decodes one whole frame (starting with its total size). InvalidArgument naming the problem
+// for anything malformed: sizes that disagree, a command that does not parse, a missing type,
+// a bad magic number. Never crashes on any input.
+absl::StatusOr<Frame> decode_frame(std::string_view frame);
+
+// Splits a byte stream into whole frames.
+class FrameSplitter {
+ public:
+  void append(std::string_view bytes) { buffer_.append(bytes); }
+  // The next whole frame (with its size prefix), nullopt if more bytes are needed, or
+  // InvalidArgument if the announced size is below 4 or above kMaxFrameSize.
+  absl::StatusOr<std::optional<std::string>> next();
+  std::size_t buffered() const { return buffer_.size() - offset_; }
+
+ private:
+  std::string buffer_;
+  std::size_t offset_ = 0;
+};
+
+// [total][size][command].
+std::string encode_command(const wire::BaseCommand& command);
+
+// A MESSAGE frame. `metadata` is the serialized MessageMetadata (any bytes: a scenario may
+// send unreadable metadata); the checksum is computed, then flipped when `corrupt_checksum`.
+std::string encode_message(const wire::BaseCommand& command, std::string_view metadata,
+                           std::string_view payload, bool corrupt_checksum = false);
+
+// One message of a native batch.
+struct BatchMessage {
+  wire::SingleMessageMetadata metadata;
+  std::string payload;
+};
+
+// The batch payload: repeated [size][SingleMessageMetadata][payload].
+std::string encode_batch(const std::vector<BatchMessage>& messages);
+
+// Splits metadata_and_payload into the MessageMetadata and the payload. InvalidArgument when
+// the metadata size is out of bounds or the metadata does not parse.
+struct MetadataAndPayload {
+  wire::MessageMetadata metadata;
+  std::string payload;
+};
+absl::StatusOr<MetadataAndPayload> parse_metadata_and_payload(std::string_view bytes);
+
+// Parses the first `count` messages of a batch payload. Stops at the first message that does
+// not parse; `failed_at` is its index then.
+struct BatchParse {
+  std::vector<BatchMessage> messages;
+  std::optional<int> failed_at;
+  int trailing_messages = 0;  // well-formed messages found after the first `count`
+};
+BatchParse parse_batch(std::string_view payload, int count);
+
+}  // namespace permitcheck::conformance
+
+#endif  // PERMITCHECK_CONFORMANCE_FRAME_H_

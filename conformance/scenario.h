@@ -1,0 +1,115 @@
+// The scenario catalogue: named templates whose parameters RapidCheck draws, each run against
+// a real client process over a real socket and judged by the Monitor on the recorded trace.
+//
+//   ClientSpec client{.command = "node consumer.js {url} {topic} {subscription} {q}"};
+//   rc::Gen<ScenarioParams> g = gen_scenario(ScenarioKind::kPartialBatches);
+//   ScenarioOutcome o = run_scenario(client, g(rc::Random(1), 10).value());
+//   // o.failed(), o.violations (rule IDs with numbers), o.header + o.events: the trace
+#ifndef PERMITCHECK_CONFORMANCE_SCENARIO_H_
+#define PERMITCHECK_CONFORMANCE_SCENARIO_H_
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conformance/broker.h"
+#include "rapidcheck.h"
+#include "spec/events.h"
+#include "spec/monitor.h"
+#include "spec/rule_id.h"
+
+namespace permitcheck::conformance {
+
+enum class ScenarioKind {
+  kCompleteBatches,    // complete batches and single messages (B2, E1, E5)
+  kPartialBatches,     // partial redeliveries: sparse and dense ack_sets (B2, K3, E2, E5)
+  kCorruptChecksum,    // some entries with a bad crc32c (C7)
+  kUnreadableMetadata, // some entries whose MessageMetadata does not parse (C7)
+  kTruncatedBatch,     // a batch payload that ends inside a message (C7, K5)
+  kInconsistentBatch,  // a payload holding more messages than its B (K8, C5)
+  kCloseConsumer,      // CLOSE_CONSUMER mid-stream, the client resubscribes (N2, E3)
+  kReconnect,          // the connection drops mid-stream, the client reconnects (N2, E3)
+  kUnknownConsumer,    // messages for a consumer id the client never subscribed (E3)
+  kNegativeAck,        // the client nacks; the broker redelivers what is unacked (M1, E1)
+  kSlowConsumer,       // more entries than Q, consumed slowly: debt and back-pressure (B9, E6)
+};
+
+struct ScenarioInfo {
+  ScenarioKind kind;
+  std::string_view name;     // "partial_batches"
+  spec::RuleId primary;      // rule a crash or hang of the client is reported under
+  std::string_view summary;
+};
+std::span<const ScenarioInfo> all_scenarios();
+const ScenarioInfo& scenario_info(ScenarioKind kind);
+std::optional<ScenarioKind> parse_scenario(std::string_view name);
+
+// One entry of a scenario, before it becomes a Delivery.
+struct EntrySpec {
+  std::int64_t batch_size = 1;
+  bool batched = false;
+  std::vector<std::int64_t> cleared;  // indexes acknowledged earlier: cleared from ack_set
+  EntryFault fault = EntryFault::kNone;
+  int truncate_at = 0;
+  int extra_messages = 0;
+};
+
+struct ScenarioParams {
+  ScenarioKind kind = ScenarioKind::kCompleteBatches;
+  bool send_field = true;       // new broker (true) or old broker (false, W3 fallback)
+  int delay_ms = 0;             // client's per-message processing time ({delay_ms})
+  int nack_every = 0;           // client nacks every n-th message, 0 never ({nack_every})
+  std::vector<EntrySpec> entries;
+  int disrupt_after = 0;        // close / drop / foreign messages after this many entries
+  std::uint64_t foreign_consumer = 41;
+};
+
+// A one-line description: "partial_batches new-broker delay=0 entries=[8-{1,3} 1 4]".
+std::string describe(const ScenarioParams& params);
+
+// The generator of each template's parameters (shrinks toward fewer, smaller entries).
+rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind);
+
+// The client under test.
+struct ClientSpec {
+  // Shell command line; placeholders: {url} {topic} {subscription} {q} {delay_ms} {nack_every}.
+  std::string command;
+  std::int64_t q = 10;                       // receiver queue size the client is told to use
+  std::optional<std::int64_t> t;             // its declared Flow threshold (E5 bound); none: 1..Q
+  bool knows_message_permits = true;         // false: an old client (judged as field-absent)
+  std::chrono::milliseconds timeout{20000};  // whole run
+  std::chrono::milliseconds startup{10000};  // until the first Flow
+  std::chrono::milliseconds idle{1500};      // silence that counts as quiescence
+  std::string log_dir = "/tmp";              // client logs
+};
+
+std::string expand_command(const ClientSpec& client, const ScenarioParams& params,
+                           const std::string& url);
+
+struct ScenarioOutcome {
+  ScenarioParams params;
+  spec::TraceHeader header;
+  std::vector<spec::Event> events;       // the broker's wire trace
+  std::vector<spec::Finding> violations;  // monitor findings plus client crash / hang
+  std::vector<spec::Finding> deviations;  // known deviations (X1-X6), incl. old-client excuses
+  std::optional<std::string> client_failure;  // "crashed: exited with status 1", "hang: ..."
+  bool client_never_started = false;     // no Flow ever arrived (command wrong?)
+  std::string client_log_tail;
+  std::int64_t granted = 0, debited = 0;  // of the last incarnation, at quiescence
+  int incarnations = 0;
+  double seconds = 0;
+  bool failed() const { return !violations.empty() || client_failure.has_value(); }
+};
+
+// Runs one scenario: broker up, client started, entries delivered under bounded waits,
+// quiescence, client stopped, trace judged by the Monitor. Never hangs: every wait is bounded
+// by `client.timeout`.
+ScenarioOutcome run_scenario(const ClientSpec& client, const ScenarioParams& params);
+
+}  // namespace permitcheck::conformance
+
+#endif  // PERMITCHECK_CONFORMANCE_SCENARIO_H_

@@ -1,0 +1,32 @@
+// libFuzzer target: the conformance broker's frame decoder (conformance/frame.h). Whatever
+// bytes a client sends, splitting, decoding and parsing payloads must return a status, never
+// crash, hang or read out of bounds.
+//
+// Built by conformance/CMakeLists.txt (it needs the generated protocol code) with clang and
+// -DPERMITCHECK_FUZZ=ON:
+//   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPERMITCHECK_FUZZ=ON
+//   cmake --build build-fuzz --target frame_decoder_fuzz
+//   build-fuzz/conformance/frame_decoder_fuzz -max_total_time=60
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "conformance/frame.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  permitcheck::conformance::FrameSplitter splitter;
+  splitter.append(bytes);
+  for (int i = 0; i < 64; ++i) {
+    auto next = splitter.next();
+    if (!next.ok() || !next->has_value()) break;
+    auto frame = permitcheck::conformance::decode_frame(**next);
+    if (!frame.ok() || !frame->has_payload) continue;
+    auto mp = permitcheck::conformance::parse_metadata_and_payload(frame->metadata_and_payload);
+    if (!mp.ok()) continue;
+    const int count = mp->metadata.num_messages_in_batch();
+    (void)permitcheck::conformance::parse_batch(mp->payload, count > 0 && count < 4096 ? count : 1);
+  }
+  (void)permitcheck::conformance::decode_frame(bytes);
+  return 0;
+}
