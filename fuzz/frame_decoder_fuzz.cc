@@ -2,11 +2,10 @@
 // bytes a client sends, splitting, decoding and parsing payloads must return a status, never
 // crash, hang or read out of bounds.
 //
-// Built by conformance/CMakeLists.txt (it needs the generated protocol code) with clang and
-// -DPERMITCHECK_FUZZ=ON:
-//   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPERMITCHECK_FUZZ=ON
+// Built by fuzz/CMakeLists.txt (which generates the protocol code) with clang; ci/fuzz runs it:
+//   cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPERMITCHECK_FUZZ=ON
 //   cmake --build build-fuzz --target frame_decoder_fuzz
-//   build-fuzz/conformance/frame_decoder_fuzz -max_total_time=60
+//   build-fuzz/frame_decoder_fuzz -max_total_time=60
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
