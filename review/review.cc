@@ -16,6 +16,7 @@
 #include "solver/trace_output.h"
 #include "spec/monitor.h"
 #include "trace/reader.h"
+#include "trace/writer.h"
 
 namespace permitcheck::review {
 namespace {
@@ -47,29 +48,7 @@ constexpr std::array<ReviewFinding, 5> kFindings = {{
      solver::Check::kIsolation},
 }};
 
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+using trace::json_string;
 
 std::string file_name(const Search& s) {
   return absl::StrCat(s.finding, "-", rules_name(s.ruleset), "-", str(engine_name(s.engine)),

@@ -281,4 +281,14 @@ absl::Status write_trace(std::ostream& out, const TraceHeader& header,
   return absl::OkStatus();
 }
 
+void append_json_string(std::string* out, std::string_view s) {
+  internal::append_json_string(out, s);
+}
+
+std::string json_string(std::string_view s) {
+  std::string out;
+  internal::append_json_string(&out, s);
+  return out;
+}
+
 }  // namespace permitcheck::trace

@@ -16,6 +16,7 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -33,6 +34,12 @@ std::string write_event(const spec::Event& event);
 
 // Appends write_event(event) to *out, reusing its capacity.
 void append_event(std::string* out, const spec::Event& event);
+
+// Appends `s` as a JSON string literal, quotes included: control characters escaped, and any
+// byte sequence that is not valid UTF-8 written as U+FFFD, so the output is always valid JSON.
+// The one JSON string quoting of the project (trace lines, reports, tables).
+void append_json_string(std::string* out, std::string_view s);
+std::string json_string(std::string_view s);
 
 // The header and then every event, one per line, each ending in "\n". DataLoss if the
 // stream fails.

@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "trace/writer.h"
+
 namespace permitcheck::cli::internal {
 namespace {
 
@@ -56,30 +58,7 @@ std::string valid_utf8(std::string_view s) {
 }
 
 void append_json_string(std::string* out, std::string_view raw) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  const std::string s = valid_utf8(raw);
-  out->push_back('"');
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': *out += "\\\""; break;
-      case '\\': *out += "\\\\"; break;
-      case '\n': *out += "\\n"; break;
-      case '\r': *out += "\\r"; break;
-      case '\t': *out += "\\t"; break;
-      case '\b': *out += "\\b"; break;
-      case '\f': *out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          *out += "\\u00";
-          out->push_back(kHex[c >> 4]);
-          out->push_back(kHex[c & 0xF]);
-        } else {
-          out->push_back(ch);
-        }
-    }
-  }
-  out->push_back('"');
+  trace::append_json_string(out, raw);
 }
 
 std::string json_string(std::string_view s) {
