@@ -10,6 +10,7 @@
 // so that each one's peak resident memory (getrusage of the child) is its own:
 //   parse     simdjson DOM parse of every line (parse_many over the file, every document
 //             visited), no checking at all
+//   read      permitcheck's TraceReader alone, every event read into a spec::Event, no checks
 //   validate  permitcheck's validate_path: reader + Monitor (retain_ledger = false)
 // The generated file goes to /tmp (never into the repository) and is removed unless --keep.
 #include <sys/resource.h>
@@ -27,6 +28,7 @@
 #include <string>
 
 #include "cli/validate.h"
+#include "trace/reader.h"
 #include "simdjson.h"
 
 namespace {
@@ -149,6 +151,17 @@ int main(int argc, char** argv) {
     *note = std::to_string(n) + " documents";
     return 0;
   });
+  // The reader alone (no Monitor): how validate's time splits between reading and checking.
+  const Measured read = in_child([&](std::string* note) {
+    std::ifstream in(path, std::ios::binary);
+    absl::StatusOr<permitcheck::trace::TraceReader> reader = permitcheck::trace::TraceReader::open(in);
+    if (!reader.ok()) return 6;
+    permitcheck::spec::Event event;
+    std::uint64_t n = 0;
+    for (absl::StatusOr<bool> more; (more = reader->next(&event)).ok() && *more;) ++n;
+    *note = std::to_string(n) + " events read";
+    return 0;
+  });
   const Measured validate = in_child([&](std::string* note) {
     std::istringstream unused;
     permitcheck::cli::FileResult r = permitcheck::cli::validate_path(path, unused, {});
@@ -161,7 +174,8 @@ int main(int argc, char** argv) {
   const double mib = static_cast<double>(bytes) / (1 << 20);
   std::printf("%-9s %8s %8s %14s %10s %14s\n", "", "wall s", "cpu s", "events/cpu-s", "MiB/cpu-s",
               "peak RSS MiB");
-  for (const auto& [name, m] : {std::pair{"parse", parse}, std::pair{"validate", validate}}) {
+  for (const auto& [name, m] :
+       {std::pair{"parse", parse}, std::pair{"read", read}, std::pair{"validate", validate}}) {
     std::printf("%-9s %8.2f %8.2f %14.0f %10.1f %14.1f  %s (exit %d)\n", name, m.seconds,
                 m.cpu_seconds, events / m.cpu_seconds, mib / m.cpu_seconds, m.max_rss_kib / 1024.0,
                 m.note.c_str(), m.status);
