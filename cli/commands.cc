@@ -83,6 +83,10 @@ Commands::Commands(CLI::App& app) {
   validate_->add_option("--max-line-bytes", max_line_bytes_, "Longest line accepted, in bytes")
       ->check(CLI::Range(std::size_t{1}, trace::kDefaultMaxLineBytes))
       ->capture_default_str();
+  validate_->add_option("--threads", validate_threads_,
+                        "2: parse on a second thread while checking (faster); 1: one thread")
+      ->check(CLI::Range(1, 2))
+      ->capture_default_str();
   validate_->add_flag("--no-progress", no_progress_, "No progress line on stderr");
 
   render_ = app.add_subcommand(
@@ -170,6 +174,7 @@ std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostre
 int Commands::run_validate(std::istream& in, std::ostream& out, std::ostream& err) {
   ValidateOptions options;
   options.max_line_bytes = max_line_bytes_;
+  options.threads = validate_threads_;
   if (!validate_ruleset_.empty()) {
     absl::StatusOr<const spec::Ruleset*> r = spec::parse_ruleset(validate_ruleset_);
     if (!r.ok()) {

@@ -1,10 +1,15 @@
 #include "cli/validate.h"
 
+#include <array>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -47,6 +52,108 @@ void count(const spec::Event& event, EventFamilies* f) {
   }
 }
 
+// Events read ahead by the reading thread, handed to the checking thread in order.
+struct Block {
+  std::vector<spec::Event> events;  // reused from block to block: no allocation per event
+  std::vector<std::uint64_t> lines;
+  std::size_t size = 0;
+  bool last = false;                 // the trace ends after this block
+  std::optional<std::string> error;  // ... with this error
+};
+
+// Fills `block` from `reader`: up to its capacity, or to the end or the first error.
+void fill(trace::TraceReader& reader, Block* block) {
+  block->size = 0;
+  while (block->size < block->events.size()) {
+    absl::StatusOr<bool> more =
+        reader.next(&block->events[block->size], &block->lines[block->size]);
+    if (!more.ok()) {
+      block->last = true;
+      block->error = std::string(more.status().message());
+      return;
+    }
+    if (!*more) {
+      block->last = true;
+      return;
+    }
+    ++block->size;
+  }
+}
+
+// Two blocks in flight between one reading and one checking thread: memory stays constant.
+class BlockPipe {
+ public:
+  static constexpr std::size_t kBlockEvents = 4096;
+
+  BlockPipe() {
+    for (Block& b : blocks_) {
+      b.events.resize(kBlockEvents);
+      b.lines.resize(kBlockEvents);
+    }
+  }
+
+  // Reading thread: reads the whole trace into blocks, in turn.
+  void produce(trace::TraceReader& reader) {
+    for (std::size_t i = 0;; i = (i + 1) % blocks_.size()) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return !full_[i] || stop_; });
+        if (stop_) return;
+      }
+      fill(reader, &blocks_[i]);
+      const bool last = blocks_[i].last;
+      {
+        std::lock_guard lock(mu_);
+        full_[i] = true;
+      }
+      cv_.notify_all();
+      if (last) return;
+    }
+  }
+
+  // Checking thread: block number i (0, 1, 2, ...), once it is filled; the last says so.
+  Block* take(std::size_t i) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return full_[i % blocks_.size()]; });
+    return &blocks_[i % blocks_.size()];
+  }
+  void give_back(std::size_t i) {
+    {
+      std::lock_guard lock(mu_);
+      full_[i % blocks_.size()] = false;
+    }
+    cv_.notify_all();
+  }
+  // Stops the reading thread early (the checking side gave up).
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::array<Block, 2> blocks_;
+  std::array<bool, 2> full_{};
+  bool stop_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+// Checks one event and counts it.
+void check(const spec::Event& event, std::uint64_t line, const ValidateOptions& options,
+           spec::Monitor* monitor, FileResult* result) {
+  count(event, &result->families);
+  monitor->on_event(event, line);
+  result->last_line = line;
+  ++result->events;
+  if (options.progress && options.progress_every > 0 &&
+      result->events % options.progress_every == 0) {
+    options.progress(result->events, line);
+  }
+}
+
 }  // namespace
 
 std::string FileResult::display_name() const { return name == "-" ? "<stdin>" : name; }
@@ -70,22 +177,43 @@ FileResult validate_stream(std::istream& in, const std::string& name,
 
   // The ledger is not retained: a finished command's state is released (constant memory).
   spec::Monitor monitor(header, spec::MonitorOptions{.retain_ledger = false});
-  spec::Event event;
-  std::uint64_t line = 0;
-  while (true) {
-    absl::StatusOr<bool> more = reader->next(&event, &line);
-    if (!more.ok()) {
-      result.error = std::string(more.status().message());
-      break;
+  bool read = false;
+  if (options.threads >= 2) {
+    // Reading (JSON parsing) on a second thread, checking on this one, overlapped.
+    auto pipe = std::make_unique<BlockPipe>();
+    std::thread reading;
+    try {
+      reading = std::thread([&] { pipe->produce(*reader); });
+    } catch (const std::system_error&) {
+      // No thread to be had: read and check on this thread, below.
     }
-    if (!*more) break;
-    count(event, &result.families);
-    monitor.on_event(event, line);
-    result.last_line = line;
-    ++result.events;
-    if (options.progress && options.progress_every > 0 &&
-        result.events % options.progress_every == 0) {
-      options.progress(result.events, line);
+    if (reading.joinable()) {
+      for (std::size_t i = 0;; ++i) {
+        Block* block = pipe->take(i);
+        for (std::size_t k = 0; k < block->size; ++k) {
+          check(block->events[k], block->lines[k], options, &monitor, &result);
+        }
+        const bool last = block->last;
+        if (last) result.error = block->error;
+        pipe->give_back(i);
+        if (last) break;
+      }
+      pipe->stop();
+      reading.join();
+      read = true;
+    }
+  }
+  if (!read) {
+    spec::Event event;
+    std::uint64_t line = 0;
+    while (true) {
+      absl::StatusOr<bool> more = reader->next(&event, &line);
+      if (!more.ok()) {
+        result.error = std::string(more.status().message());
+        break;
+      }
+      if (!*more) break;
+      check(event, line, options, &monitor, &result);
     }
   }
   if (!result.error) monitor.finish();
@@ -99,11 +227,9 @@ FileResult validate_stream(std::istream& in, const std::string& name,
 FileResult validate_path(const std::string& path, std::istream& stdin_stream,
                          const ValidateOptions& options) {
   if (path == "-") return validate_stream(stdin_stream, path, options);
-  std::ifstream file;
-  // A large buffer: the reader pulls 64 KiB chunks; fewer system calls for big traces.
-  auto buffer = std::make_unique<char[]>(1 << 20);
-  file.rdbuf()->pubsetbuf(buffer.get(), 1 << 20);
-  file.open(path, std::ios::binary);
+  // The reader pulls 256 KiB chunks, larger than the stream's own buffer: they are read
+  // straight into the reader's memory, without a copy.
+  std::ifstream file(path, std::ios::binary);
   if (!file.is_open()) {
     FileResult result;
     result.name = path;

@@ -44,6 +44,9 @@ struct ValidateOptions {
   // Called every `progress_every` events with (events so far, current line); may be empty.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
   std::uint64_t progress_every = std::uint64_t{1} << 20;
+  // 2: parse on a second thread while this one checks (same result, higher throughput);
+  // 1: everything on the calling thread. Progress is reported from the calling thread.
+  int threads = 2;
 };
 
 // Which kinds of events a trace held (trace-format.md's three tables).

@@ -13,8 +13,6 @@ constexpr std::size_t kDisplayBytes = 40;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-bool is_json_whitespace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
 // Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not one.
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };

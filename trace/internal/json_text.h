@@ -45,6 +45,11 @@ std::optional<std::uint64_t> to_uint64(const NumberToken& n);
 // keeps its 64 bits (Java longs are written signed by some recorders, unsigned by others).
 std::optional<std::int64_t> to_long_word(const NumberToken& n);
 
+// Space, tab, CR or LF.
+inline bool is_json_whitespace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 // `s` without trailing JSON whitespace (space, tab, CR, LF).
 std::string_view trim_json_whitespace(std::string_view s);
 

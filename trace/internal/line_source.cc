@@ -7,19 +7,37 @@
 namespace permitcheck::trace::internal {
 
 LineSource::LineSource(std::istream& in, std::size_t max_line_bytes, std::size_t chunk_bytes)
-    : in_(in), max_line_bytes_(max_line_bytes), chunk_(chunk_bytes > 0 ? chunk_bytes : 1) {}
+    : in_(in),
+      max_line_bytes_(max_line_bytes),
+      chunk_bytes_(chunk_bytes > 0 ? chunk_bytes : 1),
+      chunk_(chunk_bytes_ + kPadding, ' ') {}
+
+LineSource::Buffered LineSource::buffered() {
+  if (!error_.ok() || done_ || chunk_pos_ == chunk_end_) return {};
+  const char* start = chunk_.data() + chunk_pos_;
+  const auto* last = static_cast<const char*>(memrchr(start, '\n', chunk_end_ - chunk_pos_));
+  if (last == nullptr) return {};
+  return Buffered{chunk_.data() + chunk_pos_, static_cast<std::size_t>(last - start) + 1,
+                  number_ + 1};
+}
+
+void LineSource::skip(std::size_t bytes, std::uint64_t lines) {
+  chunk_pos_ += bytes;
+  number_ += lines;
+  if (lines > 0) terminated_ = true;
+}
 
 absl::Status LineSource::refill() {
   chunk_pos_ = 0;
   chunk_end_ = 0;
   if (eof_) return absl::OkStatus();
-  in_.read(chunk_.data(), static_cast<std::streamsize>(chunk_.size()));
+  in_.read(chunk_.data(), static_cast<std::streamsize>(chunk_bytes_));
   chunk_end_ = static_cast<std::size_t>(in_.gcount());
   if (in_.bad()) {
     return absl::DataLossError(
         absl::StrCat("line ", number_, ": I/O error while reading the trace"));
   }
-  if (chunk_end_ < chunk_.size()) eof_ = true;
+  if (chunk_end_ < chunk_bytes_) eof_ = true;
   return absl::OkStatus();
 }
 

@@ -14,6 +14,10 @@
 //     if (!more.ok() || !*more) break;
 //     use(lines.line(), lines.number());            // "\n" and one trailing "\r" removed
 //   }
+//
+// Bulk access, for a reader that parses many lines at once: buffered() is every complete line
+// already read into the chunk after the current position, in place; skip_to() moves past the
+// lines the caller handled itself. Lines it does not handle it reads with next() as usual.
 #ifndef PERMITCHECK_TRACE_INTERNAL_LINE_SOURCE_H_
 #define PERMITCHECK_TRACE_INTERNAL_LINE_SOURCE_H_
 
@@ -35,7 +39,7 @@ class LineSource {
   static constexpr std::size_t kPadding = 64;
 
   // REQUIRES: `in` outlives the LineSource; max_line_bytes >= 1.
-  LineSource(std::istream& in, std::size_t max_line_bytes, std::size_t chunk_bytes = 1 << 16);
+  LineSource(std::istream& in, std::size_t max_line_bytes, std::size_t chunk_bytes = 1 << 18);
 
   // Reads the next line. Returns false at the end of the stream (a final line without "\n"
   // is still returned). Errors, with the line number: the line is longer than the limit, or
@@ -49,6 +53,21 @@ class LineSource {
   const char* padded_data() const { return buffer_.data(); }
   std::size_t padded_size() const { return buffer_.size(); }
 
+  // The complete lines buffered after the current line: `size` bytes at `data`, each line
+  // ending with "\n", the first being line `first_line`. The bytes may be overwritten (they are
+  // never read again once skipped) and at least kPadding readable bytes follow them. Empty
+  // (size 0) when no complete line is buffered: then read the next line with next().
+  struct Buffered {
+    char* data = nullptr;
+    std::size_t size = 0;
+    std::uint64_t first_line = 0;
+  };
+  Buffered buffered();
+
+  // Moves past buffered lines: `bytes` from the start of buffered(), which must end just after
+  // a "\n" of it, holding `lines` lines. The last of them becomes the current line (number()).
+  void skip(std::size_t bytes, std::uint64_t lines);
+
   // 1-based number of the current line.
   std::uint64_t number() const { return number_; }
 
@@ -61,7 +80,8 @@ class LineSource {
 
   std::istream& in_;
   std::size_t max_line_bytes_;
-  std::vector<char> chunk_;
+  std::size_t chunk_bytes_;
+  std::vector<char> chunk_;  // chunk_bytes_ read at a time, then kPadding spaces
   std::size_t chunk_pos_ = 0;
   std::size_t chunk_end_ = 0;
   bool eof_ = false;

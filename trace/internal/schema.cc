@@ -1,6 +1,7 @@
 #include "trace/internal/schema.h"
 
 #include <array>
+#include <cstdlib>
 
 namespace permitcheck::trace::internal {
 namespace {
@@ -78,25 +79,81 @@ static_assert(event_index<spec::Flow>() == 4);
 static_assert(event_index<spec::ConsumerRemoved>() == kEventKinds - 2);
 static_assert(event_index<spec::Extension>() == kEventKinds - 1);
 
+// Names hashed by their length and first, middle and last bytes (no two names of either table
+// share a hash today; a bucket holds a few if they ever do), so that a lookup compares one
+// candidate: the reader looks up every key of every line.
+class NameIndex {
+ public:
+  template <std::size_t N, typename Entry>
+  explicit NameIndex(const std::array<Entry, N>& entries) {
+    for (std::size_t i = 0; i < N; ++i) {
+      const std::string_view name = entries[i].name;
+      if (name.empty()) continue;
+      Bucket& b = buckets_[hash(name)];
+      if (b.count == b.names.size()) std::abort();  // the tables grew: widen Bucket
+      b.names[b.count] = name;
+      b.values[b.count] = static_cast<std::uint8_t>(i);
+      ++b.count;
+    }
+  }
+
+  std::optional<std::size_t> find(std::string_view key) const {
+    if (key.empty()) return std::nullopt;
+    const Bucket& b = buckets_[hash(key)];
+    for (std::size_t i = 0; i < b.count; ++i) {
+      if (equal(b.names[i], key)) return b.values[i];
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr std::size_t kBuckets = 64;
+  struct Bucket {
+    std::size_t count = 0;
+    std::array<std::string_view, 4> names;
+    std::array<std::uint8_t, 4> values{};
+  };
+
+  static std::size_t hash(std::string_view s) {
+    const auto byte = [&](std::size_t i) { return static_cast<std::size_t>(static_cast<unsigned char>(s[i])); };
+    return (s.size() + 25 * byte(0) + 10 * byte(s.size() - 1) + 10 * byte(s.size() / 2)) %
+           kBuckets;
+  }
+  // Names are short: a loop beats a call to memcmp.
+  static bool equal(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+
+  std::array<Bucket, kBuckets> buckets_;
+};
+
+const NameIndex& field_index() {
+  static const NameIndex index(kFields);
+  return index;
+}
+
+const NameIndex& event_name_index() {
+  static const NameIndex index(kEvents);
+  return index;
+}
+
 }  // namespace
 
 const FieldInfo& field_info(FieldId id) { return kFields[static_cast<std::size_t>(id)]; }
 
 std::optional<FieldId> find_field(std::string_view key) {
-  for (std::size_t i = 0; i < kFields.size(); ++i) {
-    if (kFields[i].name == key) return static_cast<FieldId>(i);
-  }
+  if (std::optional<std::size_t> i = field_index().find(key)) return static_cast<FieldId>(*i);
   return std::nullopt;
 }
 
 const EventSchema& event_schema(std::size_t kind) { return kEvents[kind]; }
 
 std::optional<std::size_t> find_event(std::string_view ev) {
-  if (ev.empty()) return std::nullopt;
-  for (std::size_t i = 0; i + 1 < kEvents.size(); ++i) {
-    if (kEvents[i].name == ev) return i;
-  }
-  return std::nullopt;
+  return event_name_index().find(ev);  // the extension's empty name is not indexed
 }
 
 std::string_view ev_name(const spec::Event& event) {

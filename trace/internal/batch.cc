@@ -1,0 +1,110 @@
+#include "trace/internal/batch.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "trace/internal/json_text.h"
+
+namespace permitcheck::trace::internal {
+
+bool Batch::start(LineSource& lines) {
+  const LineSource::Buffered buffered = lines.buffered();
+  if (buffered.size == 0) return false;
+  char* data = buffered.data;
+  content_.clear();
+  std::size_t pos = 0;
+  std::uint64_t number = buffered.first_line;
+  // Whole lines, up to one the line-at-a-time path would refuse before parsing it.
+  while (pos < buffered.size) {
+    char* begin = data + pos;
+    const auto* newline = static_cast<char*>(std::memchr(begin, '\n', buffered.size - pos));
+    std::size_t length = static_cast<std::size_t>(newline - begin);
+    const std::size_t end = pos + length + 1;
+    if (length > 0 && begin[length - 1] == '\r') --length;
+    if (length > max_line_bytes_ || std::memchr(begin, '\0', length) != nullptr) break;
+    if (length > 0 && begin[0] == '#') {
+      std::memset(begin, ' ', length);  // a comment: blank to the JSON parser
+    } else {
+      std::size_t first = 0;
+      while (first < length && is_json_whitespace(begin[first])) ++first;
+      if (first < length) content_.push_back({number, pos, pos + first, end});
+    }
+    pos = end;
+    ++number;
+  }
+  if (pos == 0) return false;
+  size_ = pos;
+  last_line_ = number - 1;
+  consumed_ = 0;
+  if (content_.empty()) {  // only blank lines and comments
+    skip_to(lines, size_, last_line_);
+    return true;
+  }
+  // The last content line is left to the slow path: the stream cannot show that it is one
+  // whole document (simdjson drops an incomplete last document from a stream silently).
+  if (content_.size() < 2) {
+    skip_to(lines, content_.front().begin, content_.front().number - 1);
+    return false;
+  }
+  base_ = content_.front().json;
+  const std::size_t json_size = size_ - base_;
+  if (parser_.iterate_many(data + base_, json_size, std::max<std::size_t>(json_size, 64))
+          .get(stream_)) {
+    slow_until_ = last_line_;
+    return false;
+  }
+  it_ = stream_.begin();
+  next_ = 0;
+  open_ = true;
+  if (!at_line(0)) abandon(lines, 0);
+  return true;
+}
+
+bool Batch::at_line(std::size_t k) {
+  if (!(it_ != stream_.end()) || (*it_).error()) return false;
+  return base_ + it_.current_index() == content_[k].json;
+}
+
+void Batch::skip_to(LineSource& lines, std::size_t offset, std::uint64_t last_line) {
+  lines.skip(offset - consumed_, last_line - lines.number());
+  consumed_ = offset;
+}
+
+void Batch::abandon(LineSource& lines, std::size_t k) {
+  skip_to(lines, content_[k].begin, content_[k].number - 1);
+  open_ = false;
+  slow_until_ = last_line_;
+}
+
+bool Batch::next(LineSource& lines, LineParser& parser, spec::Event* out,
+                 std::uint64_t* line) {
+  while (!open_) {
+    if (lines.number() < slow_until_ || !start(lines)) return false;
+  }
+  // Content line k is one document on one line when the next document starts where content
+  // line k+1 starts (there is one: the last content line is never decoded here).
+  const std::size_t k = next_;
+  const bool decoded = parser.fast_event((*it_).value_unsafe(), out);
+  ++it_;
+  const bool aligned = at_line(k + 1);
+  next_ = k + 1;
+  if (next_ + 1 == content_.size()) open_ = false;  // the last content line: slow path
+  if (decoded && aligned) {
+    *line = content_[k].number;
+    if (!open_) skip_to(lines, content_[next_].begin, content_[next_].number - 1);
+    return true;
+  }
+  // Line k is read the line-at-a-time way. The batch goes on after it if the stream is at
+  // line k+1; if it is not, line k may not be one document on one line: the slow path says,
+  // and reads the rest of the batch's lines too.
+  skip_to(lines, content_[k].begin, content_[k].number - 1);
+  if (aligned) {
+    consumed_ = content_[k].end;  // the caller reads line k
+  } else {
+    open_ = false;
+    slow_until_ = last_line_;
+  }
+  return false;
+}
+
+}  // namespace permitcheck::trace::internal

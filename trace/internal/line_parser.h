@@ -1,0 +1,154 @@
+// LineParser: parses the lines of a trace (trace-format.md, version 1) into spec values, with
+// the reader's exact diagnostics ("line N: reason"). Two ways in: one line at a time (begin(),
+// then header() or event()), the reference for what a line means; and fast_event(), a decoder
+// of a document of a stream of lines parsed together (batch.h), which accepts a subset of what
+// event() accepts, with the same result, and declines everything else.
+//
+// Private to trace/.
+#ifndef PERMITCHECK_TRACE_INTERNAL_LINE_PARSER_H_
+#define PERMITCHECK_TRACE_INTERNAL_LINE_PARSER_H_
+
+#include <simdjson.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "spec/events.h"
+#include "trace/internal/json_text.h"
+#include "trace/internal/line_source.h"
+#include "trace/internal/schema.h"
+
+namespace permitcheck::trace::internal {
+
+namespace od = simdjson::ondemand;
+using spec::Id;
+
+// The values of one line's fields, reused from line to line: slot arrays by field type.
+struct Fields {
+  FieldMask present = 0;
+  std::array<Id, kIdSlots> ids;
+  std::array<std::uint64_t, kUint64Slots> u64{};
+  std::array<std::int64_t, kInt64Slots> i64{};
+  std::array<std::string, kStringSlots> strings;
+  std::vector<std::int64_t> ack_words;
+  std::vector<spec::SentEntry> entries;
+
+  bool has(FieldId f) const { return (present & field_bit(f)) != 0; }
+  static std::size_t slot(FieldId f) { return field_info(f).slot; }
+
+  Id id(FieldId f) { return std::move(ids[slot(f)]); }
+  std::optional<Id> opt_id(FieldId f) {
+    if (!has(f)) return std::nullopt;
+    return id(f);
+  }
+  std::uint64_t u(FieldId f) const { return u64[slot(f)]; }
+  std::optional<std::uint64_t> opt_u(FieldId f) const {
+    if (!has(f)) return std::nullopt;
+    return u(f);
+  }
+  std::int64_t i(FieldId f) const { return i64[slot(f)]; }
+  std::optional<std::int64_t> opt_i(FieldId f) const {
+    if (!has(f)) return std::nullopt;
+    return i(f);
+  }
+  const std::string& str(FieldId f) const { return strings[slot(f)]; }
+  std::string take_str(FieldId f) { return std::move(strings[slot(f)]); }
+  std::optional<std::string> opt_str(FieldId f) {
+    if (!has(f)) return std::nullopt;
+    return take_str(f);
+  }
+  spec::AckSet ack_set() {
+    if (!has(FieldId::kAckSet)) return spec::AckSet();
+    return spec::AckSet(std::move(ack_words));
+  }
+};
+
+// A value's JSON type and its raw text, for checks and for "got ..." in diagnostics.
+struct Peeked {
+  od::json_type type = od::json_type::null;
+  std::string_view raw;
+  NumberToken number;  // when type is number
+};
+
+// Parses the lines of one trace. Holds the simdjson parser (its buffers are reused for every
+// line) and the current line's document.
+class LineParser {
+ public:
+  explicit LineParser(std::size_t max_line_bytes)
+      : parser_(max_line_bytes >= simdjson::SIMDJSON_MAXSIZE_BYTES - simdjson::SIMDJSON_PADDING
+                    ? simdjson::SIMDJSON_MAXSIZE_BYTES
+                    : max_line_bytes + simdjson::SIMDJSON_PADDING) {}
+
+  // Starts parsing the current line of `lines`.
+  absl::Status begin(const LineSource& lines);
+
+  absl::Status header(spec::TraceHeader* out);
+  absl::Status event(spec::Event* out);
+
+  // The fast path (Batch, batch.h): decodes one event from a document of a stream
+  // of lines parsed together. Returns false whenever it is not sure: any JSON or schema error,
+  // an extension, a field before "ev", an escaped key or string it would have to unescape
+  // itself, a number that is not a plain integer of at most 18 digits. The caller then reads
+  // that line with begin() and event(), which decide and give the exact diagnostic. So the fast
+  // path accepts a subset of what event() accepts, with the same result (differential tests:
+  // tests/trace/reader_batch_test.cc, fuzz/trace_reader_fuzz.cc).
+  bool fast_event(od::document_reference doc, spec::Event* out);
+
+ private:
+  absl::Status error(std::string_view message) const {
+    return absl::InvalidArgumentError(absl::StrCat("line ", line_, ": ", av(message)));
+  }
+  // Malformed JSON at byte offset `at` of the line (npos: unknown).
+  absl::Status json_error_at(std::string_view what, std::size_t at) const;
+  absl::Status json_error(simdjson::error_code err);
+  absl::Status type_error(std::string_view path, std::string_view expected, const Peeked& p) const;
+  absl::Status duplicate(std::string_view path) const {
+    return error(absl::StrCat("duplicate field \"", av(path), "\""));
+  }
+  std::size_t offset_of(std::string_view raw) const {
+    return static_cast<std::size_t>(raw.data() - text_.data());
+  }
+
+  absl::Status peek(od::value& v, Peeked* out);
+  absl::Status root_object(std::string_view what, od::object* out);
+  absl::Status check_end();
+  absl::Status trailing_text(std::size_t at) const;
+  absl::Status string_error(const Peeked& p) const;
+  absl::Status skip_value(od::value v, int depth);
+
+  absl::Status read_number(od::value& v, std::string_view path, std::string_view expected,
+                           NumberToken* out, Peeked* p);
+  absl::Status read_int64(od::value v, std::string_view path, std::int64_t* out);
+  absl::Status read_uint64(od::value v, std::string_view path, std::uint64_t* out);
+  absl::Status read_id(od::value v, std::string_view path, Id* out);
+  absl::Status read_string(od::value v, std::string_view path, std::string_view expected,
+                           std::string* out, Peeked* p);
+  absl::Status read_bool(od::value v, std::string_view path, bool* out);
+  absl::Status read_ack_set(od::value v, std::string_view path, std::vector<std::int64_t>* out);
+  absl::Status read_entries(od::value v, std::vector<spec::SentEntry>* out);
+
+  absl::Status take_field(const EventSchema& schema, std::string_view key, od::value v);
+  bool fast_field(FieldId id, od::value& v);
+  absl::Status build(std::size_t kind, spec::Event* out);
+
+  od::parser parser_;
+  od::document doc_;
+  bool doc_ok_ = false;
+  std::uint64_t line_ = 0;
+  std::string_view text_;
+  bool terminated_ = true;
+  Fields fields_;
+  std::string ev_;
+  std::string scratch_;
+};
+
+}  // namespace permitcheck::trace::internal
+
+#endif  // PERMITCHECK_TRACE_INTERNAL_LINE_PARSER_H_
