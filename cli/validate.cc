@@ -227,7 +227,7 @@ FileResult validate_stream(std::istream& in, const std::string& name,
 FileResult validate_path(const std::string& path, std::istream& stdin_stream,
                          const ValidateOptions& options) {
   if (path == "-") return validate_stream(stdin_stream, path, options);
-  // The reader pulls 256 KiB chunks, larger than the stream's own buffer: they are read
+  // The reader pulls 128 KiB chunks, larger than the stream's own buffer: they are read
   // straight into the reader's memory, without a copy.
   std::ifstream file(path, std::ios::binary);
   if (!file.is_open()) {

@@ -37,7 +37,7 @@ struct ReaderOptions {
   bool batched = true;
   // Bytes read from the stream at a time: memory is about this plus the longest line.
   // REQUIRES: >= 1.
-  std::size_t chunk_bytes = std::size_t{1} << 18;
+  std::size_t chunk_bytes = std::size_t{1} << 17;
 };
 
 class TraceReader {

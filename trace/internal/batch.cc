@@ -15,13 +15,16 @@ bool Batch::start(LineSource& lines) {
   std::size_t pos = 0;
   std::uint64_t number = buffered.first_line;
   // Whole lines, up to one the line-at-a-time path would refuse before parsing it.
+  const bool any_nul = std::memchr(data, '\0', buffered.size) != nullptr;
   while (pos < buffered.size) {
     char* begin = data + pos;
     const auto* newline = static_cast<char*>(std::memchr(begin, '\n', buffered.size - pos));
     std::size_t length = static_cast<std::size_t>(newline - begin);
     const std::size_t end = pos + length + 1;
     if (length > 0 && begin[length - 1] == '\r') --length;
-    if (length > max_line_bytes_ || std::memchr(begin, '\0', length) != nullptr) break;
+    if (length > max_line_bytes_ || (any_nul && std::memchr(begin, '\0', length) != nullptr)) {
+      break;
+    }
     if (length > 0 && begin[0] == '#') {
       std::memset(begin, ' ', length);  // a comment: blank to the JSON parser
     } else {

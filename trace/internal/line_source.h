@@ -39,7 +39,7 @@ class LineSource {
   static constexpr std::size_t kPadding = 64;
 
   // REQUIRES: `in` outlives the LineSource; max_line_bytes >= 1.
-  LineSource(std::istream& in, std::size_t max_line_bytes, std::size_t chunk_bytes = 1 << 18);
+  LineSource(std::istream& in, std::size_t max_line_bytes, std::size_t chunk_bytes = 1 << 17);
 
   // Reads the next line. Returns false at the end of the stream (a final line without "\n"
   // is still returned). Errors, with the line number: the line is longer than the limit, or

@@ -97,13 +97,14 @@ class NameIndex {
     }
   }
 
-  std::optional<std::size_t> find(std::string_view key) const {
-    if (key.empty()) return std::nullopt;
+  // The entry's index, or -1.
+  int find(std::string_view key) const {
+    if (key.empty()) return -1;
     const Bucket& b = buckets_[hash(key)];
     for (std::size_t i = 0; i < b.count; ++i) {
       if (equal(b.names[i], key)) return b.values[i];
     }
-    return std::nullopt;
+    return -1;
   }
 
  private:
@@ -145,14 +146,11 @@ const NameIndex& event_name_index() {
 
 const FieldInfo& field_info(FieldId id) { return kFields[static_cast<std::size_t>(id)]; }
 
-std::optional<FieldId> find_field(std::string_view key) {
-  if (std::optional<std::size_t> i = field_index().find(key)) return static_cast<FieldId>(*i);
-  return std::nullopt;
-}
+int field_index_of(std::string_view key) { return field_index().find(key); }
 
 const EventSchema& event_schema(std::size_t kind) { return kEvents[kind]; }
 
-std::optional<std::size_t> find_event(std::string_view ev) {
+int event_kind_of(std::string_view ev) {
   return event_name_index().find(ev);  // the extension's empty name is not indexed
 }
 

@@ -71,8 +71,16 @@ inline constexpr std::size_t kStringSlots = 6;
 
 const FieldInfo& field_info(FieldId id);
 
-// The field named `key` (exact, case-sensitive), if any event has it.
-std::optional<FieldId> find_field(std::string_view key);
+// The index of the field named `key` (exact, case-sensitive), or -1 if no event has it.
+int field_index_of(std::string_view key);
+
+// The field named `key` (exact, case-sensitive), if any event has it. Inline, so that the
+// optional never goes through memory: the reader calls this for every key of every line.
+inline std::optional<FieldId> find_field(std::string_view key) {
+  const int i = field_index_of(key);
+  if (i < 0) return std::nullopt;
+  return static_cast<FieldId>(i);
+}
 
 using FieldMask = std::uint32_t;
 static_assert(static_cast<std::size_t>(FieldId::kCount) <= 32);
@@ -108,8 +116,15 @@ constexpr std::size_t event_index() {
 // REQUIRES: kind < kEventKinds.
 const EventSchema& event_schema(std::size_t kind);
 
+// The kind whose `ev` name is `ev`, or -1 (extensions are not found here).
+int event_kind_of(std::string_view ev);
+
 // The kind whose `ev` name is `ev` (extensions are not found here).
-std::optional<std::size_t> find_event(std::string_view ev);
+inline std::optional<std::size_t> find_event(std::string_view ev) {
+  const int i = event_kind_of(ev);
+  if (i < 0) return std::nullopt;
+  return static_cast<std::size_t>(i);
+}
 
 // The `ev` written for `event`: its schema name, or the extension's own name.
 std::string_view ev_name(const spec::Event& event);
