@@ -1,5 +1,6 @@
 #include "cli/validate.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -83,12 +84,11 @@ void fill(trace::TraceReader& reader, Block* block) {
 // Two blocks in flight between one reading and one checking thread: memory stays constant.
 class BlockPipe {
  public:
-  static constexpr std::size_t kBlockEvents = 4096;
-
-  BlockPipe() {
+  // REQUIRES: block_events >= 1.
+  explicit BlockPipe(std::size_t block_events) {
     for (Block& b : blocks_) {
-      b.events.resize(kBlockEvents);
-      b.lines.resize(kBlockEvents);
+      b.events.resize(block_events);
+      b.lines.resize(block_events);
     }
   }
 
@@ -180,7 +180,7 @@ FileResult validate_stream(std::istream& in, const std::string& name,
   bool read = false;
   if (options.threads >= 2) {
     // Reading (JSON parsing) on a second thread, checking on this one, overlapped.
-    auto pipe = std::make_unique<BlockPipe>();
+    auto pipe = std::make_unique<BlockPipe>(std::max<std::size_t>(options.block_events, 1));
     std::thread reading;
     try {
       reading = std::thread([&] { pipe->produce(*reader); });

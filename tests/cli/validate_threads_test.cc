@@ -23,9 +23,10 @@ std::string findings_text(const std::vector<spec::Finding>& findings) {
 }
 
 // Everything a verdict depends on, as text.
-std::string verdict(const std::string& trace, int threads) {
+std::string verdict(const std::string& trace, int threads, std::size_t block_events = 4096) {
   ValidateOptions options;
   options.threads = threads;
+  options.block_events = block_events;
   std::istringstream in(trace);
   const FileResult r = validate_stream(in, "t", options);
   return absl::StrCat("events ", r.events, ", last line ", r.last_line, ", error ",
@@ -50,6 +51,8 @@ TEST(ValidateThreads, GoldenTracesGetTheSameVerdictOnOneOrTwoThreads) {
     if (entry.path().extension() != ".jsonl") continue;
     const std::string trace = read_file(entry.path());
     EXPECT_EQ(verdict(trace, 2), verdict(trace, 1)) << entry.path();
+    EXPECT_EQ(verdict(trace, 2, /*block_events=*/1), verdict(trace, 1)) << entry.path();
+    EXPECT_EQ(verdict(trace, 2, /*block_events=*/3), verdict(trace, 1)) << entry.path();
     ++traces;
   }
   EXPECT_GE(traces, 12);
