@@ -195,9 +195,10 @@ struct Monitor::State {
     last_command = &it->second;
     return last_command;
   }
-  void erase_command(const Id& id) {
+  // Releases `c`, which must live in `cmds`.
+  void erase_command(const Command& c) {
     last_command = nullptr;
-    cmds.erase(id);
+    cmds.erase(cmds.find(c.cmd));  // the key is read before c dies
   }
   ClientIncarnation* find_inc(const Id& id) {
     auto it = incs.find(id);
@@ -325,8 +326,7 @@ struct Monitor::State {
       // Streaming: a finished command and its messages are released, so memory is bounded by
       // what is in flight. A later return of one of its messages reads as unknown (M1).
       for (const Id& m : c.messages) msgs.erase(m);
-      const Id id = c.cmd;  // c dies with the erase
-      erase_command(id);
+      erase_command(c);
     }
   }
 
