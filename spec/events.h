@@ -40,9 +40,12 @@ class Id {
   std::string to_string() const { return is_number_ ? std::to_string(number_) : text_; }
 
   friend bool operator==(const Id&, const Id&) = default;
+  // A number hashes as one word, a text as its characters: equal Ids hash equally, and the
+  // common numeric Id never hashes an (empty) string.
   template <typename H>
   friend H AbslHashValue(H h, const Id& id) {
-    return H::combine(std::move(h), id.is_number_, id.number_, id.text_);
+    if (id.is_number_) return H::combine(std::move(h), id.number_);
+    return H::combine(std::move(h), id.text_);
   }
 
  private:

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "spec/command_budget.h"
@@ -41,6 +42,16 @@ std::string describe(const ConsumerKey& k) {
   return absl::StrCat("consumer ", k.consumer, " on connection ", k.cnx.to_string());
 }
 
+// Names what a diagnostic is about ("direct return", "return of message 7"); the text is built
+// only when a finding is reported, so the common, clean event allocates nothing for it.
+struct Label {
+  std::string_view text;
+  const Id* id = nullptr;  // appended after a space when set
+  std::string str() const {
+    return id ? absl::StrCat(av(text), " ", id->to_string()) : std::string(text);
+  }
+};
+
 // An incarnation as the wire shows it: subscribe .. close_consumer/disconnect/next subscribe.
 struct WireIncarnation {
   bool subscribed_ok = false;
@@ -75,6 +86,7 @@ struct ClientIncarnation {
 struct Command {
   Id cmd;
   std::optional<Id> inc;
+  ClientIncarnation* inc_state = nullptr;  // `inc` once looked up (incarnations are never erased)
   // Wire and broker view.
   std::optional<std::uint64_t> message_permits;
   AckSet ack_set;
@@ -83,6 +95,9 @@ struct Command {
   // Client view.
   bool received = false;
   std::optional<std::int64_t> batch_size;  // from `metadata`
+  // validate_permits(...).resolution for the current message_permits, ack_set and batch_size,
+  // once computed; reset whenever one of them changes.
+  std::optional<Resolution> validated;
   std::int64_t budget_p = 0;               // what the client must settle (C2/C3)
   std::optional<FailureStage> failure;
   std::optional<TransferPath> path;
@@ -131,7 +146,8 @@ struct Monitor::State {
 
   absl::flat_hash_map<ConsumerKey, WireIncarnation> wire;
   absl::flat_hash_map<Id, bool> cnx_sent_field;  // W3: the broker sent the field on it
-  absl::flat_hash_map<Id, ClientIncarnation> incs;
+  // Node-based: a command keeps a pointer to its incarnation (Command::inc_state).
+  absl::node_hash_map<Id, ClientIncarnation> incs;
   // Per connection, so ending a connection costs what lives on it, not the whole trace.
   absl::flat_hash_map<Id, std::vector<Id>> incs_on_cnx;
   absl::flat_hash_map<Id, std::vector<std::uint64_t>> wire_consumers_on_cnx;
@@ -160,20 +176,38 @@ struct Monitor::State {
     deviations.push_back({rule, line, std::move(text)});
   }
 
+  // The command most recently looked up: consecutive events mostly name the same command.
+  // Cleared whenever `cmds` inserts or erases, which may move or destroy it.
+  Command* last_command = nullptr;
+
   Command& command(const Id& id) {
     auto [it, inserted] = cmds.try_emplace(id);
-    if (inserted) it->second.cmd = id;
+    if (inserted) {
+      it->second.cmd = id;
+      last_command = nullptr;
+    }
     return it->second;
   }
   Command* find_command(const Id& id) {
+    if (last_command != nullptr && last_command->cmd == id) return last_command;
     auto it = cmds.find(id);
-    return it == cmds.end() ? nullptr : &it->second;
+    if (it == cmds.end()) return nullptr;
+    last_command = &it->second;
+    return last_command;
+  }
+  // Releases `c`, which must live in `cmds`.
+  void erase_command(const Command& c) {
+    last_command = nullptr;
+    cmds.erase(cmds.find(c.cmd));  // the key is read before c dies
   }
   ClientIncarnation* find_inc(const Id& id) {
     auto it = incs.find(id);
     return it == incs.end() ? nullptr : &it->second;
   }
-  ClientIncarnation* inc_of(const Command& c) { return c.inc ? find_inc(*c.inc) : nullptr; }
+  ClientIncarnation* inc_of(Command& c) {
+    if (c.inc_state == nullptr && c.inc) c.inc_state = find_inc(*c.inc);
+    return c.inc_state;
+  }
 
   std::string cmd_name(const Command& c) const { return absl::StrCat("command ", c.cmd.to_string()); }
 
@@ -188,7 +222,7 @@ struct Monitor::State {
 
   // Credits n units returned for command `c` (or a message of it) to the permit state the
   // ruleset routes it to. `what` names the return in diagnostics.
-  void credit(Command& c, std::int64_t n, std::string_view what) {
+  void credit(Command& c, std::int64_t n, const Label& what) {
     if (n == 0) return;
     ClientIncarnation* inc = inc_of(c);
     if (inc == nullptr) return;
@@ -200,14 +234,14 @@ struct Monitor::State {
         if (replacement != nullptr) {
           // E3: the unit reaches the replacement's Flow (legacy L6/L7, revision A's F5).
           violation(RuleId::kE3,
-                    absl::StrCat(av(what), " of ", cmd_name(c), " credits ", n,
+                    absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
                                  " permit(s) debited to incarnation ", inc->inc.to_string(),
                                  " after it ended; incarnation ", replacement->inc.to_string(),
                                  " is current (credit crosses into the replacement; must be "
                                  "dropped)"));
         } else {
           violation(RuleId::kN3,
-                    absl::StrCat(av(what), " of ", cmd_name(c), " credits ", n,
+                    absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
                                  " permit(s) to incarnation ", inc->inc.to_string(),
                                  ", which has ended (must be dropped)"));
         }
@@ -219,7 +253,7 @@ struct Monitor::State {
       if (rules->return_scope == ReturnScope::kSameConnection &&
           !(replacement->key.cnx == inc->key.cnx)) {
         violation(RuleId::kN3,
-                  absl::StrCat(av(what), " of ", cmd_name(c), " credits ", n,
+                  absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
                                " permit(s) of incarnation ", inc->inc.to_string(),
                                " on connection ", inc->key.cnx.to_string(),
                                ", which has ended; the current connection differs (must be "
@@ -229,7 +263,7 @@ struct Monitor::State {
       if (rules->return_scope == ReturnScope::kSameConnection && invariants()) {
         // The revision's rule allows it; the invariant every revision promises does not.
         violation(RuleId::kE3,
-                  absl::StrCat(av(what), " of ", cmd_name(c), " credits ", n,
+                  absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
                                " permit(s) debited to incarnation ", inc->inc.to_string(),
                                " to the same-connection replacement ",
                                replacement->inc.to_string(), " (connection-scoped credit, F5)"));
@@ -292,8 +326,7 @@ struct Monitor::State {
       // Streaming: a finished command and its messages are released, so memory is bounded by
       // what is in flight. A later return of one of its messages reads as unknown (M1).
       for (const Id& m : c.messages) msgs.erase(m);
-      const Id id = c.cmd;  // c dies with the erase
-      cmds.erase(id);
+      erase_command(c);
     }
   }
 
@@ -476,6 +509,7 @@ struct Monitor::State {
     Command& c = command(e.cmd);
     c.message_permits = e.message_permits;
     c.ack_set = e.ack_set;
+    c.validated.reset();
     c.wire_batch_size = e.batch_size;
 
     if (e.message_permits) {
@@ -705,6 +739,7 @@ struct Monitor::State {
     }
     if (!c.message_permits) c.message_permits = e.message_permits;
     if (c.ack_set.absent()) c.ack_set = e.ack_set;
+    c.validated.reset();
     const Resolution early = resolve_early(*rules, c.message_permits, c.ack_set);
     set_budget_p(c, early.p);
     if (c.message_permits && rules->client_reads_message_permits &&
@@ -720,15 +755,19 @@ struct Monitor::State {
                                           " resolved before it was received"));
       return;
     }
+    if (c->protocol_error_due) return;
     Resolution expected;
     RuleId rule = RuleId::kC2;
     if (c->batch_size) {
-      expected = validate_permits(*rules, c->message_permits, c->ack_set, *c->batch_size).resolution;
+      if (!c->validated) {
+        c->validated =
+            validate_permits(*rules, c->message_permits, c->ack_set, *c->batch_size).resolution;
+      }
+      expected = *c->validated;
       rule = RuleId::kC1;
     } else {
       expected = resolve_early(*rules, c->message_permits, c->ack_set);
     }
-    if (c->protocol_error_due) return;
     if (e.p != expected.p || e.source != expected.source) {
       violation(rule, absl::StrCat(cmd_name(*c), " resolved P = ", e.p, " from ",
                                    av(permit_source_name(e.source)), "; the ladder gives ", expected.p,
@@ -744,6 +783,7 @@ struct Monitor::State {
       return;
     }
     c->batch_size = e.batch_size;
+    c->validated.reset();
     if (c->protocol_error_due) {
       violation(RuleId::kC4, absl::StrCat(cmd_name(*c), " has message_permits = ",
                                           *c->message_permits, " but was processed; an "
@@ -753,6 +793,7 @@ struct Monitor::State {
     }
     if (header.q && *header.q == 0 && e.batch_size > 1) c->zero_queue_batch = true;
     const Validation v = validate_permits(*rules, c->message_permits, c->ack_set, e.batch_size);
+    c->validated = v.resolution;
     if (v.verdict == Verdict::kInconsistent) {
       c->inconsistent = true;
       c->inconsistent_reason = v.reason;
@@ -783,7 +824,9 @@ struct Monitor::State {
                                           e.cmd.to_string(), ", which was never received"));
       return;
     }
-    if (msgs.contains(e.msg)) {
+    // One lookup: a message already present is claimed twice; a new one is entered now.
+    auto [msg, inserted] = msgs.try_emplace(e.msg, Msg{.cmd = e.cmd});
+    if (!inserted) {
       violation(RuleId::kK2, absl::StrCat("message ", e.msg.to_string(), " claimed twice"));
       return;
     }
@@ -817,8 +860,11 @@ struct Monitor::State {
     }
     ++c->claimed;
     ++c->live_messages;
-    msgs.emplace(e.msg, Msg{.cmd = e.cmd});
-    if (!options.retain_ledger) c->messages.push_back(e.msg);
+    if (!options.retain_ledger) {
+      // Usually P messages follow the first; bounded, as P comes from the trace.
+      if (c->messages.empty()) c->messages.reserve(std::clamp<std::int64_t>(c->budget_p, 1, 64));
+      c->messages.push_back(e.msg);
+    }
   }
 
   void on(const Restore& e) {
@@ -915,7 +961,7 @@ struct Monitor::State {
       }
     }
     c->direct_returned += e.n;
-    credit(*c, e.n, "direct return");
+    credit(*c, e.n, {"direct return"});
     check_over_return(*c);
   }
 
@@ -942,7 +988,7 @@ struct Monitor::State {
     }
     c->settled = true;
     c->settle_returned += e.n;
-    credit(*c, e.n, "terminal transition");
+    credit(*c, e.n, {"terminal transition"});
     check_over_return(*c);
     check_complete(*c);
   }
@@ -1035,7 +1081,7 @@ struct Monitor::State {
                                             " again; a second return is a no-op"));
         if (c) {
           c->msg_returned += e.n;
-          credit(*c, e.n, absl::StrCat("second return of message ", e.msg.to_string()));
+          credit(*c, e.n, {"second return of message", &e.msg});
           check_over_return(*c);
         }
       }
@@ -1049,7 +1095,7 @@ struct Monitor::State {
     }
     --c->live_messages;
     c->msg_returned += e.n;
-    credit(*c, e.n, absl::StrCat("return of message ", e.msg.to_string()));
+    credit(*c, e.n, {"return of message", &e.msg});
     check_over_return(*c);
     check_complete(*c);
   }
@@ -1065,7 +1111,7 @@ struct Monitor::State {
       it->second.done = true;
       Command* c = find_command(it->second.cmd);
       if (c == nullptr) return;
-      drop_units(*c, e.n, absl::StrCat("message ", e.msg->to_string()));
+      drop_units(*c, e.n, {"message", &*e.msg});
       --c->live_messages;
       check_complete(*c);
       return;
@@ -1077,17 +1123,17 @@ struct Monitor::State {
                                             ", which was never received"));
         return;
       }
-      drop_units(*c, e.n, cmd_name(*c));
+      drop_units(*c, e.n, {"command", &c->cmd});
       c->settled = true;
       check_complete(*c);
     }
   }
 
-  void drop_units(Command& c, std::int64_t n, const std::string& what) {
+  void drop_units(Command& c, std::int64_t n, const Label& what) {
     c.dropped += n;
     ClientIncarnation* inc = inc_of(c);
     if (inc && inc->current && invariants()) {
-      violation(RuleId::kM1, absl::StrCat(what, " dropped ", n, " unit(s) while incarnation ",
+      violation(RuleId::kM1, absl::StrCat(what.str(), " dropped ", n, " unit(s) while incarnation ",
                                           inc->inc.to_string(), " is current (lost)"));
     }
   }
