@@ -3,6 +3,7 @@
 // memory).
 //
 //   validate_bench [--events 10000000] [--file /tmp/permitcheck-bench.jsonl] [--keep]
+//                  [--block-events 8192]   (validate-2's read-ahead block, ValidateOptions)
 //
 // It writes a passing client-accounting trace of about `events` events (batches of B = 4:
 // recv, metadata, resolve, 4 claims, settle, 4 message returns, and a Flow whenever the
@@ -121,13 +122,15 @@ int main(int argc, char** argv) {
   std::uint64_t target = 10'000'000;
   std::string path = "/tmp/permitcheck-validate-bench.jsonl";
   bool keep = false;
+  std::size_t block_events = permitcheck::cli::ValidateOptions{}.block_events;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--events" && i + 1 < argc) target = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--file" && i + 1 < argc) path = argv[++i];
     else if (a == "--keep") keep = true;
+    else if (a == "--block-events" && i + 1 < argc) block_events = std::strtoull(argv[++i], nullptr, 10);
     else {
-      std::cerr << "usage: validate_bench [--events N] [--file PATH] [--keep]\n";
+      std::cerr << "usage: validate_bench [--events N] [--file PATH] [--keep] [--block-events N]\n";
       return 2;
     }
   }
@@ -169,6 +172,7 @@ int main(int argc, char** argv) {
       std::istringstream unused;
       permitcheck::cli::ValidateOptions options;
       options.threads = threads;
+      options.block_events = block_events;
       permitcheck::cli::FileResult r = permitcheck::cli::validate_path(path, unused, options);
       *note = std::to_string(r.events) + " events, " + std::to_string(r.violations.size()) +
               " violations" + (r.error ? ", error: " + *r.error : "");

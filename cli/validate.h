@@ -48,7 +48,7 @@ struct ValidateOptions {
   // 1: everything on the calling thread. Progress is reported from the calling thread.
   int threads = 2;
   // With 2 threads: events handed over at a time (two such blocks are in flight).
-  std::size_t block_events = 4096;
+  std::size_t block_events = 8192;
 };
 
 // Which kinds of events a trace held (trace-format.md's three tables).

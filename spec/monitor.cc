@@ -1037,11 +1037,10 @@ struct Monitor::State {
     if (c.failure != FailureStage::kChecksum && c.failure != FailureStage::kMetadata) return;
     if (!invariants()) return;
     if (c.message_permits && rules->client_reads_message_permits) return;
-    const std::optional<std::int64_t> debited =
-        c.broker_p ? c.broker_p
-                   : (c.wire_batch_size ? std::optional(candidate_permits(*c.wire_batch_size,
-                                                                          c.ack_set))
-                                        : std::nullopt);
+    std::optional<std::int64_t> debited = c.broker_p;
+    if (!debited && c.wire_batch_size) {
+      debited = candidate_permits(*c.wire_batch_size, c.ack_set);
+    }
     ClientIncarnation* inc = inc_of(c);
     if (c.ack_set.absent()) {
       deviation(RuleId::kX1,

@@ -23,7 +23,7 @@ std::string findings_text(const std::vector<spec::Finding>& findings) {
 }
 
 // Everything a verdict depends on, as text.
-std::string verdict(const std::string& trace, int threads, std::size_t block_events = 4096) {
+std::string verdict(const std::string& trace, int threads, std::size_t block_events = 8192) {
   ValidateOptions options;
   options.threads = threads;
   options.block_events = block_events;

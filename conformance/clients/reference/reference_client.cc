@@ -3,8 +3,8 @@
 // each incarnation's accumulator), speaking the binary protocol over a real socket. It is
 // the positive control of `permitcheck conform`: it must pass every scenario.
 //
-//   permitcheck-reference-client --url pulsar://127.0.0.1:6650 --q 10 --delay-ms 0 \
-//       --nack-every 0 [--topic T] [--subscription S] [--ruleset legacy]
+//   permitcheck-reference-client --url pulsar://127.0.0.1:6650 --q 10 --delay-ms 0
+//       --nack-every 0 [--topic T] [--subscription S] [--ruleset legacy]   (one command line)
 //
 // With --ruleset legacy it handles commands as legacy Pulsar does (L1-L5): the negative
 // control, which `conform` must catch.
