@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <cstring>
 
 namespace permitcheck::trace::internal {
 namespace {
@@ -81,11 +82,11 @@ static_assert(event_index<spec::Extension>() == kEventKinds - 1);
 
 // Names hashed by their length and first, middle and last bytes (no two names of either table
 // share a hash today; a bucket holds a few if they ever do), so that a lookup compares one
-// candidate: the reader looks up every key of every line.
+// candidate: the reader looks up every key of every line. Built at compile time.
 class NameIndex {
  public:
   template <std::size_t N, typename Entry>
-  explicit NameIndex(const std::array<Entry, N>& entries) {
+  constexpr explicit NameIndex(const std::array<Entry, N>& entries) {
     for (std::size_t i = 0; i < N; ++i) {
       const std::string_view name = entries[i].name;
       if (name.empty()) continue;
@@ -102,7 +103,8 @@ class NameIndex {
     if (key.empty()) return -1;
     const Bucket& b = buckets_[hash(key)];
     for (std::size_t i = 0; i < b.count; ++i) {
-      if (equal(b.names[i], key)) return b.values[i];
+      if (b.names[i].size() == key.size() && same_bytes(b.names[i].data(), key.data(), key.size()))
+        return b.values[i];
     }
     return -1;
   }
@@ -111,47 +113,57 @@ class NameIndex {
   static constexpr std::size_t kBuckets = 64;
   struct Bucket {
     std::size_t count = 0;
-    std::array<std::string_view, 4> names;
+    std::array<std::string_view, 4> names{};
     std::array<std::uint8_t, 4> values{};
   };
 
-  static std::size_t hash(std::string_view s) {
-    const auto byte = [&](std::size_t i) { return static_cast<std::size_t>(static_cast<unsigned char>(s[i])); };
+  static constexpr std::size_t hash(std::string_view s) {
+    const auto byte = [&](std::size_t i) {
+      return static_cast<std::size_t>(static_cast<unsigned char>(s[i]));
+    };
     return (s.size() + 25 * byte(0) + 10 * byte(s.size() - 1) + 10 * byte(s.size() / 2)) %
            kBuckets;
   }
-  // Names are short: a loop beats a call to memcmp.
-  static bool equal(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (a[i] != b[i]) return false;
+
+  template <typename T>
+  static T load(const char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  // n >= 1 bytes at a and b equal? Two overlapping word loads instead of a byte loop (whose
+  // branches mispredict on keys of varying length); names are short.
+  static bool same_bytes(const char* a, const char* b, std::size_t n) {
+    if (n >= 8) {
+      if (load<std::uint64_t>(a) != load<std::uint64_t>(b) ||
+          load<std::uint64_t>(a + n - 8) != load<std::uint64_t>(b + n - 8)) {
+        return false;
+      }
+      return n <= 16 || std::memcmp(a + 8, b + 8, n - 16) == 0;
     }
-    return true;
+    if (n >= 4) {
+      return load<std::uint32_t>(a) == load<std::uint32_t>(b) &&
+             load<std::uint32_t>(a + n - 4) == load<std::uint32_t>(b + n - 4);
+    }
+    return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
   }
 
-  std::array<Bucket, kBuckets> buckets_;
+  std::array<Bucket, kBuckets> buckets_{};
 };
 
-const NameIndex& field_index() {
-  static const NameIndex index(kFields);
-  return index;
-}
-
-const NameIndex& event_name_index() {
-  static const NameIndex index(kEvents);
-  return index;
-}
+constexpr NameIndex kFieldIndex(kFields);
+constexpr NameIndex kEventIndex(kEvents);
 
 }  // namespace
 
 const FieldInfo& field_info(FieldId id) { return kFields[static_cast<std::size_t>(id)]; }
 
-int field_index_of(std::string_view key) { return field_index().find(key); }
+int field_index_of(std::string_view key) { return kFieldIndex.find(key); }
 
 const EventSchema& event_schema(std::size_t kind) { return kEvents[kind]; }
 
 int event_kind_of(std::string_view ev) {
-  return event_name_index().find(ev);  // the extension's empty name is not indexed
+  return kEventIndex.find(ev);  // the extension's empty name is not indexed
 }
 
 std::string_view ev_name(const spec::Event& event) {
