@@ -27,6 +27,17 @@ std::vector<std::string> near_misses(const std::string& name) {
   return out;
 }
 
+// Expects `found` false for every near miss of every name that is not itself a name.
+template <typename Found>
+void expect_near_misses_not_found(const std::vector<std::string>& names, Found found) {
+  for (const std::string& name : names) {
+    for (const std::string& miss : near_misses(name)) {
+      if (std::find(names.begin(), names.end(), miss) != names.end()) continue;
+      EXPECT_FALSE(found(miss)) << miss;
+    }
+  }
+}
+
 TEST(Schema, FindFieldFindsEveryFieldAndNoNearMiss) {
   std::vector<std::string> names;
   for (std::size_t f = 0; f < static_cast<std::size_t>(FieldId::kCount); ++f) {
@@ -34,12 +45,7 @@ TEST(Schema, FindFieldFindsEveryFieldAndNoNearMiss) {
     names.push_back(name);
     ASSERT_EQ(find_field(name), static_cast<FieldId>(f)) << name;
   }
-  for (const std::string& name : names) {
-    for (const std::string& miss : near_misses(name)) {
-      if (std::find(names.begin(), names.end(), miss) != names.end()) continue;
-      EXPECT_FALSE(find_field(miss).has_value()) << miss;
-    }
-  }
+  expect_near_misses_not_found(names, [](const std::string& s) { return find_field(s).has_value(); });
   EXPECT_FALSE(find_field("").has_value());
   EXPECT_FALSE(find_field("ev").has_value());
 }
@@ -51,12 +57,7 @@ TEST(Schema, FindEventFindsEveryKindButTheExtensionAndNoNearMiss) {
     names.push_back(name);
     ASSERT_EQ(find_event(name), k) << name;
   }
-  for (const std::string& name : names) {
-    for (const std::string& miss : near_misses(name)) {
-      if (std::find(names.begin(), names.end(), miss) != names.end()) continue;
-      EXPECT_FALSE(find_event(miss).has_value()) << miss;
-    }
-  }
+  expect_near_misses_not_found(names, [](const std::string& s) { return find_event(s).has_value(); });
   EXPECT_FALSE(find_event("").has_value());
   EXPECT_FALSE(find_event("x-note").has_value());
 }
