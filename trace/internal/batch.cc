@@ -51,8 +51,9 @@ bool Batch::start(LineSource& lines) {
   }
   base_ = content_.front().json;
   const std::size_t json_size = size_ - base_;
-  if (parser_.iterate_many(data + base_, json_size, std::max<std::size_t>(json_size, 64))
-          .get(stream_)) {
+  // A capacity that only grows: simdjson reallocates its buffers whenever it changes.
+  capacity_ = std::max({capacity_, json_size, std::size_t{64}});
+  if (parser_.iterate_many(data + base_, json_size, capacity_).get(stream_)) {
     slow_until_ = last_line_;
     return false;
   }

@@ -53,6 +53,7 @@ class Batch {
 
   std::size_t max_line_bytes_;
   od::parser parser_;
+  std::size_t capacity_ = 0;      // the batch size parser_ is allocated for
   od::document_stream stream_;
   od::document_stream::iterator it_;
   std::vector<ContentLine> content_;
