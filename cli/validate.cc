@@ -65,6 +65,8 @@ struct Block {
 // Fills `block` from `reader`: up to its capacity, or to the end or the first error.
 void fill(trace::TraceReader& reader, Block* block) {
   block->size = 0;
+  block->last = false;
+  block->error.reset();
   while (block->size < block->events.size()) {
     absl::StatusOr<bool> more =
         reader.next(&block->events[block->size], &block->lines[block->size]);
@@ -92,13 +94,12 @@ class BlockPipe {
     }
   }
 
-  // Reading thread: reads the whole trace into blocks, in turn.
+  // Reading thread: reads the whole trace into blocks, in turn, up to the last one.
   void produce(trace::TraceReader& reader) {
     for (std::size_t i = 0;; i = (i + 1) % blocks_.size()) {
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return !full_[i] || stop_; });
-        if (stop_) return;
+        cv_.wait(lock, [&] { return !full_[i]; });
       }
       fill(reader, &blocks_[i]);
       const bool last = blocks_[i].last;
@@ -124,19 +125,9 @@ class BlockPipe {
     }
     cv_.notify_all();
   }
-  // Stops the reading thread early (the checking side gave up).
-  void stop() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-  }
-
  private:
   std::array<Block, 2> blocks_;
   std::array<bool, 2> full_{};
-  bool stop_ = false;
   std::mutex mu_;
   std::condition_variable cv_;
 };
@@ -198,8 +189,7 @@ FileResult validate_stream(std::istream& in, const std::string& name,
         pipe->give_back(i);
         if (last) break;
       }
-      pipe->stop();
-      reading.join();
+      reading.join();  // it returned after filling the last block
       read = true;
     }
   }
