@@ -55,6 +55,9 @@ void count(const spec::Event& event, EventFamilies* f) {
 
 // Events read ahead by the reading thread, handed to the checking thread in order.
 struct Block {
+  // REQUIRES: capacity >= 1.
+  explicit Block(std::size_t capacity) : events(capacity), lines(capacity) {}
+
   std::vector<spec::Event> events;  // reused from block to block: no allocation per event
   std::vector<std::uint64_t> lines;
   std::size_t size = 0;
@@ -87,12 +90,8 @@ void fill(trace::TraceReader& reader, Block* block) {
 class BlockPipe {
  public:
   // REQUIRES: block_events >= 1.
-  explicit BlockPipe(std::size_t block_events) {
-    for (Block& b : blocks_) {
-      b.events.resize(block_events);
-      b.lines.resize(block_events);
-    }
-  }
+  explicit BlockPipe(std::size_t block_events)
+      : blocks_{Block(block_events), Block(block_events)} {}
 
   // Reading thread: reads the whole trace into blocks, in turn, up to the last one.
   void produce(trace::TraceReader& reader) {
@@ -132,17 +131,42 @@ class BlockPipe {
   std::condition_variable cv_;
 };
 
-// Checks one event and counts it.
-void check(const spec::Event& event, std::uint64_t line, const ValidateOptions& options,
-           spec::Monitor* monitor, FileResult* result) {
-  count(event, &result->families);
-  monitor->on_event(event, line);
-  result->last_line = line;
-  ++result->events;
-  if (options.progress && options.progress_every > 0 &&
-      result->events % options.progress_every == 0) {
-    options.progress(result->events, line);
+// Checks and counts the events of one block; the last block also gives the trace's error.
+// Returns whether it was the last.
+bool check(const Block& block, const ValidateOptions& options, spec::Monitor* monitor,
+           FileResult* result) {
+  for (std::size_t k = 0; k < block.size; ++k) {
+    count(block.events[k], &result->families);
+    monitor->on_event(block.events[k], block.lines[k]);
+    result->last_line = block.lines[k];
+    ++result->events;
+    if (options.progress && options.progress_every > 0 &&
+        result->events % options.progress_every == 0) {
+      options.progress(result->events, block.lines[k]);
+    }
   }
+  if (block.last) result->error = block.error;
+  return block.last;
+}
+
+// Reads on a second thread while this one checks, two blocks in flight. False (nothing read)
+// when no thread can be started.
+bool check_overlapped(trace::TraceReader& reader, const ValidateOptions& options,
+                      spec::Monitor* monitor, FileResult* result) {
+  auto pipe = std::make_unique<BlockPipe>(std::max<std::size_t>(options.block_events, 1));
+  std::thread reading;
+  try {
+    reading = std::thread([&] { pipe->produce(reader); });
+  } catch (const std::system_error&) {
+    return false;
+  }
+  for (std::size_t i = 0;; ++i) {
+    const bool last = check(*pipe->take(i), options, monitor, result);
+    pipe->give_back(i);
+    if (last) break;
+  }
+  reading.join();  // it returned after filling the last block
+  return true;
 }
 
 }  // namespace
@@ -168,43 +192,11 @@ FileResult validate_stream(std::istream& in, const std::string& name,
 
   // The ledger is not retained: a finished command's state is released (constant memory).
   spec::Monitor monitor(header, spec::MonitorOptions{.retain_ledger = false});
-  bool read = false;
-  if (options.threads >= 2) {
-    // Reading (JSON parsing) on a second thread, checking on this one, overlapped.
-    auto pipe = std::make_unique<BlockPipe>(std::max<std::size_t>(options.block_events, 1));
-    std::thread reading;
-    try {
-      reading = std::thread([&] { pipe->produce(*reader); });
-    } catch (const std::system_error&) {
-      // No thread to be had: read and check on this thread, below.
-    }
-    if (reading.joinable()) {
-      for (std::size_t i = 0;; ++i) {
-        Block* block = pipe->take(i);
-        for (std::size_t k = 0; k < block->size; ++k) {
-          check(block->events[k], block->lines[k], options, &monitor, &result);
-        }
-        const bool last = block->last;
-        if (last) result.error = block->error;
-        pipe->give_back(i);
-        if (last) break;
-      }
-      reading.join();  // it returned after filling the last block
-      read = true;
-    }
-  }
-  if (!read) {
-    spec::Event event;
-    std::uint64_t line = 0;
-    while (true) {
-      absl::StatusOr<bool> more = reader->next(&event, &line);
-      if (!more.ok()) {
-        result.error = std::string(more.status().message());
-        break;
-      }
-      if (!*more) break;
-      check(event, line, options, &monitor, &result);
-    }
+  if (options.threads < 2 || !check_overlapped(*reader, options, &monitor, &result)) {
+    Block block(1);  // one event at a time: nothing is held beyond the event being checked
+    do {
+      fill(*reader, &block);
+    } while (!check(block, options, &monitor, &result));
   }
   if (!result.error) monitor.finish();
   result.violations = monitor.violations();
