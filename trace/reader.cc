@@ -8,23 +8,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "trace/internal/batch.h"
-#include "trace/internal/json_text.h"
 #include "trace/internal/line_parser.h"
 #include "trace/internal/line_source.h"
 
 namespace permitcheck::trace {
-namespace {
-
 using internal::Batch;
 using internal::LineParser;
-
-// A line to skip: blank (only whitespace) or a comment.
-bool skippable(std::string_view line) {
-  if (!line.empty() && line.front() == '#') return true;
-  return internal::trim_json_whitespace(line).empty();
-}
-
-}  // namespace
 
 struct TraceReader::State {
   State(std::istream& in, ReaderOptions options)
@@ -39,7 +28,7 @@ struct TraceReader::State {
     while (true) {
       absl::StatusOr<bool> more = lines.next();
       if (!more.ok() || !*more) return more;
-      if (!skippable(lines.line())) return true;
+      if (internal::json_start(lines.line()) != std::string_view::npos) return true;
     }
   }
 

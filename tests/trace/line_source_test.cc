@@ -109,5 +109,34 @@ RC_GTEST_PROP(JsonLinesFraming, ChunkSizeNeverChangesTheLines, ()) {
   RC_ASSERT(split(text, chunk) == split(text));
 }
 
+TEST(JsonStart, BlankLinesAndCommentsAreSkippedOthersStartAtTheirFirstNonWhitespaceByte) {
+  constexpr std::size_t npos = std::string_view::npos;
+  EXPECT_EQ(json_start(""), npos);
+  EXPECT_EQ(json_start(" \t\r"), npos);
+  EXPECT_EQ(json_start("# {\"ev\":1}"), npos);
+  EXPECT_EQ(json_start("{}"), 0u);
+  EXPECT_EQ(json_start("  \t{}"), 3u);
+  EXPECT_EQ(json_start("  # not a comment"), 2u);  // "#" counts only in the first column
+  EXPECT_EQ(json_start("\f{}"), 0u);                // form feed is not JSON whitespace
+}
+
+TEST(BulkAccess, BufferedIsTheCompleteLinesAfterTheCurrentOneAndSkipMovesPastThem) {
+  std::istringstream in("a\nbb\nccc\ndd");
+  LineSource lines(in, 100, /*chunk_bytes=*/64);
+  ASSERT_TRUE(*lines.next());  // line 1, "a"; reads the whole input into the chunk
+  LineSource::Buffered b = lines.buffered();
+  EXPECT_EQ(std::string(b.data, b.size), "bb\nccc\n");  // "dd" is not complete
+  EXPECT_EQ(b.first_line, 2u);
+  lines.skip(3, 1);  // past "bb\n"
+  EXPECT_EQ(lines.number(), 2u);
+  ASSERT_TRUE(*lines.next());
+  EXPECT_EQ(lines.line(), "ccc");
+  EXPECT_EQ(lines.number(), 3u);
+  EXPECT_EQ(lines.buffered().size, 0u);  // only the unterminated "dd" is left
+  ASSERT_TRUE(*lines.next());
+  EXPECT_EQ(lines.line(), "dd");
+  EXPECT_FALSE(lines.terminated());
+}
+
 }  // namespace
 }  // namespace permitcheck::trace::internal

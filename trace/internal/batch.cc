@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "trace/internal/json_text.h"
 
 namespace permitcheck::trace::internal {
 
@@ -25,12 +24,11 @@ bool Batch::start(LineSource& lines) {
     if (length > max_line_bytes_ || (any_nul && std::memchr(begin, '\0', length) != nullptr)) {
       break;
     }
-    if (length > 0 && begin[0] == '#') {
-      std::memset(begin, ' ', length);  // a comment: blank to the JSON parser
+    if (const std::size_t first = json_start(std::string_view(begin, length));
+        first != std::string_view::npos) {
+      content_.push_back({number, pos, pos + first, end});
     } else {
-      std::size_t first = 0;
-      while (first < length && is_json_whitespace(begin[first])) ++first;
-      if (first < length) content_.push_back({number, pos, pos + first, end});
+      std::memset(begin, ' ', length);  // blank or a comment: blank to the JSON parser
     }
     pos = end;
     ++number;

@@ -3,8 +3,16 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "trace/internal/json_text.h"
 
 namespace permitcheck::trace::internal {
+
+std::size_t json_start(std::string_view line) {
+  if (!line.empty() && line.front() == '#') return std::string_view::npos;
+  std::size_t first = 0;
+  while (first < line.size() && is_json_whitespace(line[first])) ++first;
+  return first < line.size() ? first : std::string_view::npos;
+}
 
 LineSource::LineSource(std::istream& in, std::size_t max_line_bytes, std::size_t chunk_bytes)
     : in_(in),

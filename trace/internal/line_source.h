@@ -32,6 +32,10 @@
 
 namespace permitcheck::trace::internal {
 
+// Where the JSON of a line starts: the offset of its first byte that is not JSON whitespace,
+// or npos for a line a trace skips, blank (only JSON whitespace) or a comment ("#" first).
+std::size_t json_start(std::string_view line);
+
 class LineSource {
  public:
   // Bytes of readable padding guaranteed after every line (filled with spaces): what simdjson
