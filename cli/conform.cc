@@ -275,6 +275,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   options.client.startup = std::min(options.client.timeout, std::chrono::milliseconds(10000));
   options.client.log_dir = trace_dir_.empty() ? std::filesystem::temp_directory_path().string()
                                                : trace_dir_;
+  options.client.keep_log = !trace_dir_.empty();
   options.seed = seed_;
   options.cases = cases_;
   options.max_shrink_runs = max_shrinks_;

@@ -253,6 +253,7 @@ ScenarioOutcome run_scenario(const ClientSpec& client, const ScenarioParams& par
   const std::string log_path = absl::StrCat(client.log_dir, "/permitcheck-conform-", ::getpid(),
                                             "-", run_counter++, ".log");
   internal::ClientProcess proc;
+  proc.keep_log(client.keep_log);
   if (absl::Status s = proc.start(expand_command(client, params, broker.url()), log_path);
       !s.ok()) {
     out.client_failure = absl::StrCat("client could not start: ", s.message());

@@ -85,6 +85,7 @@ struct ClientSpec {
   std::chrono::milliseconds startup{10000};  // until the first Flow
   std::chrono::milliseconds idle{1500};      // silence that counts as quiescence
   std::string log_dir = "/tmp";              // client logs
+  bool keep_log = false;                     // keep each run's log in log_dir (else removed)
 };
 
 std::string expand_command(const ClientSpec& client, const ScenarioParams& params,
