@@ -16,6 +16,8 @@ PACKAGES=(
   libasio-dev
   libcli11-dev
   libbenchmark-dev
+  libpcap-dev tcpdump
+  ccache
 )
 
 missing=()
