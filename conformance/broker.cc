@@ -96,10 +96,41 @@ struct ConformanceBroker::Impl {
 
   // ---- io thread ----
 
+  // Connections one client run may hold at once; past it a new one is closed at once and
+  // noted as a protocol error (a client opening connections without end is bounded).
+  static constexpr int kMaxLiveConnections = 64;
+  asio::steady_timer accept_retry{io};
+
   void accept() {
     auto conn = std::make_shared<Conn>(io);
     acceptor.async_accept(conn->socket, [this, conn](const asio::error_code& ec) {
-      if (ec) return;
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;  // stop()
+      if (ec) {
+        // EMFILE, ENFILE, ENOBUFS...: the listening socket is fine; accept again shortly
+        // rather than never (which would make every later connection look like the client's
+        // fault).
+        accept_retry.expires_after(std::chrono::milliseconds(20));
+        accept_retry.async_wait([this](const asio::error_code& e) {
+          if (!e) accept();
+        });
+        return;
+      }
+      bool refused = false;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (counters.live_connections >= kMaxLiveConnections) {
+          refused = true;
+          counters.protocol_errors.push_back(absl::StrCat(
+              "more than ", kMaxLiveConnections, " connections open at once: one refused"));
+        }
+      }
+      if (refused) {
+        asio::error_code ignored;
+        conn->socket.close(ignored);
+        cv.notify_all();
+        accept();
+        return;
+      }
       {
         std::lock_guard<std::mutex> lock(mu);
         conn->id = ++counters.connections_opened;
@@ -584,6 +615,7 @@ void ConformanceBroker::stop() {
   asio::post(impl_->io, [this] {
     asio::error_code ignored;
     impl_->acceptor.close(ignored);
+    impl_->accept_retry.cancel();
     std::vector<std::shared_ptr<Impl::Conn>> all;
     {
       std::lock_guard<std::mutex> lock(impl_->mu);
