@@ -36,3 +36,8 @@ fi
 
 # The Node.js clients `permitcheck conform` is tested against (npm ci; idempotent too).
 bash "$(dirname "$0")/install-node-clients.sh"
+
+# The official clients: the C++ client through PyPI pulsar-client, and the Go client (each
+# idempotent; each says which toolchain is missing).
+bash "$(dirname "$0")/install-python-client.sh"
+bash "$(dirname "$0")/install-go-client.sh"
