@@ -13,6 +13,7 @@
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
 #include "cli/explain.h"
+#include "conformance/bug_catalogue.h"
 #include "conformance/client_presets.h"
 #include "conformance/conform.h"
 #include "spec/monitor.h"
@@ -64,6 +65,9 @@ ConformCommand::ConformCommand(CLI::App& app) {
                    "old client or not, its Flow threshold")
       ->excludes("--client");
   sub_->add_flag("--list-clients", list_clients_, "List the shipped client presets and exit");
+  sub_->add_flag("--catalogue", catalogue_,
+                 "Run the bug catalogue (docs/bug-catalogue.md): each row found in its affected "
+                 "release and passing in its fixed one (--format text|json)");
 }
 
 #ifndef PERMITCHECK_HAVE_CONFORMANCE
@@ -276,6 +280,18 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
           << p.library << "\n";
     }
     return kExitPass;
+  }
+  if (catalogue_) {
+    std::vector<conformance::RowResult> results;
+    for (const conformance::BugRow& row : conformance::bug_catalogue()) {
+      err << "conform: catalogue row " << row.id << "\n";
+      results.push_back(conformance::run_bug_row(row, conformance::presets_root()));
+    }
+    out << (format_ == "json" ? conformance::format_catalogue_json(results)
+                              : conformance::format_catalogue_text(results));
+    const bool all = std::all_of(results.begin(), results.end(),
+                                 [](const conformance::RowResult& r) { return r.holds(); });
+    return all ? kExitPass : kExitViolation;
   }
   if (!client_preset_.empty()) {
     absl::StatusOr<conformance::ResolvedPreset> preset =

@@ -44,6 +44,7 @@ class ConformCommand {
   bool list_ = false;
   std::string client_preset_;
   bool list_clients_ = false;
+  bool catalogue_ = false;
 };
 
 }  // namespace permitcheck::cli
