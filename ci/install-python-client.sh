@@ -8,9 +8,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/../conformance/clients/cpp"
 
-PYTHON=${PERMITCHECK_PYTHON:-python3}
+# The locked wheel is built for CPython 3.11 (cp311, manylinux_2_28 x86_64).
+PYTHON=${PERMITCHECK_PYTHON:-}
+if [ -z "$PYTHON" ]; then
+  if command -v python3.11 >/dev/null 2>&1; then PYTHON=python3.11; else PYTHON=python3; fi
+fi
 if ! command -v "$PYTHON" >/dev/null 2>&1; then
   echo "ci/install-python-client.sh: no $PYTHON on the PATH: the C++ client (cpp) cannot be installed" >&2
+  exit 1
+fi
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+  echo "ci/install-python-client.sh: $PYTHON is not Python 3.11, which the locked pulsar-client wheel needs (set PERMITCHECK_PYTHON)" >&2
   exit 1
 fi
 if ! "$PYTHON" -c 'import venv, sys; assert sys.version_info >= (3, 8)' 2>/dev/null; then
