@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages permitcheck builds against. Idempotent: when every
 # package is already present it does nothing (no apt-get update, no network). Then
-# ci/install-node-clients.sh installs the Node.js clients under conformance/clients/.
+# ci/install-node-clients.sh, ci/install-python-client.sh and ci/install-go-client.sh install
+# the clients under conformance/clients/ from their registries.
 set -euo pipefail
 
 PACKAGES=(
@@ -38,3 +39,11 @@ fi
 
 # The Node.js clients `permitcheck conform` is tested against (npm ci; idempotent too).
 bash "$(dirname "$0")/install-node-clients.sh"
+
+# The official clients: the C++ client through PyPI pulsar-client, and the Go client (each
+# idempotent). A missing toolchain is reported and does not stop the build: the tests of that
+# client then skip, saying why.
+bash "$(dirname "$0")/install-python-client.sh" ||
+  echo "ci/install-deps.sh: the C++ client (conformance/clients/cpp) is not installed" >&2
+bash "$(dirname "$0")/install-go-client.sh" ||
+  echo "ci/install-deps.sh: the Go client (conformance/clients/go) is not built" >&2

@@ -13,6 +13,8 @@
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
 #include "cli/explain.h"
+#include "conformance/bug_catalogue.h"
+#include "conformance/client_presets.h"
 #include "conformance/conform.h"
 #include "spec/monitor.h"
 #include "trace/writer.h"
@@ -58,6 +60,14 @@ ConformCommand::ConformCommand(CLI::App& app) {
   sub_->add_option("--max-shrinks", max_shrinks_, "Client runs spent shrinking one failure")
       ->capture_default_str();
   sub_->add_flag("--list", list_, "List the scenarios and exit");
+  sub_->add_option("--client-preset", client_preset_,
+                   "A shipped consumer NAME[@VERSION] (--list-clients) with its known settings: "
+                   "old client or not, its Flow threshold")
+      ->excludes("--client");
+  sub_->add_flag("--list-clients", list_clients_, "List the shipped client presets and exit");
+  sub_->add_flag("--catalogue", catalogue_,
+                 "Run the bug catalogue (docs/bug-catalogue.md): each row found in its affected "
+                 "release and passing in its fixed one (--format text|json)");
 }
 
 #ifndef PERMITCHECK_HAVE_CONFORMANCE
@@ -261,8 +271,41 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     }
     return kExitPass;
   }
+  if (list_clients_) {
+    for (const conformance::ClientPreset& p : conformance::all_client_presets()) {
+      out << p.name << "\t" << p.default_version;
+      for (const std::string& v : p.other_versions) out << "," << v;
+      out << "\t" << (p.knows_message_permits ? "new client" : "old client") << "\tT = "
+          << p.threshold(q_) << " at Q = " << q_ << " (" << p.threshold_source << ")\t"
+          << p.library << "\n";
+    }
+    return kExitPass;
+  }
+  if (catalogue_) {
+    std::vector<conformance::RowResult> results;
+    for (const conformance::BugRow& row : conformance::bug_catalogue()) {
+      err << "conform: catalogue row " << row.id << "\n";
+      results.push_back(conformance::run_bug_row(row, conformance::presets_root()));
+    }
+    out << (format_ == "json" ? conformance::format_catalogue_json(results)
+                              : conformance::format_catalogue_text(results));
+    const bool all = std::all_of(results.begin(), results.end(),
+                                 [](const conformance::RowResult& r) { return r.holds(); });
+    return all ? kExitPass : kExitViolation;
+  }
+  if (!client_preset_.empty()) {
+    absl::StatusOr<conformance::ResolvedPreset> preset =
+        conformance::resolve_preset(client_preset_, conformance::presets_root());
+    if (!preset.ok()) {
+      err << "permitcheck conform: --client-preset: " << preset.status().message() << "\n";
+      return kExitBadInput;
+    }
+    client_ = preset->command;
+    if (!preset->preset->knows_message_permits) old_client_ = true;
+    if (threshold_ <= 0) threshold_ = preset->preset->threshold(q_);
+  }
   if (client_.empty()) {
-    err << "permitcheck conform: --client is required\n";
+    err << "permitcheck conform: --client or --client-preset is required\n";
     return kExitBadInput;
   }
   conformance::ConformOptions options;

@@ -42,6 +42,9 @@ class ConformCommand {
   bool old_client_ = false;
   int max_shrinks_ = 12;
   bool list_ = false;
+  std::string client_preset_;
+  bool list_clients_ = false;
+  bool catalogue_ = false;
 };
 
 }  // namespace permitcheck::cli

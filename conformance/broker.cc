@@ -163,6 +163,10 @@ struct ConformanceBroker::Impl {
             if (!f->has_value()) break;
             absl::StatusOr<Frame> frame = decode_frame(**f);
             if (!frame.ok()) {
+              if (std::optional<UnknownCommand> u = unknown_command(**f)) {
+                unsupported_command(conn, *u);
+                continue;
+              }
               protocol_error(conn, std::string(frame.status().message()));
               return;
             }
@@ -171,6 +175,23 @@ struct ConformanceBroker::Impl {
           }
           read(conn);
         });
+  }
+
+  // A well-formed command the broker does not implement: a protocol ERROR (when it names a
+  // request id) and a note in the trace, never silence; the connection stays open.
+  void unsupported_command(const std::shared_ptr<Conn>& conn, const UnknownCommand& u) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      events.push_back(spec::Extension{absl::StrCat("x-unsupported-command-", u.type)});
+    }
+    if (!u.request_id) return;
+    wire::BaseCommand out;
+    out.set_type(wire::BaseCommand::ERROR);
+    out.mutable_error()->set_request_id(*u.request_id);
+    out.mutable_error()->set_error(wire::UnknownError);
+    out.mutable_error()->set_message(
+        absl::StrCat("permitcheck conformance broker: command type ", u.type, " not implemented"));
+    send(conn, out);
   }
 
   void protocol_error(const std::shared_ptr<Conn>& conn, std::string reason) {

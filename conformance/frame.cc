@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "google/protobuf/unknown_field_set.h"
+
 #include "absl/strings/str_cat.h"
 
 namespace permitcheck::conformance {
@@ -185,6 +187,42 @@ BatchParse parse_batch(std::string_view payload, int count) {
   }
   BatchMessage extra;
   while (at < payload.size() && one(&extra)) ++out.trailing_messages;
+  return out;
+}
+
+std::optional<UnknownCommand> unknown_command(std::string_view frame) {
+  if (frame.size() < 8) return std::nullopt;
+  const std::uint32_t command_size = read_u32(frame, 4);
+  if (command_size > frame.size() - 8) return std::nullopt;
+  google::protobuf::UnknownFieldSet fields;
+  if (!fields.ParseFromArray(frame.data() + 8, static_cast<int>(command_size))) {
+    return std::nullopt;
+  }
+  std::optional<UnknownCommand> out;
+  for (int i = 0; i < fields.field_count(); ++i) {
+    const google::protobuf::UnknownField& f = fields.field(i);
+    if (f.number() == 1 && f.type() == google::protobuf::UnknownField::TYPE_VARINT) {
+      out = UnknownCommand{.type = f.varint(), .request_id = std::nullopt};
+    }
+  }
+  if (!out || wire::BaseCommand::Type_IsValid(static_cast<int>(out->type))) return std::nullopt;
+  for (int i = 0; i < fields.field_count(); ++i) {
+    const google::protobuf::UnknownField& f = fields.field(i);
+    if (static_cast<std::uint64_t>(f.number()) != out->type ||
+        f.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED) {
+      continue;
+    }
+    google::protobuf::UnknownFieldSet body;
+    if (!body.ParseFromString(f.length_delimited())) break;
+    for (int wanted : {2, 1}) {
+      for (int j = 0; j < body.field_count() && !out->request_id; ++j) {
+        if (body.field(j).number() == wanted &&
+            body.field(j).type() == google::protobuf::UnknownField::TYPE_VARINT) {
+          out->request_id = body.field(j).varint();
+        }
+      }
+    }
+  }
   return out;
 }
 

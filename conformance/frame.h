@@ -45,6 +45,16 @@ struct Frame {
 // a bad magic number. Never crashes on any input.
 absl::StatusOr<Frame> decode_frame(std::string_view frame);
 
+// A frame whose command is well formed but of a type this codec does not know: a Pulsar
+// command the broker does not implement, to be answered with ERROR rather than taken for
+// garbage. `request_id` is the command body's field 2 or else field 1 when it is a varint
+// (where Pulsar's request commands keep it); none when the body has neither.
+struct UnknownCommand {
+  std::uint64_t type = 0;
+  std::optional<std::uint64_t> request_id;
+};
+std::optional<UnknownCommand> unknown_command(std::string_view frame);
+
 // Splits a byte stream into whole frames.
 class FrameSplitter {
  public:

@@ -20,6 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto next = splitter.next();
     if (!next.ok() || !next->has_value()) break;
     auto frame = permitcheck::conformance::decode_frame(**next);
+    if (!frame.ok()) (void)permitcheck::conformance::unknown_command(**next);
     if (!frame.ok() || !frame->has_payload) continue;
     auto mp = permitcheck::conformance::parse_metadata_and_payload(frame->metadata_and_payload);
     if (!mp.ok()) continue;

@@ -1,0 +1,146 @@
+#include "conformance/bug_catalogue.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "conformance/client_presets.h"
+
+namespace permitcheck::conformance {
+namespace {
+
+EntrySpec corrupt_single() { return EntrySpec{.fault = EntryFault::kChecksum}; }
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += ' ';
+        else out += c;
+    }
+  }
+  return out + "\"";
+}
+
+VersionRun run_version(const BugRow& row, const std::string& version, std::string_view root,
+                       std::string* error) {
+  VersionRun run{.version = version};
+  absl::StatusOr<ResolvedPreset> preset =
+      resolve_preset(absl::StrCat(row.client, "@", version), root);
+  if (!preset.ok()) {
+    *error = std::string(preset.status().message());
+    return run;
+  }
+  ClientSpec client{.command = preset->command, .q = 10, .t = preset->preset->threshold(10),
+                    .knows_message_permits = preset->preset->knows_message_permits};
+  const ScenarioOutcome o = run_scenario(client, row.scenario);
+  run.client_started = !o.client_never_started;
+  std::set<std::string> rules;
+  for (const spec::Finding& f : o.violations) rules.insert(std::string(spec::rule_name(f.rule)));
+  run.rules.assign(rules.begin(), rules.end());
+  run.numbers = absl::StrCat("debited ", o.debited, ", granted ", o.granted, ", available ",
+                             o.granted - o.debited);
+  if (o.client_failure) run.client_failure = *o.client_failure;
+  run.seconds = o.seconds;
+  return run;
+}
+
+}  // namespace
+
+const std::vector<BugRow>& bug_catalogue() {
+  static const std::vector<BugRow> rows = {
+      {.id = "go-833",
+       .client = "go",
+       .bug = "apache/pulsar-client-go#833 (fixed by #835)",
+       .summary = "a message discarded as corrupt returned no permit: the consumer's permits "
+                  "leak until it stalls",
+       .affected = "v0.9.0",
+       .fixed = "v0.10.0",
+       // Five single messages with a bad crc32c (P = 1 each, so X1's fallback of 1 is exact):
+       // each discarded one must return its permit.
+       .scenario = ScenarioParams{.kind = ScenarioKind::kCorruptChecksum,
+                                  .entries = {corrupt_single(), corrupt_single(),
+                                              corrupt_single(), corrupt_single(),
+                                              corrupt_single()}},
+       .rules = {spec::RuleId::kE5, spec::RuleId::kE6}},
+  };
+  return rows;
+}
+
+RowResult run_bug_row(const BugRow& row, std::string_view root) {
+  RowResult r{.row = &row};
+  r.affected = run_version(row, row.affected, root, &r.error);
+  if (!r.error.empty()) return r;
+  r.fixed = run_version(row, row.fixed, root, &r.error);
+  if (!r.error.empty()) return r;
+  r.found = r.affected.client_started &&
+            std::any_of(row.rules.begin(), row.rules.end(), [&](spec::RuleId rule) {
+              return std::find(r.affected.rules.begin(), r.affected.rules.end(),
+                               spec::rule_name(rule)) != r.affected.rules.end();
+            });
+  r.passes = r.fixed.client_started && r.fixed.rules.empty() && r.fixed.client_failure.empty();
+  return r;
+}
+
+std::string format_catalogue_text(const std::vector<RowResult>& results) {
+  std::string s = "Bug catalogue (each row: found in the affected release, passes in the fixed one)\n";
+  int held = 0;
+  for (const RowResult& r : results) {
+    held += r.holds() ? 1 : 0;
+    absl::StrAppend(&s, "\n", r.holds() ? "HOLDS " : "FAILS ", r.row->id, "  ", r.row->bug, " (",
+                    r.row->client, ")\n  ", r.row->summary, "\n  scenario: ",
+                    describe(r.row->scenario), "\n");
+    if (!r.error.empty()) {
+      absl::StrAppend(&s, "  error: ", r.error, "\n");
+      continue;
+    }
+    for (const VersionRun* v : {&r.affected, &r.fixed}) {
+      const bool affected = v == &r.affected;
+      absl::StrAppend(&s, "  ", affected ? "affected " : "fixed    ", v->version, ": ",
+                      v->rules.empty() ? "pass" : absl::StrCat("rules ", absl::StrJoin(v->rules, ",")),
+                      " (", v->numbers, ")",
+                      v->client_failure.empty() ? "" : absl::StrCat("; client ", v->client_failure),
+                      absl::StrFormat(", %.1f s", v->seconds), " -> ",
+                      affected ? (r.found ? "found" : "NOT FOUND")
+                               : (r.passes ? "passes" : "DOES NOT PASS"),
+                      "\n");
+    }
+  }
+  absl::StrAppend(&s, "\n", held, " of ", results.size(), " row(s) hold\nverdict: ",
+                  held == static_cast<int>(results.size()) ? "PASS" : "FAIL", "\n");
+  return s;
+}
+
+std::string format_catalogue_json(const std::vector<RowResult>& results) {
+  std::string s;
+  auto version = [](const VersionRun& v) {
+    std::vector<std::string> rules;
+    for (const std::string& r : v.rules) rules.push_back(json_string(r));
+    return absl::StrCat("{\"version\": ", json_string(v.version), ", \"rules\": [",
+                        absl::StrJoin(rules, ", "), "], \"numbers\": ", json_string(v.numbers),
+                        ", \"client_failure\": ", json_string(v.client_failure),
+                        ", \"seconds\": ", absl::StrFormat("%.2f", v.seconds), "}");
+  };
+  for (const RowResult& r : results) {
+    absl::StrAppend(&s, "{\"id\": ", json_string(r.row->id), ", \"client\": ",
+                    json_string(r.row->client), ", \"bug\": ", json_string(r.row->bug),
+                    ", \"scenario\": ", json_string(describe(r.row->scenario)),
+                    ", \"ok\": ", r.holds() ? "true" : "false", ", \"found\": ",
+                    r.found ? "true" : "false", ", \"passes_fixed\": ",
+                    r.passes ? "true" : "false");
+    if (!r.error.empty()) absl::StrAppend(&s, ", \"error\": ", json_string(r.error));
+    else absl::StrAppend(&s, ", \"affected\": ", version(r.affected), ", \"fixed\": ", version(r.fixed));
+    absl::StrAppend(&s, "}\n");
+  }
+  return s;
+}
+
+}  // namespace permitcheck::conformance

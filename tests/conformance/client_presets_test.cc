@@ -1,0 +1,53 @@
+// The client presets (conformance/client_presets.h): names and versions resolve to the run
+// script with the placeholders; unknown ones are refused with the known ones listed.
+#include "conformance/client_presets.h"
+
+#include <gtest/gtest.h>
+
+namespace permitcheck::conformance {
+namespace {
+
+TEST(ClientPresets, DefaultVersionRunsTheRunScriptWithEveryPlaceholder) {
+  absl::StatusOr<ResolvedPreset> p = resolve_preset("cpp", "/src");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->command,
+            "'/src/conformance/clients/cpp/run' {url} {topic} {subscription} {q} {delay_ms} "
+            "{nack_every}");
+  EXPECT_EQ(p->version, "3.13.0");
+  EXPECT_FALSE(p->preset->knows_message_permits);
+  EXPECT_EQ(p->preset->threshold(10), 5);
+}
+
+TEST(ClientPresets, AnotherInstalledVersionIsChosenThroughTheEnvironment) {
+  absl::StatusOr<ResolvedPreset> p = resolve_preset("go@v0.9.0", "/src");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->command.rfind("PERMITCHECK_CLIENT_VERSION=v0.9.0 '/src/conformance/clients/go/run'", 0),
+            0u) << p->command;
+  // Naming the default version is the default.
+  absl::StatusOr<ResolvedPreset> d = resolve_preset("go@v0.21.0", "/src");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->command.find("PERMITCHECK_CLIENT_VERSION"), std::string::npos);
+}
+
+TEST(ClientPresets, UnknownNamesAndVersionsAreRefusedWithTheKnownOnes) {
+  absl::StatusOr<ResolvedPreset> n = resolve_preset("rust", "/src");
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.status().message().find("java, cpp, go, pulsar-flex, reference"), std::string::npos)
+      << n.status();
+  absl::StatusOr<ResolvedPreset> v = resolve_preset("go@v0.1.0", "/src");
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("v0.21.0, v0.9.0, v0.10.0"), std::string::npos)
+      << v.status();
+}
+
+TEST(ClientPresets, ThresholdsFollowEachClientsSource) {
+  for (const ClientPreset& p : all_client_presets()) {
+    EXPECT_FALSE(p.threshold_source.empty()) << p.name;
+    EXPECT_GE(p.threshold(1), 1) << p.name;
+  }
+  EXPECT_EQ(resolve_preset("pulsar-flex", "/")->preset->threshold(10), 6);
+  EXPECT_TRUE(resolve_preset("reference", "/")->preset->knows_message_permits);
+}
+
+}  // namespace
+}  // namespace permitcheck::conformance
