@@ -1,5 +1,6 @@
 #include "conformance/conform.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -58,6 +59,61 @@ std::map<std::string, std::vector<std::string>> ConformReport::violations_by_rul
   return out;
 }
 
+std::map<std::string, std::vector<std::string>> ConformReport::rows_found() const {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const ScenarioReport& s : scenarios) {
+    if (!s.counterexample) continue;
+    for (const std::string& row : s.counterexample->rows) {
+      out[row].push_back(std::string(scenario_info(s.kind).name));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+void note_run(ScenarioReport& sr, const ScenarioOutcome& o) {
+  for (const std::string& w : o.windows) {
+    if (std::find(sr.windows.begin(), sr.windows.end(), w) == sr.windows.end()) {
+      sr.windows.push_back(w);
+    }
+  }
+  for (const std::string& w : o.not_opened) sr.not_opened.push_back(w);
+  for (const std::string& r : o.rows) {
+    if (std::find(sr.rows.begin(), sr.rows.end(), r) == sr.rows.end()) sr.rows.push_back(r);
+  }
+  for (std::uint64_t e : o.never_acked) {
+    sr.never_acked.push_back(absl::StrCat("entry ", e, " (run ", sr.runs, ")"));
+  }
+  if (o.inconclusive()) ++sr.inconclusive_runs;
+}
+
+// Shrinks a failing fixed case: the first smaller variant with the same defect, repeated.
+void shrink_fixed(const ConformOptions& options, const ProgressFn& progress, ScenarioReport& sr,
+                  ScenarioParams current, ScenarioOutcome& outcome) {
+  const std::set<spec::RuleId> original = rules_of(outcome);
+  int budget = options.max_shrink_runs;
+  bool improved = true;
+  while (improved && budget > 0) {
+    improved = false;
+    for (const ScenarioParams& next : shrink_candidates(current)) {
+      if (budget-- <= 0) break;
+      ScenarioOutcome candidate = run_scenario(options.client, next);
+      ++sr.runs;
+      if (same_defect(original, candidate)) {
+        if (progress) progress(absl::StrCat("  shrunk to ", describe(next), "\n"));
+        current = next;
+        outcome = std::move(candidate);
+        ++sr.shrink_steps;
+        improved = true;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ConformReport run_conformance(const ConformOptions& options, const ProgressFn& progress) {
   ConformReport report;
   report.applicable_rules = applicable_rules(options.client.knows_message_permits);
@@ -71,6 +127,26 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
     ScenarioReport sr{.kind = kind};
     const std::string name(scenario_info(kind).name);
     const rc::Gen<ScenarioParams> gen = gen_scenario(kind);
+    if (options.fixed_cases) {
+      for (const ScenarioParams& p :
+           fixed_cases(kind, options.client.q, options.client.threshold())) {
+        if (progress) progress(absl::StrCat(name, " fixed: ", describe(p), "\n"));
+        ScenarioOutcome outcome = run_scenario(options.client, p);
+        ++sr.runs;
+        ++total_runs;
+        if (!outcome.client_never_started) ++started_runs;
+        note_run(sr, outcome);
+        if (!outcome.failed()) {
+          if (!outcome.inconclusive()) ++sr.cases_passed;
+          for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
+          continue;
+        }
+        sr.original = describe(p);
+        if (!outcome.client_never_started) shrink_fixed(options, progress, sr, p, outcome);
+        sr.counterexample = std::move(outcome);
+        break;
+      }
+    }
     for (int c = 0; c < options.cases && !sr.counterexample; ++c) {
       const rc::Random random(options.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL +
                               static_cast<std::uint64_t>(c));
@@ -80,8 +156,9 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
       ++sr.runs;
       ++total_runs;
       if (!outcome.client_never_started) ++started_runs;
+      note_run(sr, outcome);
       if (!outcome.failed()) {
-        ++sr.cases_passed;
+        if (!outcome.inconclusive()) ++sr.cases_passed;
         for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
         continue;
       }
