@@ -402,9 +402,11 @@ struct ConformanceBroker::Impl {
       for (const auto& [entry, st] : shown->entries) {
         v.outstanding += st.done ? 0 : 1;
         if (!st.done && live) v.unacked_entries.push_back(entry);
+        if (!st.acked.empty() && st.acked.size() < st.deliverable.size()) {
+          v.acked_indexes[entry].assign(st.acked.begin(), st.acked.end());
+        }
         if (st.done) continue;
         v.held_units += static_cast<std::int64_t>(st.deliverable.size() - st.acked.size());
-        if (!st.acked.empty()) v.acked_indexes[entry].assign(st.acked.begin(), st.acked.end());
       }
     }
     return v;
@@ -492,7 +494,7 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
     impl_->counters.last_activity = std::chrono::steady_clock::now();
     if (live_target) {
       impl_->live->debited += fc.p;
-      Impl::EntryState st{.cmd = cmd};
+      Impl::EntryState st{.cmd = cmd, .done = d.already_acked};
       for (std::int64_t i = 0; i < b; ++i) {
         if (d.ack_set.absent() || d.ack_set.is_deliverable(i)) st.deliverable.insert(i);
       }

@@ -53,6 +53,9 @@ struct Delivery {
   int extra_messages = 0;            // kExtraMessages
   std::optional<std::uint64_t> consumer;  // default: the live consumer; else any id (E3)
   std::uint32_t redelivery_count = 0;
+  // A duplicate of an entry the subscription already acknowledged: nothing to acknowledge
+  // again (the client may skip it without an ack), but its P is debited like any other.
+  bool already_acked = false;
 };
 
 // A snapshot of the broker's state, for the scenario driver's waits.

@@ -1,7 +1,10 @@
 #include "conformance/conform.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -114,47 +117,21 @@ void shrink_fixed(const ConformOptions& options, const ProgressFn& progress, Sce
 
 }  // namespace
 
-ConformReport run_conformance(const ConformOptions& options, const ProgressFn& progress) {
-  ConformReport report;
-  report.applicable_rules = applicable_rules(options.client.knows_message_permits);
-  std::vector<ScenarioKind> kinds = options.scenarios;
-  if (kinds.empty()) {
-    for (const ScenarioInfo& s : all_scenarios()) kinds.push_back(s.kind);
-  }
-  int started_runs = 0, total_runs = 0;
-  for (ScenarioKind kind : kinds) {
-    const auto t0 = std::chrono::steady_clock::now();
-    ScenarioReport sr{.kind = kind};
-    const std::string name(scenario_info(kind).name);
-    const rc::Gen<ScenarioParams> gen = gen_scenario(kind);
-    if (options.fixed_cases) {
-      for (const ScenarioParams& p :
-           fixed_cases(kind, options.client.q, options.client.threshold())) {
-        if (progress) progress(absl::StrCat(name, " fixed: ", describe(p), "\n"));
-        ScenarioOutcome outcome = run_scenario(options.client, p);
-        ++sr.runs;
-        ++total_runs;
-        if (!outcome.client_never_started) ++started_runs;
-        note_run(sr, outcome);
-        if (!outcome.failed()) {
-          if (!outcome.inconclusive()) ++sr.cases_passed;
-          for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
-          continue;
-        }
-        sr.original = describe(p);
-        if (!outcome.client_never_started) shrink_fixed(options, progress, sr, p, outcome);
-        sr.counterexample = std::move(outcome);
-        break;
-      }
-    }
-    for (int c = 0; c < options.cases && !sr.counterexample; ++c) {
-      const rc::Random random(options.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL +
-                              static_cast<std::uint64_t>(c));
-      rc::Shrinkable<ScenarioParams> current = gen(random, 10 + 10 * c);
-      if (progress) progress(absl::StrCat(name, " case ", c + 1, ": ", describe(current.value()), "\n"));
-      ScenarioOutcome outcome = run_scenario(options.client, current.value());
+namespace {
+
+// One scenario: its fixed cases, then the draws; the first failure shrunk.
+ScenarioReport explore(const ConformOptions& options, const ProgressFn& progress,
+                       ScenarioKind kind, int& started_runs) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ScenarioReport sr{.kind = kind};
+  const std::string name(scenario_info(kind).name);
+  const rc::Gen<ScenarioParams> gen = gen_scenario(kind);
+  if (options.fixed_cases) {
+    for (const ScenarioParams& p :
+         fixed_cases(kind, options.client.q, options.client.threshold())) {
+      if (progress) progress(absl::StrCat(name, " fixed: ", describe(p), "\n"));
+      ScenarioOutcome outcome = run_scenario(options.client, p);
       ++sr.runs;
-      ++total_runs;
       if (!outcome.client_never_started) ++started_runs;
       note_run(sr, outcome);
       if (!outcome.failed()) {
@@ -162,40 +139,96 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
         for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
         continue;
       }
-      sr.original = describe(current.value());
-      if (outcome.client_never_started) {
-        sr.counterexample = std::move(outcome);
-        break;
-      }
-      // Shrink: take the first smaller parameter set that shows the same defect, repeat.
-      const std::set<spec::RuleId> original = rules_of(outcome);
-      int budget = options.max_shrink_runs;
-      bool improved = true;
-      while (improved && budget > 0) {
-        improved = false;
-        rc::Seq<rc::Shrinkable<ScenarioParams>> shrinks = current.shrinks();
-        while (budget > 0) {
-          rc::Maybe<rc::Shrinkable<ScenarioParams>> next = shrinks.next();
-          if (!next) break;
-          --budget;
-          ScenarioOutcome candidate = run_scenario(options.client, next->value());
-          ++sr.runs;
-          ++total_runs;
-          if (same_defect(original, candidate)) {
-            if (progress) progress(absl::StrCat("  shrunk to ", describe(next->value()), "\n"));
-            current = *next;
-            outcome = std::move(candidate);
-            ++sr.shrink_steps;
-            improved = true;
-            break;
-          }
+      sr.original = describe(p);
+      if (!outcome.client_never_started) shrink_fixed(options, progress, sr, p, outcome);
+      sr.counterexample = std::move(outcome);
+      break;
+    }
+  }
+  for (int c = 0; c < options.cases && !sr.counterexample; ++c) {
+    const rc::Random random(options.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL +
+                            static_cast<std::uint64_t>(c));
+    rc::Shrinkable<ScenarioParams> current = gen(random, 10 + 10 * c);
+    if (progress) progress(absl::StrCat(name, " case ", c + 1, ": ", describe(current.value()), "\n"));
+    ScenarioOutcome outcome = run_scenario(options.client, current.value());
+    ++sr.runs;
+    if (!outcome.client_never_started) ++started_runs;
+    note_run(sr, outcome);
+    if (!outcome.failed()) {
+      if (!outcome.inconclusive()) ++sr.cases_passed;
+      for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
+      continue;
+    }
+    sr.original = describe(current.value());
+    if (outcome.client_never_started) {
+      sr.counterexample = std::move(outcome);
+      break;
+    }
+    // Shrink: take the first smaller parameter set that shows the same defect, repeat.
+    const std::set<spec::RuleId> original = rules_of(outcome);
+    int budget = options.max_shrink_runs;
+    bool improved = true;
+    while (improved && budget > 0) {
+      improved = false;
+      rc::Seq<rc::Shrinkable<ScenarioParams>> shrinks = current.shrinks();
+      while (budget > 0) {
+        rc::Maybe<rc::Shrinkable<ScenarioParams>> next = shrinks.next();
+        if (!next) break;
+        --budget;
+        ScenarioOutcome candidate = run_scenario(options.client, next->value());
+        ++sr.runs;
+        if (same_defect(original, candidate)) {
+          if (progress) progress(absl::StrCat("  shrunk to ", describe(next->value()), "\n"));
+          current = *next;
+          outcome = std::move(candidate);
+          ++sr.shrink_steps;
+          improved = true;
+          break;
         }
       }
-      sr.counterexample = std::move(outcome);
     }
-    sr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report.scenarios.push_back(std::move(sr));
+    sr.counterexample = std::move(outcome);
   }
+  sr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sr;
+}
+
+}  // namespace
+
+ConformReport run_conformance(const ConformOptions& options, const ProgressFn& progress) {
+  ConformReport report;
+  report.applicable_rules = applicable_rules(options.client.knows_message_permits);
+  std::vector<ScenarioKind> kinds = options.scenarios;
+  if (kinds.empty()) {
+    for (const ScenarioInfo& s : all_scenarios()) kinds.push_back(s.kind);
+  }
+  // Scenarios run side by side (each has its own broker and client process; the runs mostly
+  // wait), reported in catalogue order.
+  std::mutex mu;
+  const ProgressFn locked = [&](std::string_view line) {
+    if (!progress) return;
+    std::lock_guard<std::mutex> lock(mu);
+    progress(line);
+  };
+  std::vector<ScenarioReport> reports(kinds.size());
+  std::vector<int> started(kinds.size(), 0);
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < kinds.size(); i = next++) {
+      reports[i] = explore(options, progress ? locked : ProgressFn{}, kinds[i], started[i]);
+    }
+  };
+  const int jobs = std::clamp<int>(options.jobs, 1, static_cast<int>(kinds.size()));
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  int started_runs = 0, total_runs = 0;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    started_runs += started[i];
+    total_runs += reports[i].runs;
+  }
+  report.scenarios = std::move(reports);
   report.client_could_not_start = total_runs > 0 && started_runs == 0;
   return report;
 }

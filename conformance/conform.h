@@ -30,6 +30,7 @@ struct ConformOptions {
   int cases = 1;                        // random parameter sets per scenario, after the fixed
   bool fixed_cases = true;              // run the fixed first cases (fixed_cases())
   int max_shrink_runs = 12;             // client runs spent shrinking one counterexample
+  int jobs = 4;                         // scenarios run side by side (they mostly wait)
 };
 
 struct ScenarioReport {

@@ -20,8 +20,11 @@ constexpr ScenarioInfo kScenarios[] = {
     {ScenarioKind::kDecompression, "decompression_failure", spec::RuleId::kC7,
      "compressed entries that do not decompress (B known) must settle P", "L3"},
     {ScenarioKind::kTruncatedBatch, "truncated_batch", spec::RuleId::kC7,
-     "a batch cut inside a message, after some were handed off, or past the last deliverable "
-     "index of a partial batch: the command settles what it still owns", "L4,L5"},
+     "a batch cut inside a message, after some were handed off: the command settles what it "
+     "still owns", "L4"},
+    {ScenarioKind::kPartialBatchFailure, "partial_batch_failure", spec::RuleId::kK7,
+     "a partial batch (ack_set) whose payload fails past its last deliverable index: settle "
+     "exactly P, nothing for the failing non-deliverable index", "L5"},
     {ScenarioKind::kInconsistentBatch, "inconsistent_batch", spec::RuleId::kC5,
      "a payload holding more messages than B: at most P hand-offs, settle P", ""},
     {ScenarioKind::kCloseConsumer, "close_consumer", spec::RuleId::kN2,
@@ -204,6 +207,16 @@ rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind) {
     case ScenarioKind::kUnreadableMetadata: entries = gen_with_fault(EntryFault::kMetadata); break;
     case ScenarioKind::kTruncatedBatch: entries = gen_with_fault(EntryFault::kTruncatedBatch); break;
     case ScenarioKind::kDecompression: entries = gen_with_fault(EntryFault::kDecompression); break;
+    case ScenarioKind::kPartialBatchFailure:
+      entries = rc::gen::map(
+          rc::gen::pair(gen_partial(), rc::gen::inRange<int>(1, 11)),
+          [](std::pair<EntrySpec, int> p) {
+            EntrySpec e = std::move(p.first);
+            e.fault = EntryFault::kTruncatedBatch;
+            e.truncate_at = static_cast<int>(p.second % e.batch_size);
+            return std::vector<EntrySpec>{e};
+          });
+      break;
     case ScenarioKind::kHeldCloseConsumer:
     case ScenarioKind::kHeldReconnect:
       entries = gen_some(rc::gen::oneOf(gen_complete_batch(3, 6), gen_single()), 4);

@@ -30,7 +30,9 @@ enum class ScenarioKind {
   kPartialBatches,     // partial redeliveries: sparse and dense ack_sets (B2, K3, E2, E5)
   kCorruptChecksum,    // some entries with a bad crc32c (C7)
   kUnreadableMetadata, // some entries whose MessageMetadata does not parse (C7)
-  kTruncatedBatch,     // a batch payload that ends inside a message (C7, K5)
+  kTruncatedBatch,     // a batch payload that ends inside a message (C7, K5; L4)
+  kPartialBatchFailure,  // a partial batch whose payload fails past its last deliverable
+                         // index, or between deliverable ones (K7, K5; L5)
   kInconsistentBatch,  // a payload holding more messages than its B (K8, C5)
   kCloseConsumer,      // CLOSE_CONSUMER mid-stream, the client resubscribes (N2, E3)
   kReconnect,          // the connection drops mid-stream, the client reconnects (N2, E3)

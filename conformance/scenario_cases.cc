@@ -66,14 +66,23 @@ std::vector<ScenarioParams> fixed_cases(ScenarioKind kind, std::int64_t q, std::
       l4.truncate_at = static_cast<int>(big / 2);
       v.push_back(make(kind, true, {l4}, absl::StrCat("new broker, fails after ", big / 2,
                                                       " handed off")));
-      EntrySpec l5 = partial8(F::kTruncatedBatch);
-      l5.truncate_at = 6;
-      v.push_back(make(kind, true, {l5}, "new broker, partial batch fails past its last "
-                                         "deliverable index"));
       v.push_back(make(kind, false, {l4}, absl::StrCat("old broker, fails after ", big / 2,
                                                        " handed off")));
       EntrySpec first = faulty(b, F::kTruncatedBatch);
       v.push_back(make(kind, true, {first}, "new broker, fails at index 0"));
+      break;
+    }
+    case K::kPartialBatchFailure: {
+      EntrySpec past = partial8(F::kTruncatedBatch);
+      past.truncate_at = 6;
+      v.push_back(make(kind, true, {past}, "new broker, fails on index 6, past the last "
+                                           "deliverable index 5"));
+      v.push_back(make(kind, false, {past}, "old broker, fails on index 6, past the last "
+                                            "deliverable index 5"));
+      EntrySpec inside = partial8(F::kTruncatedBatch);
+      inside.truncate_at = 3;
+      v.push_back(make(kind, true, {inside}, "new broker, fails on index 3, between "
+                                             "deliverable indexes"));
       break;
     }
     case K::kInconsistentBatch: {
@@ -119,7 +128,9 @@ std::vector<ScenarioParams> fixed_cases(ScenarioKind kind, std::int64_t q, std::
   return v;
 }
 
-std::vector<ScenarioParams> shrink_candidates(const ScenarioParams& p) {
+std::vector<ScenarioParams> shrink_candidates(const ScenarioParams& original) {
+  ScenarioParams p = original;
+  p.corner.clear();  // a shrunk case covers no named corner any more
   std::vector<ScenarioParams> out;
   const bool may_be_empty = p.kind == ScenarioKind::kFlowAroundClose;
   // An entry fewer (never the last faulty one).

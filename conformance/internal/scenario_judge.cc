@@ -178,7 +178,7 @@ void judge(const ClientSpec& client, ScenarioOutcome& out) {
   std::vector<spec::Finding> found;
   if (allowance > 0) {
     const std::string what = absl::StrCat(
-        std::string(spec::rule_name(excuse)), ": ", absl::StrJoin(excused_entries, ", "),
+        absl::StrJoin(excused_entries, ", "),
         " with the field absent (", field_absent, "): ", allowance, " permit(s) short");
     if (d.measured && d.delta == -allowance) excused = absl::StrCat(what, " (", d.text, ")");
     if (!d.measured && d.ran && allowance >= d.short_min && allowance <= d.short_max) {
@@ -197,7 +197,7 @@ void judge(const ClientSpec& client, ScenarioOutcome& out) {
                                              d.short_max),
                                 d.text));
   }
-  if (out.params.kind == ScenarioKind::kFlowAroundClose && out.late_flow > 0) {
+  if (out.params.kind == ScenarioKind::kFlowAroundClose && out.late_flow > 0 && found.empty()) {
     found.push_back(spec::Finding{
         RuleId::kN6, 0,
         absl::StrCat("L11: a Flow of ", out.late_flow, " reached the replacement on the same "
