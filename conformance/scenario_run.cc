@@ -38,10 +38,17 @@ class Run {
       default: entries_with_disruption(); break;
     }
     if (p_.kind == K::kNegativeAck) redeliver_nacked();
+    // The scenario's own quiescence (E5/E6 judged here, numbers reported from here), then
+    // the drain and a second quiescence.
+    settle();
+    BrokerView v = broker_.view();
+    out_.granted = v.granted;
+    out_.debited = v.debited;
+    out_.never_acked = v.unacked_entries;
+    broker_.mark_quiescent();
     drain();
     settle();
-    const BrokerView v = broker_.view();
-    out_.never_acked = v.unacked_entries;
+    broker_.mark_quiescent();
     return true;
   }
 
@@ -389,10 +396,7 @@ ScenarioOutcome run_scenario(const ClientSpec& client, const ScenarioParams& par
                      client.startup.count(), " ms (",
                      proc.exit_description().value_or("still running"), ")");
   } else {
-    broker.mark_quiescent();
     const BrokerView v = broker.view();
-    out.granted = v.granted;
-    out.debited = v.debited;
     out.incarnations = v.subscribes;
     if (!v.subscribed && !proc.crashed()) {
       out.violations.push_back(spec::Finding{

@@ -55,10 +55,29 @@ bool ClientProcess::running() {
   return r == 0;
 }
 
+namespace {
+
+// "SIGSEGV" for 11; "signal 77" for a number without a name.
+std::string signal_name(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev ? absl::StrCat("SIG", abbrev) : absl::StrCat("signal ", sig);
+}
+
+}  // namespace
+
 std::optional<std::string> ClientProcess::exit_description() {
   if (running() || pid_ < 0) return std::nullopt;
-  if (WIFEXITED(status_)) return absl::StrCat("exited with status ", WEXITSTATUS(status_));
-  if (WIFSIGNALED(status_)) return absl::StrCat("killed by signal ", WTERMSIG(status_));
+  if (WIFEXITED(status_)) {
+    const int code = WEXITSTATUS(status_);
+    // The client runs under /bin/sh -c: a shell reports its child's death by signal n as
+    // exit status 128 + n.
+    if (code > 128 && code < 128 + NSIG) {
+      return absl::StrCat("killed by ", signal_name(code - 128), " (the shell's exit status ",
+                          code, ")");
+    }
+    return absl::StrCat("exited with status ", code);
+  }
+  if (WIFSIGNALED(status_)) return absl::StrCat("killed by ", signal_name(WTERMSIG(status_)));
   return "ended";
 }
 
