@@ -15,7 +15,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "asio.hpp"
 #include "conformance/conform.h"
+#include "conformance/frame.h"
 #include "conformance/scenario.h"
 
 namespace permitcheck::conformance {
@@ -234,6 +236,32 @@ TEST(LegacyReferenceClient, L1_C7_E5_ChecksumFailureLosesPermits) {
   // P = 8 debited, legacy returns 1: available 2, 8 permits never come back.
   EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 2")) << dump(o);
   EXPECT_EQ(o.debited, 8);
+}
+
+// Quiescence is silence apart from keep-alives: a client's PINGs do not keep a run busy.
+TEST(ConformanceBroker, KeepAlivePingsAreNotActivity) {
+  ConformanceBroker broker(BrokerOptions{});
+  ASSERT_TRUE(broker.start().ok());
+  asio::io_context io;
+  asio::ip::tcp::socket socket(io);
+  socket.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), broker.port()));
+  wire::BaseCommand connect;
+  connect.set_type(wire::BaseCommand::CONNECT);
+  connect.mutable_connect()->set_client_version("test");
+  connect.mutable_connect()->set_protocol_version(21);
+  asio::write(socket, asio::buffer(encode_command(connect)));
+  ASSERT_TRUE(broker.wait_until([](const BrokerView& v) { return v.frames_in >= 1; },
+                                std::chrono::seconds(5)));
+  const auto before = broker.view().last_activity;
+  wire::BaseCommand ping;
+  ping.set_type(wire::BaseCommand::PING);
+  ping.mutable_ping();
+  for (int i = 0; i < 3; ++i) asio::write(socket, asio::buffer(encode_command(ping)));
+  ASSERT_TRUE(broker.wait_until([](const BrokerView& v) { return v.pings >= 3; },
+                                std::chrono::seconds(5)));
+  EXPECT_EQ(broker.view().last_activity, before);
+  EXPECT_EQ(broker.view().frames_in, 4);
+  broker.stop();
 }
 
 // ---- pulsar-flex 1.1.1: the deviations established, pinned ----
