@@ -273,11 +273,8 @@ std::string format_json(const ConformReport& r, const std::string& command) {
       << ", \"cases_passed\": " << s.cases_passed << ", \"seconds\": " << s.seconds;
     first = false;
     strings("windows", s.windows);
-    strings("not_opened", std::vector<std::string>(
-                              std::set<std::string>(s.not_opened.begin(), s.not_opened.end())
-                                  .begin(),
-                              std::set<std::string>(s.not_opened.begin(), s.not_opened.end())
-                                  .end()));
+    const std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
+    strings("not_opened", std::vector<std::string>(missed.begin(), missed.end()));
     strings("legacy_rows", s.rows);
     strings("never_acked", s.never_acked);
     if (!s.passed()) {
@@ -315,6 +312,7 @@ std::string format_json(const ConformReport& r, const std::string& command) {
       o << (f2 ? "" : ", ") << "\"" << d << "\"";
       f2 = false;
     }
+    o << "]";
     // Each known deviation with its numbers ("X1: b4 (P = 4) returned 1 ...: 3 permit(s) short").
     std::set<std::string> texts;
     for (const spec::Finding& d : s.deviations) {
