@@ -209,7 +209,13 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
     auto it = found.find(row);
     o << "  " << row << "  ";
     if (it == found.end()) o << "not found (window in " << scenarios_for_row(row) << ")\n";
-    else o << "found by " << absl::StrJoin(it->second, ",") << "\n";
+    else {
+      o << "found by " << absl::StrJoin(it->second, ",");
+      if (auto k = conformance::parse_scenario(it->second.front())) {
+        o << " (reported under " << spec::rule_name(conformance::scenario_info(*k).primary) << ")";
+      }
+      o << "\n";
+    }
   }
   for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
     o << "  " << u.row << "  not observable on the wire: " << u.reason << "\n";
