@@ -208,7 +208,10 @@ TEST(ReferenceClient, E3_HeldWindowNotOpenedIsInconclusive) {
   EXPECT_FALSE(o.failed()) << dump(o);
   EXPECT_TRUE(o.inconclusive()) << dump(o);
   ASSERT_FALSE(o.not_opened.empty());
-  EXPECT_NE(o.not_opened.front().find("held 0"), std::string::npos) << o.not_opened.front();
+  // Either nothing was held when the broker looked, or what was held finished (0 ms each)
+  // before the replacement subscribed.
+  EXPECT_NE(o.not_opened.front().find("held"), std::string::npos) << o.not_opened.front();
+  EXPECT_TRUE(o.windows.empty()) << dump(o);
 }
 
 // A client killed by a signal is reported with the signal's name, also when the shell that
