@@ -66,7 +66,7 @@ std::map<std::string, std::vector<std::string>> ConformReport::rows_found() cons
   std::map<std::string, std::vector<std::string>> out;
   for (const ScenarioReport& s : scenarios) {
     if (!s.counterexample) continue;
-    for (const std::string& row : s.counterexample->rows) {
+    for (const std::string& row : s.counterexample->found_rows) {
       out[row].push_back(std::string(scenario_info(s.kind).name));
     }
   }

@@ -59,7 +59,7 @@ struct ConformReport {
   bool passed() const;
   // rule name -> scenarios where it was violated
   std::map<std::string, std::vector<std::string>> violations_by_rule() const;
-  // legacy row -> scenarios whose counterexample opened it (the rows a finding is explained by)
+  // legacy row -> scenarios whose counterexample has a finding reported under it
   std::map<std::string, std::vector<std::string>> rows_found() const;
 };
 

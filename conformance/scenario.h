@@ -154,8 +154,11 @@ struct ScenarioOutcome {
   std::int64_t held_across = 0;         // messages held across the replacement
   std::int64_t late_flow = 0;           // permits Flowed to the replacement before any delivery
   std::int64_t before_start_singles = 0;  // non-batched entries delivered at or before start
-  // The legacy rows (rulebook section 10) whose window the run opened: "L1".
+  // The legacy rows (rulebook section 10) whose window the run opened: "L1"; and those a
+  // finding of the run is reported under (the window opened and the client erred as the
+  // row's legacy value does).
   std::vector<std::string> rows;
+  std::vector<std::string> found_rows;
   bool failed() const { return !violations.empty() || client_failure.has_value(); }
   // A run that failed nothing but could not open a window it exists for: not a pass.
   bool inconclusive() const { return !failed() && !not_opened.empty(); }

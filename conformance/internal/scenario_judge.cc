@@ -105,10 +105,16 @@ std::vector<RowWindow> rows_of(const ClientSpec& client, const ScenarioOutcome& 
 
 // The finding for a surplus (delta > 0) or shortfall the drain measured, under the rule of
 // the row whose window explains it, with the rulebook's numbers.
-spec::Finding row_finding(const std::vector<RowWindow>& rows, const ScenarioInfo& info,
+spec::Finding row_finding(const std::vector<RowWindow>& opened, const ScenarioInfo& info,
                           std::int64_t delta, const std::string& amount,
-                          const std::string& drain_text) {
+                          const std::string& drain_text, std::vector<std::string>& found_rows) {
   const std::string how = delta > 0 ? "too many" : "too few";
+  // Only a row whose legacy value errs the same way explains the amount (a loss is not
+  // explained by a row that over-grants, nor the other way round).
+  std::vector<RowWindow> rows;
+  for (const RowWindow& r : opened) {
+    if (!r.legacy_delta || (*r.legacy_delta > 0) == (delta > 0)) rows.push_back(r);
+  }
   if (rows.empty()) {
     return spec::Finding{delta > 0 ? RuleId::kE2 : RuleId::kE5, 0,
                          absl::StrCat("the client returned ", amount, " permit(s) ", how,
@@ -119,7 +125,10 @@ spec::Finding row_finding(const std::vector<RowWindow>& rows, const ScenarioInfo
   bool legacy_known = true;
   std::map<std::string, int> seen;
   for (const RowWindow& r : rows) {
-    if (seen[r.row]++ == 0) parts.push_back(absl::StrCat(r.row, ": ", r.what));
+    if (seen[r.row]++ == 0) {
+      parts.push_back(absl::StrCat(r.row, ": ", r.what));
+      found_rows.push_back(r.row);
+    }
     if (r.legacy_delta) legacy += *r.legacy_delta;
     else legacy_known = false;
   }
@@ -202,14 +211,15 @@ void judge(const ClientSpec& client, ScenarioOutcome& out) {
         slack == 0 || d.delta > 0
             ? absl::StrCat(std::abs(d.delta))
             : absl::StrCat(-d.delta - slack, " to ", -d.delta);
-    found.push_back(row_finding(rows, info, d.delta, amount, d.text));
+    found.push_back(row_finding(rows, info, d.delta, amount, d.text, out.found_rows));
   } else if (!d.measured && d.ran && d.short_min > 0 && !excused) {
     found.push_back(row_finding(rows, info, -1,
                                 absl::StrCat(std::max<std::int64_t>(1, d.short_min), " to ",
                                              d.short_max),
-                                d.text));
+                                d.text, out.found_rows));
   }
   if (out.params.kind == ScenarioKind::kFlowAroundClose && out.late_flow > 0 && found.empty()) {
+    out.found_rows.push_back("L11");
     found.push_back(spec::Finding{
         RuleId::kN6, 0,
         absl::StrCat("L11: a Flow of ", out.late_flow, " reached the replacement on the same "
