@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/validate.h"
 
@@ -34,8 +36,12 @@ ConformCommand::ConformCommand(CLI::App& app) {
                    "{q} {delay_ms} {nack_every}");
   sub_->add_option("--scenarios", scenarios_, "Comma-separated scenario names (default: all)");
   sub_->add_option("--seed", seed_, "Random seed")->capture_default_str();
-  sub_->add_option("--cases", cases_, "Parameter sets per scenario")
-      ->check(CLI::Range(1, 1000))
+  sub_->add_option("--cases", cases_,
+                   "Random parameter sets per scenario, drawn after its fixed first cases")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  sub_->add_option("--jobs", jobs_, "Scenarios run side by side (each its own broker and client)")
+      ->check(CLI::Range(1, 32))
       ->capture_default_str();
   sub_->add_option("--timeout", timeout_s_, "Seconds one client run may take")
       ->check(CLI::Range(1.0, 3600.0))
@@ -123,6 +129,15 @@ trace::Trace as_trace(const conformance::ScenarioOutcome& o) {
   return t;
 }
 
+// The explanation of a run's trace, with the run's findings (a crash, the drain's numbers,
+// a row attribution), not only what the monitor sees in the trace alone.
+Explained explained(const conformance::ScenarioOutcome& o) {
+  Explained e = explain(as_trace(o));
+  e.violations = o.violations;
+  e.deviations = o.deviations;
+  return e;
+}
+
 std::string rules_list(const conformance::ScenarioOutcome& o) {
   std::set<std::string> rules;
   for (const spec::Finding& f : o.violations) rules.insert(std::string(spec::rule_name(f.rule)));
@@ -135,6 +150,40 @@ std::string scenario_name(const ScenarioReport& s) {
   return std::string(conformance::scenario_info(s.kind).name);
 }
 
+std::string status(const ScenarioReport& s) {
+  return s.counterexample ? "FAIL" : s.inconclusive() ? "INCONCLUSIVE" : "PASS";
+}
+
+std::vector<std::string> split_rows(std::string_view rows) {
+  return absl::StrSplit(std::string(rows), ',', absl::SkipEmpty());
+}
+
+// The wire-observable legacy rows (the catalogue's `rows`), in rulebook order.
+std::vector<std::string> observable_rows() {
+  std::set<std::pair<int, std::string>> rows;
+  for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {
+    for (const std::string& row : split_rows(s.rows)) {
+      int n = 0;
+      (void)absl::SimpleAtoi(row.substr(1), &n);
+      rows.insert({n, std::string(row)});
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [n, row] : rows) out.push_back(row);
+  return out;
+}
+
+// The rule a row's window is reported under (the scenarios that open it).
+std::string scenarios_for_row(const std::string& row) {
+  std::string out;
+  for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {
+    for (const std::string& r : split_rows(s.rows)) {
+      if (r == row) absl::StrAppend(&out, out.empty() ? "" : ",", std::string(s.name));
+    }
+  }
+  return out;
+}
+
 std::string format_text(const ConformReport& r, const std::string& command, bool full) {
   std::ostringstream o;
   o << "permitcheck conform: " << command << "\n";
@@ -144,14 +193,42 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
   }
   o << "Scenarios:\n";
   for (const ScenarioReport& s : r.scenarios) {
-    o << "  " << (s.passed() ? "PASS " : "FAIL ") << scenario_name(s) << "  (" << s.runs
+    o << "  " << status(s) << " " << scenario_name(s) << "  (" << s.runs
       << " run(s), " << s.cases_passed << " case(s) passed, "
       << absl::StrFormat("%.1f", s.seconds) << " s)";
-    if (!s.passed()) o << "  rules " << rules_list(*s.counterexample);
+    if (s.counterexample) o << "  rules " << rules_list(*s.counterexample);
     o << "\n";
+    for (const std::string& w : s.windows) o << "       opened: " << w << "\n";
+    std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
+    for (const std::string& w : missed) o << "       not opened: " << w << "\n";
+    if (!s.rows.empty()) {
+      o << "       legacy rows opened: " << absl::StrJoin(s.rows, ",") << "\n";
+    }
     std::set<std::string> devs;
-    for (const spec::Finding& d : s.deviations) devs.insert(std::string(spec::rule_name(d.rule)));
-    for (const std::string& d : devs) o << "       known deviation " << d << " (not a failure)\n";
+    for (const spec::Finding& d : s.deviations) {
+      devs.insert(absl::StrCat(std::string(spec::rule_name(d.rule)), ": ", d.explanation));
+    }
+    for (const std::string& d : devs) o << "       known deviation (not a failure) " << d << "\n";
+    if (!s.never_acked.empty()) {
+      o << "       never acknowledged: " << absl::StrJoin(s.never_acked, ", ") << "\n";
+    }
+  }
+  o << "\nLegacy rows (rulebook section 10) found:\n";
+  const auto found = r.rows_found();
+  for (const std::string& row : observable_rows()) {
+    auto it = found.find(row);
+    o << "  " << row << "  ";
+    if (it == found.end()) o << "not found (window in " << scenarios_for_row(row) << ")\n";
+    else {
+      o << "found by " << absl::StrJoin(it->second, ",");
+      if (auto k = conformance::parse_scenario(it->second.front())) {
+        o << " (reported under " << spec::rule_name(conformance::scenario_info(*k).primary) << ")";
+      }
+      o << "\n";
+    }
+  }
+  for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
+    o << "  " << u.row << "  not observable on the wire: " << u.reason << "\n";
   }
   o << "\nRules:\n";
   const auto by_rule = r.violations_by_rule();
@@ -168,6 +245,8 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
     o << "first failing parameters: " << s.original << "\n";
     o << "shrunk (" << s.shrink_steps << " step(s)) to: " << conformance::describe(c.params)
       << "\n";
+    if (!c.drain.text.empty()) o << c.drain.text << "\n";
+    for (const std::string& w : c.windows) o << "opened: " << w << "\n";
     o << "wire trace: " << c.events.size() << " events; last incarnation granted "
       << c.granted << ", debited " << c.debited << ", available " << (c.granted - c.debited)
       << "; " << c.incarnations << " subscribe(s)\n";
@@ -178,7 +257,7 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
       o << "  (known deviation) " << spec::format_finding(f) << "\n";
     }
     if (!full) continue;
-    const Explained e = explain(as_trace(c));
+    const Explained e = explained(c);
     o << "\n" << render_text(e, scenario_name(s) + ".jsonl");
     o << "\n```mermaid\n" << render_mermaid(e) << "```\n";
     o << "\n" << render_jsonl(e);
@@ -197,16 +276,33 @@ std::string format_json(const ConformReport& r, const std::string& command) {
     << ", \"judged_as\": \"" << json_escape(r.applicable_rules) << "\", \"scenarios\": [";
   bool first = true;
   for (const ScenarioReport& s : r.scenarios) {
+    auto strings = [&o](std::string_view key, const std::vector<std::string>& v) {
+      o << ", \"" << key << "\": [";
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        o << (i ? ", " : "") << "\"" << json_escape(v[i]) << "\"";
+      }
+      o << "]";
+    };
     o << (first ? "" : ", ") << "{\"name\": \"" << scenario_name(s) << "\", \"ok\": "
-      << (s.passed() ? "true" : "false") << ", \"runs\": " << s.runs
+      << (s.passed() ? "true" : "false") << ", \"status\": \"" << status(s) << "\""
+      << ", \"runs\": " << s.runs
       << ", \"cases_passed\": " << s.cases_passed << ", \"seconds\": " << s.seconds;
     first = false;
+    strings("windows", s.windows);
+    const std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
+    strings("not_opened", std::vector<std::string>(missed.begin(), missed.end()));
+    strings("legacy_rows", s.rows);
+    strings("never_acked", s.never_acked);
     if (!s.passed()) {
       const conformance::ScenarioOutcome& c = *s.counterexample;
       o << ", \"rules\": \"" << rules_list(c) << "\", \"original\": \"" << json_escape(s.original)
         << "\", \"minimal\": \"" << json_escape(conformance::describe(c.params))
         << "\", \"shrink_steps\": " << s.shrink_steps << ", \"events\": " << c.events.size()
-        << ", \"granted\": " << c.granted << ", \"debited\": " << c.debited;
+        << ", \"granted\": " << c.granted << ", \"debited\": " << c.debited
+        << ", \"drain\": {\"measured\": " << (c.drain.measured ? "true" : "false")
+        << ", \"delta\": " << c.drain.delta << ", \"short_min\": " << c.drain.short_min
+        << ", \"short_max\": " << c.drain.short_max << ", \"text\": \""
+        << json_escape(c.drain.text) << "\"}";
       if (c.client_failure) o << ", \"client_failure\": \"" << json_escape(*c.client_failure) << "\"";
       o << ", \"findings\": [";
       for (std::size_t i = 0; i < c.violations.size(); ++i) {
@@ -232,7 +328,28 @@ std::string format_json(const ConformReport& r, const std::string& command) {
       o << (f2 ? "" : ", ") << "\"" << d << "\"";
       f2 = false;
     }
-    o << "]}";
+    o << "]";
+    // Each known deviation with its numbers ("X1: b4 (P = 4) returned 1 ...: 3 permit(s) short").
+    std::set<std::string> texts;
+    for (const spec::Finding& d : s.deviations) {
+      texts.insert(absl::StrCat(std::string(spec::rule_name(d.rule)), ": ", d.explanation));
+    }
+    strings("deviation_details", std::vector<std::string>(texts.begin(), texts.end()));
+    o << "}";
+  }
+  o << "], \"legacy_rows\": [";
+  const auto found = r.rows_found();
+  bool f3 = true;
+  for (const std::string& row : observable_rows()) {
+    auto it = found.find(row);
+    o << (f3 ? "" : ", ") << "{\"row\": \"" << row << "\", \"found\": "
+      << (it == found.end() ? "false" : "true") << ", \"scenarios\": \""
+      << (it == found.end() ? "" : absl::StrJoin(it->second, ",")) << "\"}";
+    f3 = false;
+  }
+  for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
+    o << ", {\"row\": \"" << u.row << "\", \"observable\": false, \"reason\": \""
+      << json_escape(u.reason) << "\"}";
   }
   o << "]}\n";
   return o.str();
@@ -266,8 +383,14 @@ std::string format_junit(const ConformReport& r) {
 std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   if (!sub_->parsed()) return std::nullopt;
   if (list_) {
+    out << "scenario\trule\tlegacy rows\twhat it does\n";
     for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {
-      out << s.name << "\t" << spec::rule_name(s.primary) << "\t" << s.summary << "\n";
+      out << s.name << "\t" << spec::rule_name(s.primary) << "\t"
+          << (s.rows.empty() ? "-" : std::string(s.rows)) << "\t" << s.summary << "\n";
+    }
+    out << "\nLegacy rows not observable on the wire:\n";
+    for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
+      out << u.row << "\t" << u.reason << "\n";
     }
     return kExitPass;
   }
@@ -322,6 +445,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   options.seed = seed_;
   options.cases = cases_;
   options.max_shrink_runs = max_shrinks_;
+  options.jobs = jobs_;
   if (!scenarios_.empty()) {
     const std::vector<std::string> names = absl::StrSplit(scenarios_, ',', absl::SkipEmpty());
     for (const std::string& name : names) {
@@ -350,7 +474,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     for (const ScenarioReport& s : report.scenarios) {
       if (!s.counterexample) continue;
       const std::string base = trace_dir_ + "/" + scenario_name(s);
-      const Explained e = explain(as_trace(*s.counterexample));
+      const Explained e = explained(*s.counterexample);
       std::ofstream(base + ".jsonl") << render_jsonl(e);
       std::ofstream(base + ".mmd") << render_mermaid(e);
       std::ofstream(base + ".txt") << render_text(e, scenario_name(s) + ".jsonl");

@@ -31,7 +31,8 @@ class ConformCommand {
   std::string client_;
   std::string scenarios_;
   std::uint64_t seed_ = 1;
-  int cases_ = 3;
+  int cases_ = 1;
+  int jobs_ = 4;
   double timeout_s_ = 20;
   double idle_s_ = 1.5;
   std::string format_ = "text";

@@ -24,6 +24,7 @@ std::string_view entry_fault_name(EntryFault fault) {
     case EntryFault::kMetadata: return "metadata";
     case EntryFault::kTruncatedBatch: return "truncated_batch";
     case EntryFault::kExtraMessages: return "extra_messages";
+    case EntryFault::kDecompression: return "decompression";
   }
   return "?";
 }
@@ -71,6 +72,8 @@ struct ConformanceBroker::Impl {
     std::int64_t debited = 0;
     int flows = 0;
     std::map<std::uint64_t, EntryState> entries;
+    std::optional<std::uint64_t> start_entry;
+    std::int64_t acked_messages = 0;
   };
 
   asio::io_context io;
@@ -254,7 +257,11 @@ struct ConformanceBroker::Impl {
     {
       std::lock_guard<std::mutex> lock(mu);
       ++counters.frames_in;
-      counters.last_activity = std::chrono::steady_clock::now();
+      // Keep-alives are not activity: quiescence is silence apart from them.
+      const bool keep_alive =
+          in.type() == wire::BaseCommand::PING || in.type() == wire::BaseCommand::PONG;
+      if (keep_alive) ++counters.pings;
+      else counters.last_activity = std::chrono::steady_clock::now();
     }
     cv.notify_all();
     switch (in.type()) {
@@ -294,6 +301,9 @@ struct ConformanceBroker::Impl {
           events.push_back(spec::Subscribe{cnx_id(conn->id), consumer, std::nullopt});
           events.push_back(spec::SubscribeOk{cnx_id(conn->id), consumer});
           live = Live{.cnx = conn->id, .consumer = consumer};
+          if (in.subscribe().has_start_message_id()) {
+            live->start_entry = in.subscribe().start_message_id().entryid();
+          }
           ++counters.subscribes;
         }
         cv.notify_all();
@@ -401,6 +411,7 @@ struct ConformanceBroker::Impl {
             const bool cumulative = ack.ack_type() == wire::CommandAck::Cumulative;
             if (entry != id.entryid() && !(cumulative && entry < id.entryid())) continue;
             if (entry == id.entryid()) cmd = st.cmd;
+            const std::size_t before = st.acked.size();
             if (ack.has_validation_error() || cumulative ||
                 (id.batch_index() < 0 && id.ack_set_size() == 0)) {
               st.acked = st.deliverable;
@@ -411,6 +422,9 @@ struct ConformanceBroker::Impl {
               for (std::int64_t i : st.deliverable) {
                 if (!remaining.is_deliverable(i)) st.acked.insert(i);
               }
+            }
+            if (!ack.has_validation_error()) {
+              live->acked_messages += static_cast<std::int64_t>(st.acked.size() - before);
             }
             if (st.acked.size() >= st.deliverable.size()) st.done = true;
           }
@@ -435,9 +449,16 @@ struct ConformanceBroker::Impl {
       v.debited = shown->debited;
       v.available = shown->granted - shown->debited;
       v.flows = shown->flows;
+      v.start_entry = shown->start_entry;
+      v.acked_messages = shown->acked_messages;
       for (const auto& [entry, st] : shown->entries) {
         v.outstanding += st.done ? 0 : 1;
         if (!st.done && live) v.unacked_entries.push_back(entry);
+        if (!st.acked.empty() && st.acked.size() < st.deliverable.size()) {
+          v.acked_indexes[entry].assign(st.acked.begin(), st.acked.end());
+        }
+        if (st.done) continue;
+        v.held_units += static_cast<std::int64_t>(st.deliverable.size() - st.acked.size());
       }
     }
     return v;
@@ -525,7 +546,7 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
     impl_->counters.last_activity = std::chrono::steady_clock::now();
     if (live_target) {
       impl_->live->debited += fc.p;
-      Impl::EntryState st{.cmd = cmd};
+      Impl::EntryState st{.cmd = cmd, .done = d.already_acked};
       for (std::int64_t i = 0; i < b; ++i) {
         if (d.ack_set.absent() || d.ack_set.is_deliverable(i)) st.deliverable.insert(i);
       }
@@ -565,6 +586,11 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
       if (d.fault == EntryFault::kTruncatedBatch) payload.resize(cut + 3);
     } else {
       payload = absl::StrCat("m", d.entry);
+    }
+    if (d.fault == EntryFault::kDecompression) {
+      // Declared LZ4 with a size the bytes cannot decompress to.
+      meta.set_compression(wire::LZ4);
+      meta.set_uncompressed_size(static_cast<std::uint32_t>(payload.size() + 16));
     }
     std::string meta_bytes = meta.SerializeAsString();
     if (d.fault == EntryFault::kMetadata) meta_bytes = std::string("\x07\x07\xff\xff\x01", 5);

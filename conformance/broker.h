@@ -38,6 +38,7 @@ enum class EntryFault {
   kMetadata,        // MessageMetadata bytes do not parse (C7)
   kTruncatedBatch,  // the batch payload ends inside message `truncate_at` (C7, K5)
   kExtraMessages,   // the payload holds more messages than the metadata's B says (K8, C5)
+  kDecompression,   // compressed (LZ4) with a payload that does not decompress; B known (C7)
 };
 std::string_view entry_fault_name(EntryFault fault);
 
@@ -52,6 +53,9 @@ struct Delivery {
   int extra_messages = 0;            // kExtraMessages
   std::optional<std::uint64_t> consumer;  // default: the live consumer; else any id (E3)
   std::uint32_t redelivery_count = 0;
+  // A duplicate of an entry the subscription already acknowledged: nothing to acknowledge
+  // again (the client may skip it without an ack), but its P is debited like any other.
+  bool already_acked = false;
 };
 
 // A snapshot of the broker's state, for the scenario driver's waits.
@@ -73,6 +77,12 @@ struct BrokerView {
   int redeliver_all_requests = 0;   // REDELIVER without ids (Java's Exclusive/Failover nack)
   std::vector<std::uint64_t> unacked_entries;  // entries of the live incarnation not yet acked
   std::vector<std::string> protocol_errors;  // garbage the client sent
+  // Scenario bookkeeping of the live incarnation.
+  std::optional<std::uint64_t> start_entry;  // its Subscribe's start_message_id entry, if any
+  std::int64_t held_units = 0;      // deliverable messages delivered and not yet acked
+  std::map<std::uint64_t, std::vector<std::int64_t>> acked_indexes;  // per unfinished entry
+  std::int64_t acked_messages = 0;  // messages (indexes, singles) acked, validation errors not
+  std::int64_t pings = 0;           // client keep-alives (not counted as activity)
 };
 
 struct BrokerOptions {

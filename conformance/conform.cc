@@ -1,6 +1,10 @@
 #include "conformance/conform.h"
 
+#include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -58,6 +62,139 @@ std::map<std::string, std::vector<std::string>> ConformReport::violations_by_rul
   return out;
 }
 
+std::map<std::string, std::vector<std::string>> ConformReport::rows_found() const {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const ScenarioReport& s : scenarios) {
+    if (!s.counterexample) continue;
+    for (const std::string& row : s.counterexample->found_rows) {
+      out[row].push_back(std::string(scenario_info(s.kind).name));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+void note_run(ScenarioReport& sr, const ScenarioOutcome& o) {
+  for (const std::string& w : o.windows) {
+    if (std::find(sr.windows.begin(), sr.windows.end(), w) == sr.windows.end()) {
+      sr.windows.push_back(w);
+    }
+  }
+  for (const std::string& w : o.not_opened) sr.not_opened.push_back(w);
+  for (const std::string& r : o.rows) {
+    if (std::find(sr.rows.begin(), sr.rows.end(), r) == sr.rows.end()) sr.rows.push_back(r);
+  }
+  for (std::uint64_t e : o.never_acked) {
+    sr.never_acked.push_back(absl::StrCat("entry ", e, " (run ", sr.runs, ")"));
+  }
+  if (o.inconclusive()) ++sr.inconclusive_runs;
+}
+
+// Shrinks a failing fixed case: the first smaller variant with the same defect, repeated.
+void shrink_fixed(const ConformOptions& options, const ProgressFn& progress, ScenarioReport& sr,
+                  ScenarioParams current, ScenarioOutcome& outcome) {
+  const std::set<spec::RuleId> original = rules_of(outcome);
+  int budget = options.max_shrink_runs;
+  bool improved = true;
+  while (improved && budget > 0) {
+    improved = false;
+    for (const ScenarioParams& next : shrink_candidates(current)) {
+      if (budget-- <= 0) break;
+      ScenarioOutcome candidate = run_scenario(options.client, next);
+      ++sr.runs;
+      if (same_defect(original, candidate)) {
+        if (progress) progress(absl::StrCat("  shrunk to ", describe(next), "\n"));
+        current = next;
+        outcome = std::move(candidate);
+        ++sr.shrink_steps;
+        improved = true;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// One scenario: its fixed cases, then the draws; the first failure shrunk.
+ScenarioReport explore(const ConformOptions& options, const ProgressFn& progress,
+                       ScenarioKind kind, int& started_runs) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ScenarioReport sr{.kind = kind};
+  const std::string name(scenario_info(kind).name);
+  const rc::Gen<ScenarioParams> gen = gen_scenario(kind);
+  if (options.fixed_cases) {
+    for (const ScenarioParams& p :
+         fixed_cases(kind, options.client.q, options.client.threshold())) {
+      if (progress) progress(absl::StrCat(name, " fixed: ", describe(p), "\n"));
+      ScenarioOutcome outcome = run_scenario(options.client, p);
+      ++sr.runs;
+      if (!outcome.client_never_started) ++started_runs;
+      note_run(sr, outcome);
+      if (!outcome.failed()) {
+        if (!outcome.inconclusive()) ++sr.cases_passed;
+        for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
+        continue;
+      }
+      sr.original = describe(p);
+      if (!outcome.client_never_started) shrink_fixed(options, progress, sr, p, outcome);
+      sr.counterexample = std::move(outcome);
+      break;
+    }
+  }
+  for (int c = 0; c < options.cases && !sr.counterexample; ++c) {
+    const rc::Random random(options.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL +
+                            static_cast<std::uint64_t>(c));
+    rc::Shrinkable<ScenarioParams> current = gen(random, 10 + 10 * c);
+    if (progress) progress(absl::StrCat(name, " case ", c + 1, ": ", describe(current.value()), "\n"));
+    ScenarioOutcome outcome = run_scenario(options.client, current.value());
+    ++sr.runs;
+    if (!outcome.client_never_started) ++started_runs;
+    note_run(sr, outcome);
+    if (!outcome.failed()) {
+      if (!outcome.inconclusive()) ++sr.cases_passed;
+      for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
+      continue;
+    }
+    sr.original = describe(current.value());
+    if (outcome.client_never_started) {
+      sr.counterexample = std::move(outcome);
+      break;
+    }
+    // Shrink: take the first smaller parameter set that shows the same defect, repeat.
+    const std::set<spec::RuleId> original = rules_of(outcome);
+    int budget = options.max_shrink_runs;
+    bool improved = true;
+    while (improved && budget > 0) {
+      improved = false;
+      rc::Seq<rc::Shrinkable<ScenarioParams>> shrinks = current.shrinks();
+      while (budget > 0) {
+        rc::Maybe<rc::Shrinkable<ScenarioParams>> next = shrinks.next();
+        if (!next) break;
+        --budget;
+        ScenarioOutcome candidate = run_scenario(options.client, next->value());
+        ++sr.runs;
+        if (same_defect(original, candidate)) {
+          if (progress) progress(absl::StrCat("  shrunk to ", describe(next->value()), "\n"));
+          current = *next;
+          outcome = std::move(candidate);
+          ++sr.shrink_steps;
+          improved = true;
+          break;
+        }
+      }
+    }
+    sr.counterexample = std::move(outcome);
+  }
+  sr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sr;
+}
+
+}  // namespace
+
 ConformReport run_conformance(const ConformOptions& options, const ProgressFn& progress) {
   ConformReport report;
   report.applicable_rules = applicable_rules(options.client.knows_message_permits);
@@ -65,60 +202,33 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
   if (kinds.empty()) {
     for (const ScenarioInfo& s : all_scenarios()) kinds.push_back(s.kind);
   }
-  int started_runs = 0, total_runs = 0;
-  for (ScenarioKind kind : kinds) {
-    const auto t0 = std::chrono::steady_clock::now();
-    ScenarioReport sr{.kind = kind};
-    const std::string name(scenario_info(kind).name);
-    const rc::Gen<ScenarioParams> gen = gen_scenario(kind);
-    for (int c = 0; c < options.cases && !sr.counterexample; ++c) {
-      const rc::Random random(options.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL +
-                              static_cast<std::uint64_t>(c));
-      rc::Shrinkable<ScenarioParams> current = gen(random, 10 + 10 * c);
-      if (progress) progress(absl::StrCat(name, " case ", c + 1, ": ", describe(current.value()), "\n"));
-      ScenarioOutcome outcome = run_scenario(options.client, current.value());
-      ++sr.runs;
-      ++total_runs;
-      if (!outcome.client_never_started) ++started_runs;
-      if (!outcome.failed()) {
-        ++sr.cases_passed;
-        for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
-        continue;
-      }
-      sr.original = describe(current.value());
-      if (outcome.client_never_started) {
-        sr.counterexample = std::move(outcome);
-        break;
-      }
-      // Shrink: take the first smaller parameter set that shows the same defect, repeat.
-      const std::set<spec::RuleId> original = rules_of(outcome);
-      int budget = options.max_shrink_runs;
-      bool improved = true;
-      while (improved && budget > 0) {
-        improved = false;
-        rc::Seq<rc::Shrinkable<ScenarioParams>> shrinks = current.shrinks();
-        while (budget > 0) {
-          rc::Maybe<rc::Shrinkable<ScenarioParams>> next = shrinks.next();
-          if (!next) break;
-          --budget;
-          ScenarioOutcome candidate = run_scenario(options.client, next->value());
-          ++sr.runs;
-          ++total_runs;
-          if (same_defect(original, candidate)) {
-            if (progress) progress(absl::StrCat("  shrunk to ", describe(next->value()), "\n"));
-            current = *next;
-            outcome = std::move(candidate);
-            ++sr.shrink_steps;
-            improved = true;
-            break;
-          }
-        }
-      }
-      sr.counterexample = std::move(outcome);
+  // Scenarios run side by side (each has its own broker and client process; the runs mostly
+  // wait), reported in catalogue order.
+  std::mutex mu;
+  const ProgressFn locked = [&](std::string_view line) {
+    if (!progress) return;
+    std::lock_guard<std::mutex> lock(mu);
+    progress(line);
+  };
+  std::vector<ScenarioReport> reports(kinds.size());
+  std::vector<int> started(kinds.size(), 0);
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < kinds.size(); i = next++) {
+      reports[i] = explore(options, progress ? locked : ProgressFn{}, kinds[i], started[i]);
     }
-    sr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report.scenarios.push_back(std::move(sr));
+  };
+  const int jobs = std::clamp<int>(options.jobs, 1, static_cast<int>(kinds.size()));
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  int started_runs = 0, total_runs = 0;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    started_runs += started[i];
+    total_runs += reports[i].runs;
   }
+  report.scenarios = std::move(reports);
   report.client_could_not_start = total_runs > 0 && started_runs == 0;
   return report;
 }

@@ -1,7 +1,9 @@
 // run_conformance: drives a client under test through the scenario catalogue. For each
-// scenario RapidCheck draws `cases` parameter sets; the first failing one is shrunk by
-// re-running the client on ever smaller parameters, and the minimal counterexample (its
-// parameters and its wire trace) is kept for the report.
+// scenario its fixed first cases run (each corner that opens its window deterministically),
+// then RapidCheck draws `cases` parameter sets; the first failing one is shrunk by re-running
+// the client on ever smaller parameters, and the minimal counterexample (its parameters and
+// its wire trace) is kept for the report. A scenario whose window no run opened is
+// inconclusive: not a pass.
 //
 //   ConformOptions o{.client = {.command = "my-consumer --url {url}", .q = 10, .t = 5}};
 //   ConformReport r = run_conformance(o, [](std::string_view line) { std::cerr << line; });
@@ -25,8 +27,10 @@ struct ConformOptions {
   ClientSpec client;
   std::vector<ScenarioKind> scenarios;  // empty: all
   std::uint64_t seed = 1;
-  int cases = 3;                        // parameter sets per scenario
+  int cases = 1;                        // random parameter sets per scenario, after the fixed
+  bool fixed_cases = true;              // run the fixed first cases (fixed_cases())
   int max_shrink_runs = 12;             // client runs spent shrinking one counterexample
+  int jobs = 4;                         // scenarios run side by side (they mostly wait)
 };
 
 struct ScenarioReport {
@@ -37,8 +41,15 @@ struct ScenarioReport {
   std::string original;                 // describe() of the first failing parameters
   int shrink_steps = 0;                 // accepted shrinks
   std::vector<spec::Finding> deviations;  // known deviations seen in passing runs
+  std::vector<std::string> windows;     // windows opened, over every run ("held 3 ...")
+  std::vector<std::string> not_opened;  // windows runs could not open, with the reason
+  std::vector<std::string> rows;        // legacy rows whose window was opened
+  std::vector<std::string> never_acked;  // "entry 3 (run 2)": never acknowledged
+  int inconclusive_runs = 0;
   double seconds = 0;
-  bool passed() const { return !counterexample.has_value(); }
+  // Opened none of its windows although it tried: cannot count as a pass.
+  bool inconclusive() const { return !counterexample && windows.empty() && !not_opened.empty(); }
+  bool passed() const { return !counterexample.has_value() && !inconclusive(); }
 };
 
 struct ConformReport {
@@ -48,6 +59,8 @@ struct ConformReport {
   bool passed() const;
   // rule name -> scenarios where it was violated
   std::map<std::string, std::vector<std::string>> violations_by_rule() const;
+  // legacy row -> scenarios whose counterexample has a finding reported under it
+  std::map<std::string, std::vector<std::string>> rows_found() const;
 };
 
 // Which rules judge a client that does (not) know message_permits (the compatibility matrix).

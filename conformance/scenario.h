@@ -8,6 +8,7 @@
 #ifndef PERMITCHECK_CONFORMANCE_SCENARIO_H_
 #define PERMITCHECK_CONFORMANCE_SCENARIO_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -29,13 +30,20 @@ enum class ScenarioKind {
   kPartialBatches,     // partial redeliveries: sparse and dense ack_sets (B2, K3, E2, E5)
   kCorruptChecksum,    // some entries with a bad crc32c (C7)
   kUnreadableMetadata, // some entries whose MessageMetadata does not parse (C7)
-  kTruncatedBatch,     // a batch payload that ends inside a message (C7, K5)
+  kTruncatedBatch,     // a batch payload that ends inside a message (C7, K5; L4)
+  kPartialBatchFailure,  // a partial batch whose payload fails past its last deliverable
+                         // index, or between deliverable ones (K7, K5; L5)
   kInconsistentBatch,  // a payload holding more messages than its B (K8, C5)
   kCloseConsumer,      // CLOSE_CONSUMER mid-stream, the client resubscribes (N2, E3)
   kReconnect,          // the connection drops mid-stream, the client reconnects (N2, E3)
   kUnknownConsumer,    // messages for a consumer id the client never subscribed (E3)
   kNegativeAck,        // the client nacks; the broker redelivers what is unacked (M1, E1)
   kSlowConsumer,       // more entries than Q, consumed slowly: debt and back-pressure (B9, E6)
+  kDecompression,      // compressed entries that do not decompress, B known (C7; L3)
+  kHeldCloseConsumer,  // CLOSE_CONSUMER while the application holds messages (E3, N3; L7)
+  kHeldReconnect,      // the connection drops while the application holds messages (E3; L6)
+  kFlowAroundClose,    // CLOSE_CONSUMER while a Flow comes due on the same connection (N6; L11)
+  kStartMessageId,     // resubscribe with start_message_id; entries before it again (K4; L9)
 };
 
 struct ScenarioInfo {
@@ -43,10 +51,18 @@ struct ScenarioInfo {
   std::string_view name;     // "partial_batches"
   spec::RuleId primary;      // rule a crash or hang of the client is reported under
   std::string_view summary;
+  std::string_view rows;     // legacy rows (rulebook section 10) whose window it opens
 };
 std::span<const ScenarioInfo> all_scenarios();
 const ScenarioInfo& scenario_info(ScenarioKind kind);
 std::optional<ScenarioKind> parse_scenario(std::string_view name);
+
+// The legacy rows no wire scenario can open, each with the reason.
+struct UnobservableRow {
+  std::string_view row;
+  std::string_view reason;
+};
+std::span<const UnobservableRow> unobservable_rows();
 
 // One entry of a scenario, before it becomes a Delivery.
 struct EntrySpec {
@@ -66,6 +82,7 @@ struct ScenarioParams {
   std::vector<EntrySpec> entries;
   int disrupt_after = 0;        // close / drop / foreign messages after this many entries
   std::uint64_t foreign_consumer = 41;
+  std::string corner;           // a fixed first case: the corner it covers; empty when drawn
 };
 
 // A one-line description: "partial_batches new-broker delay=0 entries=[8-{1,3} 1 4]".
@@ -73,6 +90,19 @@ std::string describe(const ScenarioParams& params);
 
 // The generator of each template's parameters (shrinks toward fewer, smaller entries).
 rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind);
+
+// The fixed first cases of a scenario: each corner (new and old broker, batch and single,
+// each failure position) that opens its window deterministically. Run before any draw.
+std::vector<ScenarioParams> fixed_cases(ScenarioKind kind, std::int64_t q, std::int64_t t);
+
+// Smaller variants of `params` for shrinking a fixed case (an entry fewer, a batch smaller),
+// each still opening the scenario's window.
+std::vector<ScenarioParams> shrink_candidates(const ScenarioParams& params);
+
+// Shared by the catalogue and the runner.
+bool is_early_failure(EntryFault fault);     // checksum, metadata: before B is known (C2)
+spec::AckSet ack_set_of(const EntrySpec& entry);
+bool holds_messages(ScenarioKind kind);      // its window needs a slow application
 
 // The client under test.
 struct ClientSpec {
@@ -86,6 +116,7 @@ struct ClientSpec {
   std::chrono::milliseconds idle{1500};      // silence that counts as quiescence
   std::string log_dir = "/tmp";              // client logs
   bool keep_log = false;                     // keep each run's log in log_dir (else removed)
+  std::int64_t threshold() const { return t.value_or(std::max<std::int64_t>(1, q / 2)); }
 };
 
 std::string expand_command(const ClientSpec& client, const ScenarioParams& params,
@@ -103,7 +134,35 @@ struct ScenarioOutcome {
   std::int64_t granted = 0, debited = 0;  // of the last incarnation, at quiescence
   int incarnations = 0;
   double seconds = 0;
+  // The windows the run opened ("held 3 messages across CLOSE_CONSUMER on the same
+  // connection"), and those it meant to open but could not, with the reason.
+  std::vector<std::string> windows;
+  std::vector<std::string> not_opened;
+  // The drain phase: after the scenario, single messages until the client flushes its
+  // accumulator. measured: right after that Flow, with everything acknowledged, the broker's
+  // available count minus Q is the client's exact surplus (> 0) or shortfall (< 0).
+  // Otherwise it stalled and the shortfall lies in [short_min, short_max].
+  struct Drain {
+    bool ran = false;
+    bool measured = false;
+    std::int64_t delta = 0;
+    std::int64_t short_min = 0, short_max = 0;
+    int messages = 0;
+    std::string text;  // "drain: 4 single message(s); flushed: available 7 = Q - 3"
+  } drain;
+  std::vector<std::uint64_t> never_acked;  // entries still unacknowledged at quiescence
+  // What the windows measured, for the row attribution (scenario_judge.cc).
+  std::int64_t held_across = 0;         // messages held across the replacement
+  std::int64_t late_flow = 0;           // permits Flowed to the replacement before any delivery
+  std::int64_t before_start_singles = 0;  // non-batched entries delivered at or before start
+  // The legacy rows (rulebook section 10) whose window the run opened: "L1"; and those a
+  // finding of the run is reported under (the window opened and the client erred as the
+  // row's legacy value does).
+  std::vector<std::string> rows;
+  std::vector<std::string> found_rows;
   bool failed() const { return !violations.empty() || client_failure.has_value(); }
+  // A run that failed nothing but could not open a window it exists for: not a pass.
+  bool inconclusive() const { return !failed() && !not_opened.empty(); }
 };
 
 // Runs one scenario: broker up, client started, entries delivered under bounded waits,

@@ -6,8 +6,20 @@
 //   permitcheck-reference-client --url pulsar://127.0.0.1:6650 --q 10 --delay-ms 0
 //       --nack-every 0 [--topic T] [--subscription S] [--ruleset legacy]   (one command line)
 //
-// With --ruleset legacy it handles commands as legacy Pulsar does (L1-L5): the negative
+// With --ruleset legacy it behaves as legacy Pulsar does, every decision taken from the
+// ruleset: commands are handled as legacy (L1-L5, L9: spec::handle_command), a late return goes
+// to whatever incarnation is current (ReturnScope::kCurrentConsumer: L6, L7) and a queued Flow
+// is written without re-checking its state (FlowRecheck::kNone: L11). It is the negative
 // control, which `conform` must catch.
+//
+// The application model (what the scenarios' windows rely on): every message handed off goes
+// to the application at once, which processes them one by one, {delay_ms} each, on the
+// client's only thread (a listener on the I/O thread), so a message stays held while frames
+// arrive. A message held when its incarnation ends is still processed; its return goes to the
+// state it retained (rev-d: dropped, M1/N3). A Flow that comes due is a task queued behind
+// the input already received (N5): frames read before it runs are handled first. On every
+// Subscribe after the first it sends start_message_id = the last entry handed off, and skips
+// a non-batched message at or before it (K4; legacy returns nothing for it, L9).
 //
 // Exit 0 on SIGTERM/SIGINT; 1 when it cannot reach the broker; 2 on bad arguments.
 #include <poll.h>
@@ -84,7 +96,7 @@ std::optional<Args> parse_args(int argc, char** argv) {
 
 // A message handed off to the application, with the permit state it retained (M1).
 struct Queued {
-  std::shared_ptr<spec::PermitState> state;
+  std::shared_ptr<spec::PermitState> state;  // the incarnation it retained (M1)
   std::uint64_t entry = 0;
   std::int64_t index = -1;  // batch index, -1 for a non-batched message
   std::int64_t batch_size = 1;
@@ -140,9 +152,9 @@ class Client {
       }
       const int left = static_cast<int>(
           std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count());
-      if (left <= 0) return std::nullopt;
+      if (left <= 0 && timeout_ms > 0) return std::nullopt;
       pollfd p{socket_.native_handle(), POLLIN, 0};
-      if (::poll(&p, 1, left) <= 0) return std::nullopt;
+      if (::poll(&p, 1, std::max(left, 0)) <= 0) return std::nullopt;
       char buf[65536];
       asio::error_code ec;
       const std::size_t n = socket_.read_some(asio::buffer(buf), ec);
@@ -210,6 +222,11 @@ class Client {
     sub->set_consumer_id(kConsumer);
     sub->set_request_id(next_request_++);
     sub->set_consumer_name("reference");
+    if (last_handed_off_) {  // resubscribe: start after what the application already has
+      sub->mutable_start_message_id()->set_ledgerid(ledger_);
+      sub->mutable_start_message_id()->set_entryid(*last_handed_off_);
+    }
+    start_entry_ = last_handed_off_;
     state_ = std::make_shared<spec::PermitState>(args_.q, spec::default_threshold(args_.q));
     if (!send(s)) return false;
     std::optional<Frame> r = await(pw::BaseCommand::SUCCESS, 5000);
@@ -223,6 +240,11 @@ class Client {
 
   bool flow(std::int64_t permits) {
     if (permits <= 0 || !state_ || !state_->may_write_flow()) return true;  // N5
+    return write_flow(permits);
+  }
+
+  bool write_flow(std::int64_t permits) {
+    if (permits <= 0) return true;
     pw::BaseCommand f;
     f.set_type(pw::BaseCommand::FLOW);
     f.mutable_flow()->set_consumer_id(kConsumer);
@@ -230,44 +252,69 @@ class Client {
     return send(f);
   }
 
-  // A return to the state the units belong to (N3); a due Flow goes out if still current.
-  void credit(const std::shared_ptr<spec::PermitState>& state, std::int64_t n) {
+  // A return to the state the units belong to (N3); a due Flow is queued as a task (N5).
+  // Legacy credits whatever incarnation is current instead (ReturnScope::kCurrentConsumer).
+  void credit(std::shared_ptr<spec::PermitState> state, std::int64_t n) {
+    if (args_.rules->return_scope == spec::ReturnScope::kCurrentConsumer) state = state_;
     if (n <= 0 || !state) return;
     absl::StatusOr<std::optional<std::int64_t>> due = state->credit(n);
     if (!due.ok()) {
       if (absl::IsOutOfRange(due.status())) closed_ = true;  // N7
       return;  // ended: dropped (M1)
     }
-    if (*due && state == state_) flow(**due);
+    if (*due) flow_tasks_.push_back(FlowTask{state, **due});
   }
 
+  // N2: the state ends. Messages the application holds stay with it (they are processed and
+  // their returns go to the ended state: dropped, M1); nothing waits in a receiver queue.
   void end_incarnation() {
     if (state_) state_->end();
-    queue_.clear();  // decision 7: queued messages of an ended incarnation are cleared
   }
 
   void serve() {
     while (!closed_ && !g_stop) {
-      int wait_ms = 50;
       if (!queue_.empty()) {
-        const auto due = next_consume_;
-        const auto now = Clock::now();
-        if (now >= due) {
-          consume_one();
-          continue;
-        }
-        wait_ms = static_cast<int>(
-            std::chrono::duration_cast<std::chrono::milliseconds>(due - now).count()) + 1;
+        consume_one();  // the application holds the thread for {delay_ms}
+        drain_input();  // the event loop: input already received first, then queued tasks
+      } else if (std::optional<Frame> f = read_frame(50)) {
+        handle(*f);
+        drain_input();
       }
-      std::optional<Frame> f = read_frame(wait_ms);
-      if (f) handle(*f);
+      run_flow_tasks();
+    }
+  }
+
+  // Handles every frame already readable, without waiting.
+  void drain_input() {
+    while (!closed_ && !g_stop) {
+      std::optional<Frame> f = read_frame(0);
+      if (!f) return;
+      handle(*f);
+    }
+  }
+
+  // N5: a queued Flow re-checks, right before it is written, that its state is still the
+  // current one (FlowRecheck::kIdentity). Legacy writes it anyway (kNone: L11); the broker
+  // credits it to whichever consumer now has the id.
+  void run_flow_tasks() {
+    std::vector<FlowTask> tasks;
+    tasks.swap(flow_tasks_);
+    for (const FlowTask& t : tasks) {
+      if (closed_) return;
+      const bool current = t.state == state_ && t.state->may_write_flow();
+      if (!current && args_.rules->flow_recheck == spec::FlowRecheck::kIdentity) continue;
+      write_flow(t.permits);
     }
   }
 
   void consume_one() {
+    const auto until = Clock::now() + std::chrono::milliseconds(args_.delay_ms);
+    while (!g_stop && Clock::now() < until) {
+      std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(),
+                                                            std::chrono::milliseconds(10)));
+    }
     Queued m = std::move(queue_.front());
     queue_.pop_front();
-    next_consume_ = Clock::now() + std::chrono::milliseconds(args_.delay_ms);
     ++consumed_;
     // The unit goes back first (M1), so a Flow it makes due is on the wire before the ack:
     // once the broker has every ack, it has every Flow too.
@@ -355,7 +402,17 @@ class Client {
       } else {
         s.batched = parsed->metadata.has_num_messages_in_batch();
         s.batch_size = s.batched ? parsed->metadata.num_messages_in_batch() : 1;
-        if (s.batched && s.batch_size > 0) {
+        const bool before_start = start_entry_ && entry <= *start_entry_;
+        if (parsed->metadata.compression() != pw::NONE) {
+          // This client knows no codec: every compressed payload fails to decompress, after
+          // the metadata gave B (L3).
+          s.early_failure = spec::FailureStage::kDecompress;
+          error = pw::CommandAck::DecompressionError;
+        } else if (before_start && !s.batched) {
+          s.fates = {spec::IndexFate::kBeforeStart};  // K4 (L9)
+        } else if (before_start && s.batch_size > 0) {
+          s.fates.assign(static_cast<std::size_t>(s.batch_size), spec::IndexFate::kDuplicate);
+        } else if (s.batched && s.batch_size > 0) {
           const auto batch = permitcheck::conformance::parse_batch(
               parsed->payload, static_cast<int>(s.batch_size));
           s.fates.assign(static_cast<std::size_t>(s.batch_size), spec::IndexFate::kDeliver);
@@ -385,9 +442,11 @@ class Client {
         error = pw::CommandAck::BatchDeSerializeError;  // C5: inconsistent data
       }
     }
+    if (!run.handed_off.empty()) {
+      last_handed_off_ = std::max(last_handed_off_.value_or(0), entry);
+    }
     credit(state, run.returned_by_command);
     if (error) ack_with_error(entry, *error);
-    if (queue_.size() == 1) next_consume_ = Clock::now() + std::chrono::milliseconds(args_.delay_ms);
   }
 
   std::uint64_t incarnation_token() const { return reinterpret_cast<std::uintptr_t>(state_.get()); }
@@ -403,8 +462,14 @@ class Client {
   std::uint64_t consumed_ = 0;
   std::uint64_t ledger_ = 0;
   std::shared_ptr<spec::PermitState> state_;
-  std::deque<Queued> queue_;
-  Clock::time_point next_consume_ = Clock::now();
+  std::deque<Queued> queue_;  // held by the application, in order
+  struct FlowTask {
+    std::shared_ptr<spec::PermitState> state;
+    std::int64_t permits = 0;
+  };
+  std::vector<FlowTask> flow_tasks_;
+  std::optional<std::uint64_t> last_handed_off_;  // entry id, across incarnations
+  std::optional<std::uint64_t> start_entry_;      // start_message_id of the current Subscribe
 };
 
 }  // namespace
