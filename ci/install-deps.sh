@@ -36,3 +36,7 @@ fi
 
 # The Node.js clients `permitcheck conform` is tested against (npm ci; idempotent too).
 bash "$(dirname "$0")/install-node-clients.sh"
+
+# The Java-client consumer (Maven Central; idempotent). Without Maven it is skipped, loudly:
+# the Java conformance tests then skip, saying so.
+if command -v mvn >/dev/null 2>&1; then bash "$(dirname "$0")/install-java-client.sh"; else echo "ci/install-deps.sh: no mvn on PATH: the Java client (conformance/clients/java) is not built" >&2; fi

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the Java-client consumer of `permitcheck conform` (conformance/clients/java/) against
+# Apache's official org.apache.pulsar:pulsar-client from Maven Central, with `mvn -q -B package`.
+#
+#   ci/install-java-client.sh            # the release pinned in pom.xml, into target/
+#   ci/install-java-client.sh 3.2.0      # another release, into target-3.2.0/ (bug catalogue)
+#
+# Idempotent: a build whose stamp matches the pom, the sources and the version is left alone
+# (no network, no JVM). After one build everything is in ~/.m2 and target*/lib, so later runs
+# are offline-safe. Called by ci/install-deps.sh.
+set -euo pipefail
+cd "$(dirname "$0")/../conformance/clients/java"
+
+if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
+  echo "ci/install-java-client.sh: mvn and java (17) are needed to build the Java client" >&2
+  exit 1
+fi
+
+version="${1:-}"
+out="target"
+args=()
+if [ -n "$version" ]; then
+  out="target-$version"
+  args+=("-Dpulsar.version=$version" "-Dout.dir=$PWD/$out")
+  # Releases before 3.0 use slf4j 1.7: its simple binding, so logs still reach stderr.
+  case "$version" in
+    2.*) args+=("-Dslf4j.simple.version=1.7.36") ;;
+  esac
+fi
+
+want=$( (cat pom.xml; find src -type f | sort | xargs cat; echo "$version") | sha256sum | cut -d' ' -f1)
+stamp="$out/.permitcheck-build.sha256"
+if [ -f "$stamp" ] && [ -f "$out/consumer.jar" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+echo "ci/install-java-client.sh: mvn package (pulsar-client ${version:-as pinned}) into $out" >&2
+rm -rf "$out"
+mvn -q -B "${args[@]}" package >&2
+echo "$want" > "$stamp"
