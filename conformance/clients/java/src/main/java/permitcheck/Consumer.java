@@ -71,13 +71,17 @@ public final class Consumer {
         message = consumer.receive();
       } catch (PulsarClientException e) {
         if (stopping) {
-          Thread.sleep(Long.MAX_VALUE);  // the shutdown hook ends the process
+          return;  // closed by the shutdown hook, which ends the process with 0
         }
         throw e;
       }
       received++;
       if (delayMs > 0) {
-        Thread.sleep(delayMs);
+        try {
+          Thread.sleep(delayMs);
+        } catch (InterruptedException e) {
+          return;  // interrupted only while shutting down
+        }
       }
       if (nackEvery > 0 && received % nackEvery == 0) {
         log("nack " + message.getMessageId());
