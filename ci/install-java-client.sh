@@ -35,5 +35,5 @@ if [ -f "$stamp" ] && [ -f "$out/consumer.jar" ] && [ "$(cat "$stamp")" = "$want
 fi
 echo "ci/install-java-client.sh: mvn package (pulsar-client ${version:-as pinned}) into $out" >&2
 rm -rf "$out"
-mvn -q -B "${args[@]}" package >&2
+mvn -q -B -Dstyle.color=never "${args[@]}" package >&2
 echo "$want" > "$stamp"
