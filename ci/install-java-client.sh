@@ -9,6 +9,7 @@
 # (no network, no JVM). After one build everything is in ~/.m2 and target*/lib, so later runs
 # are offline-safe. Called by ci/install-deps.sh.
 set -euo pipefail
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/../conformance/clients/java"
 
 if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
@@ -22,13 +23,9 @@ args=()
 if [ -n "$version" ]; then
   out="target-$version"
   args+=("-Dpulsar.version=$version" "-Dout.dir=$PWD/$out")
-  # Releases before 3.0 use slf4j 1.7: its simple binding, so logs still reach stderr.
-  case "$version" in
-    2.*) args+=("-Dslf4j.simple.version=1.7.36") ;;
-  esac
 fi
 
-want=$( (cat pom.xml; find src -type f | sort | xargs cat; echo "$version") | sha256sum | cut -d' ' -f1)
+want=$( (cat pom.xml "$self"; find src -type f | sort | xargs cat; echo "$version") | sha256sum | cut -d" " -f1)
 stamp="$out/.permitcheck-build.sha256"
 if [ -f "$stamp" ] && [ -f "$out/consumer.jar" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
@@ -36,4 +33,9 @@ fi
 echo "ci/install-java-client.sh: mvn package (pulsar-client ${version:-as pinned}) into $out" >&2
 rm -rf "$out"
 mvn -q -B -Dstyle.color=never "${args[@]}" package >&2
+# A release on slf4j 1.7 needs the 1.7 simple binding, or its logs vanish (NOP logger).
+if ls "$out"/lib/slf4j-api-1.* >/dev/null 2>&1 && ls "$out"/lib/slf4j-simple-2.* >/dev/null 2>&1; then
+  rm -rf "$out"
+  mvn -q -B -Dstyle.color=never "${args[@]}" -Dslf4j.simple.version=1.7.36 package >&2
+fi
 echo "$want" > "$stamp"
