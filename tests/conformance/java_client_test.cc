@@ -158,9 +158,9 @@ TEST(JavaClient, X1_E6_ChecksumFailureStallsAQueueOfTwo) {
              {EntrySpec{.batch_size = 3, .batched = true, .fault = EntryFault::kChecksum}}));
   EXPECT_EQ(o.debited, 3) << dump(o);
   EXPECT_EQ(o.granted, 3) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kE6, "stalled") ||
-              has(o.deviations, RuleId::kX1, "stalled"))
-      << dump(o);
+  // The suite excuses the shortfall as X1 (2 = B - 1 of an early failure), the stall with it.
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "stalled")) << dump(o);
 }
 
 TEST(JavaClient, C7_N2_TruncatedBatchClosesTheConnection) {
