@@ -2,8 +2,9 @@
 # Builds the Java-client consumer of `permitcheck conform` (conformance/clients/java/) against
 # Apache's official org.apache.pulsar:pulsar-client from Maven Central, with `mvn -q -B package`.
 #
-#   ci/install-java-client.sh            # the release pinned in pom.xml, into target/
-#   ci/install-java-client.sh 3.2.0      # another release, into target-3.2.0/ (bug catalogue)
+#   ci/install-java-client.sh            # the pinned release (target/) and each release of
+#                                        # conformance/clients/java/catalogue-versions
+#   ci/install-java-client.sh 3.2.0      # one other release, into target-3.2.0/
 #
 # Idempotent: a build whose stamp matches the pom, the sources and the version is left alone
 # (no network, no JVM). After one build everything is in ~/.m2 and target*/lib, so later runs
@@ -17,7 +18,13 @@ if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
   exit 1
 fi
 
-version="${1:-}"
+if [ $# -eq 0 ]; then
+  "$self" pinned
+  grep -v '^#' catalogue-versions | while read -r v; do [ -z "$v" ] || "$self" "$v"; done
+  exit 0
+fi
+version="$1"
+if [ "$version" = pinned ]; then version=""; fi
 out="target"
 args=()
 if [ -n "$version" ]; then
