@@ -19,8 +19,8 @@ if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
 fi
 
 if [ $# -eq 0 ]; then
-  "$self" pinned
-  grep -v '^#' catalogue-versions | while read -r v; do [ -z "$v" ] || "$self" "$v"; done
+  bash "$self" pinned
+  grep -v '^#' catalogue-versions | while read -r v; do [ -z "$v" ] || bash "$self" "$v"; done
   exit 0
 fi
 version="$1"
