@@ -47,3 +47,6 @@ bash "$(dirname "$0")/install-python-client.sh" ||
   echo "ci/install-deps.sh: the C++ client (conformance/clients/cpp) is not installed" >&2
 bash "$(dirname "$0")/install-go-client.sh" ||
   echo "ci/install-deps.sh: the Go client (conformance/clients/go) is not built" >&2
+# The Java-client consumer (Maven Central; idempotent). Without Maven it is skipped, loudly:
+# the Java conformance tests then skip, saying so.
+if command -v mvn >/dev/null 2>&1; then bash "$(dirname "$0")/install-java-client.sh"; else echo "ci/install-deps.sh: no mvn on PATH: the Java client (conformance/clients/java) is not built" >&2; fi

@@ -396,9 +396,34 @@ struct ConformanceBroker::Impl {
         send(conn, out);
         return;
       }
+      case wire::BaseCommand::PONG:
+      case wire::BaseCommand::ACK_RESPONSE:
+        return;
       default:
-        return;  // PONG, ACK_RESPONSE and what a consumer never needs: ignored
+        answer_unimplemented(conn, in);
+        return;
     }
+  }
+
+  // A command the broker does not implement gets a protocol ERROR (with its request id where
+  // the command has one), never silence, and an `x-unimplemented` event in the trace.
+  void answer_unimplemented(const std::shared_ptr<Conn>& conn, const wire::BaseCommand& in) {
+    std::uint64_t request_id = 0;
+    if (in.has_seek()) request_id = in.seek().request_id();
+    if (in.has_getschema()) request_id = in.getschema().request_id();
+    if (in.has_getorcreateschema()) request_id = in.getorcreateschema().request_id();
+    const std::string name = wire::BaseCommand::Type_Name(in.type());
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      events.push_back(spec::Extension{absl::StrCat("x-unimplemented-", name)});
+    }
+    wire::BaseCommand out;
+    out.set_type(wire::BaseCommand::ERROR);
+    auto* e = out.mutable_error();
+    e->set_request_id(request_id);
+    e->set_error(wire::UnknownError);
+    e->set_message(absl::StrCat("permitcheck conformance broker: ", name, " is not implemented"));
+    send(conn, out);
   }
 
   void on_ack(const std::shared_ptr<Conn>& conn, const wire::CommandAck& ack) {

@@ -1,0 +1,113 @@
+// The conformance broker's protocol side, over a raw socket: a command it does not implement
+// is answered with a protocol ERROR naming it (with its request id), never with silence.
+#include "conformance/broker.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+#include "conformance/frame.h"
+
+namespace permitcheck::conformance {
+namespace {
+
+// A blocking client socket with a 5 s receive bound, so a silent broker fails the test.
+class RawClient {
+ public:
+  explicit RawClient(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    timeval tv{.tv_sec = 5, .tv_usec = 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~RawClient() { ::close(fd_); }
+  bool connected() const { return connected_; }
+
+  void send(const wire::BaseCommand& cmd) {
+    const std::string bytes = encode_command(cmd);
+    ASSERT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  }
+
+  // The next whole frame, or nullopt on timeout or close.
+  std::optional<wire::BaseCommand> receive() {
+    char buf[4096];
+    while (true) {
+      absl::StatusOr<std::optional<std::string>> f = splitter_.next();
+      if (!f.ok()) return std::nullopt;
+      if (f->has_value()) {
+        absl::StatusOr<Frame> frame = decode_frame(**f);
+        if (!frame.ok()) return std::nullopt;
+        return frame->command;
+      }
+      const ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n <= 0) return std::nullopt;
+      splitter_.append(std::string_view(buf, static_cast<std::size_t>(n)));
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  FrameSplitter splitter_;
+};
+
+TEST(BrokerProtocol, UnimplementedCommandsGetAnErrorWithTheirRequestId) {
+  ConformanceBroker broker({});
+  ASSERT_TRUE(broker.start().ok());
+  RawClient client(broker.port());
+  ASSERT_TRUE(client.connected());
+
+  wire::BaseCommand connect;
+  connect.set_type(wire::BaseCommand::CONNECT);
+  connect.mutable_connect()->set_client_version("raw-test");
+  connect.mutable_connect()->set_protocol_version(21);
+  client.send(connect);
+  std::optional<wire::BaseCommand> in = client.receive();
+  ASSERT_TRUE(in.has_value());
+  EXPECT_EQ(in->type(), wire::BaseCommand::CONNECTED);
+
+  wire::BaseCommand seek;
+  seek.set_type(wire::BaseCommand::SEEK);
+  seek.mutable_seek()->set_consumer_id(0);
+  seek.mutable_seek()->set_request_id(7);
+  client.send(seek);
+  in = client.receive();
+  ASSERT_TRUE(in.has_value()) << "no answer to SEEK";
+  ASSERT_EQ(in->type(), wire::BaseCommand::ERROR);
+  EXPECT_EQ(in->error().request_id(), 7u);
+  EXPECT_NE(in->error().message().find("SEEK is not implemented"), std::string::npos);
+
+  wire::BaseCommand schema;
+  schema.set_type(wire::BaseCommand::GET_SCHEMA);
+  schema.mutable_getschema()->set_request_id(9);
+  schema.mutable_getschema()->set_topic("persistent://public/default/t");
+  client.send(schema);
+  in = client.receive();
+  ASSERT_TRUE(in.has_value()) << "no answer to GET_SCHEMA";
+  ASSERT_EQ(in->type(), wire::BaseCommand::ERROR);
+  EXPECT_EQ(in->error().request_id(), 9u);
+
+  // A PING after them is still answered: the connection stayed open.
+  wire::BaseCommand ping;
+  ping.set_type(wire::BaseCommand::PING);
+  ping.mutable_ping();
+  client.send(ping);
+  in = client.receive();
+  ASSERT_TRUE(in.has_value());
+  EXPECT_EQ(in->type(), wire::BaseCommand::PONG);
+  broker.stop();
+}
+
+}  // namespace
+}  // namespace permitcheck::conformance

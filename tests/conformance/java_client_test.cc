@@ -1,0 +1,211 @@
+// Apache's official Java client (org.apache.pulsar:pulsar-client, unmodified from Maven
+// Central) through the conformance broker, over real sockets: what it does, pinned by rule ID
+// and numbers on small scenarios, so a change on either side is noticed. Source lines are in
+// conformance/README.md ("Java client 4.2.4"). pulsar-client does not know message_permits:
+// judged as an old client with its real Flow threshold, Q/2 (ConsumerImpl.java:1946 at 4.2.4:
+// a Flow is sent once `available >= receiverQueueSize / 2`).
+//
+// Each test skips, saying why, when java is not on the PATH or the consumer jar of that release
+// is not built (ci/install-java-client.sh [VERSION]).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "conformance/scenario.h"
+
+namespace permitcheck::conformance {
+namespace {
+
+using spec::RuleId;
+
+const std::string kPinned = "4.2.4";  // conformance/clients/java/pom.xml
+
+std::string java_dir() { return std::string(PERMITCHECK_SOURCE_DIR) + "/conformance/clients/java"; }
+
+std::string jar_of(const std::string& version) {
+  return version == kPinned ? java_dir() + "/target/consumer.jar"
+                            : absl::StrCat(java_dir(), "/target-", version, "/consumer.jar");
+}
+
+// Empty when the client can run; else why not.
+std::string java_missing(const std::string& version) {
+  if (std::system("java -version >/dev/null 2>&1") != 0) return "no java runtime on the PATH";
+  if (!std::filesystem::exists(jar_of(version))) {
+    return absl::StrCat(jar_of(version), " is not built (ci/install-java-client.sh",
+                        version == kPinned ? "" : absl::StrCat(" ", version), ")");
+  }
+  return "";
+}
+
+#define SKIP_WITHOUT_JAVA(version)                                      \
+  if (std::string why = java_missing(version); !why.empty()) {          \
+    GTEST_SKIP() << "Java client " << (version) << ": " << why;         \
+  }
+
+ClientSpec java_client(const std::string& version = kPinned, std::int64_t q = 10) {
+  const std::string at = version == kPinned ? "" : absl::StrCat("@", version, " ");
+  return ClientSpec{.command = absl::StrCat(java_dir(), "/run ", at,
+                                            "{url} {topic} {subscription} {q} {delay_ms} "
+                                            "{nack_every}"),
+                    .q = q, .t = q / 2, .knows_message_permits = false,
+                    .timeout = std::chrono::milliseconds(20000),
+                    .idle = std::chrono::milliseconds(1500)};
+}
+
+bool has(const std::vector<spec::Finding>& findings, RuleId rule, std::string_view text = "") {
+  return std::any_of(findings.begin(), findings.end(), [&](const spec::Finding& f) {
+    return f.rule == rule && f.explanation.find(text) != std::string::npos;
+  });
+}
+
+std::string dump(const ScenarioOutcome& o) {
+  std::string s = absl::StrCat(describe(o.params), "\n");
+  for (const spec::Finding& f : o.violations) absl::StrAppend(&s, spec::format_finding(f), "\n");
+  for (const spec::Finding& f : o.deviations) {
+    absl::StrAppend(&s, "(deviation) ", spec::format_finding(f), "\n");
+  }
+  if (o.client_failure) absl::StrAppend(&s, "client: ", *o.client_failure, "\n");
+  absl::StrAppend(&s, o.client_log_tail);
+  return s;
+}
+
+EntrySpec batch(std::int64_t b) { return EntrySpec{.batch_size = b, .batched = true}; }
+
+EntrySpec partial(std::int64_t b, std::vector<std::int64_t> cleared) {
+  EntrySpec e = batch(b);
+  e.cleared = std::move(cleared);
+  return e;
+}
+
+ScenarioParams params(ScenarioKind kind, std::vector<EntrySpec> entries, bool send_field = true) {
+  return ScenarioParams{.kind = kind, .send_field = send_field, .entries = std::move(entries)};
+}
+
+// ---- 4.2.4 (the newest 4.x release): what passes ----
+
+TEST(JavaClient, E1_E5_CompleteBatchesReturnExactlyWhatWasDebited) {
+  SKIP_WITHOUT_JAVA(kPinned);
+  ScenarioOutcome o = run_scenario(
+      java_client(), params(ScenarioKind::kCompleteBatches, {batch(4), EntrySpec{}, batch(3)}));
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_EQ(o.debited, 8) << dump(o);
+  EXPECT_EQ(o.incarnations, 1) << dump(o);
+}
+
+TEST(JavaClient, E2_E5_PartialBatchReturnsOnlyTheDeliverableIndexes) {
+  SKIP_WITHOUT_JAVA(kPinned);
+  // P = 1 and P = 1: the cleared indexes are not counted (fixed by apache/pulsar#22091).
+  ScenarioOutcome o = run_scenario(
+      java_client(),
+      params(ScenarioKind::kPartialBatches, {partial(2, {1}), partial(3, {0, 2})}));
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_EQ(o.debited, 2) << dump(o);
+}
+
+TEST(JavaClient, C5_ExtraMessagesBeyondBAreNotRead) {
+  SKIP_WITHOUT_JAVA(kPinned);
+  EntrySpec e = batch(3);
+  e.fault = EntryFault::kExtraMessages;
+  e.extra_messages = 2;
+  ScenarioOutcome o = run_scenario(java_client(),
+                                   params(ScenarioKind::kInconsistentBatch, {e, batch(2)}));
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_EQ(o.debited, 5) << dump(o);
+}
+
+// ---- 4.2.4: the deviations ----
+
+TEST(JavaClient, X1_ChecksumFailureOfACompleteBatchReturnsOne) {
+  SKIP_WITHOUT_JAVA(kPinned);
+  // B = 8 debited 8; the client acks it with ChecksumMismatch and counts 1: 7 never return.
+  ScenarioOutcome o = run_scenario(
+      java_client(),
+      params(ScenarioKind::kCorruptChecksum,
+             {EntrySpec{.batch_size = 8, .batched = true, .fault = EntryFault::kChecksum}},
+             /*send_field=*/false));
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "7 permit(s) of early payload failures")) << dump(o);
+  EXPECT_EQ(o.debited, 8);
+  EXPECT_EQ(o.granted, 10);  // the first Flow only: 1 returned stays below Q/2
+}
+
+TEST(JavaClient, X1_UnreadableMetadataReturnsOne) {
+  SKIP_WITHOUT_JAVA(kPinned);
+  ScenarioOutcome o = run_scenario(
+      java_client(),
+      params(ScenarioKind::kUnreadableMetadata,
+             {EntrySpec{.batch_size = 8, .batched = true, .fault = EntryFault::kMetadata}},
+             /*send_field=*/false));
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "7 permit(s) of early payload failures")) << dump(o);
+  EXPECT_EQ(o.debited, 8);
+  EXPECT_EQ(o.granted, 10);
+}
+
+TEST(JavaClient, X1_E6_ChecksumFailureStallsAQueueOfTwo) {
+  SKIP_WITHOUT_JAVA(kPinned);
+  // Q = 2 (Flow at 1): a B = 3 batch debits 3 of the 2 granted (B9), the checksum failure
+  // returns 1, one Flow of 1 leaves the broker at 0 for good. PIP-491's message_permits
+  // would return 3.
+  ScenarioOutcome o = run_scenario(
+      java_client(kPinned, 2),
+      params(ScenarioKind::kCorruptChecksum,
+             {EntrySpec{.batch_size = 3, .batched = true, .fault = EntryFault::kChecksum}}));
+  EXPECT_EQ(o.debited, 3) << dump(o);
+  EXPECT_EQ(o.granted, 3) << dump(o);
+  // The suite excuses the shortfall as X1 (2 = B - 1 of an early failure), the stall with it.
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "stalled")) << dump(o);
+}
+
+TEST(JavaClient, C7_N2_TruncatedBatchClosesTheConnection) {
+  SKIP_WITHOUT_JAVA(kPinned);
+  // The batch parser's IndexOutOfBoundsException is not the IllegalStateException the batch
+  // loop catches: it reaches ClientCnx.exceptionCaught, which closes the connection, and the
+  // client resubscribes on a new one. The permit rules hold (the incarnation and its debt end,
+  // B11), but no validation-error ack is sent and the entry will come again.
+  ScenarioOutcome o = run_scenario(
+      java_client(),
+      params(ScenarioKind::kTruncatedBatch,
+             {EntrySpec{.batch_size = 3, .batched = true, .fault = EntryFault::kTruncatedBatch,
+                        .truncate_at = 1}}));
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_EQ(o.incarnations, 2) << dump(o);
+  // No Ack with a validation error: the client closed the connection instead.
+  EXPECT_FALSE(std::any_of(o.events.begin(), o.events.end(), [](const spec::Event& e) {
+    const auto* ack = std::get_if<spec::Ack>(&e);
+    return ack != nullptr && ack->validation_error.has_value();
+  })) << dump(o);
+}
+
+// ---- the bug catalogue: apache/pulsar#22091 in 3.2.0, fixed in 3.2.1 ----
+
+TEST(JavaClient320, E2_E5_PartialBatchRedeliveryCountsTheClearedIndexes) {
+  SKIP_WITHOUT_JAVA("3.2.0");
+  // B = 2 with index 1 acked (P = 1), B = 3 with 0 and 2 acked (P = 1): 3.2.0 counts each
+  // cleared index as a skipped message and returns it: 5 for 2 debited, over-grant 3.
+  ScenarioOutcome o = run_scenario(
+      java_client("3.2.0"),
+      params(ScenarioKind::kPartialBatches, {partial(2, {1}), partial(3, {0, 2})}));
+  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 3")) << dump(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 13")) << dump(o);
+  EXPECT_EQ(o.debited, 2);
+  EXPECT_EQ(o.granted, 15);
+}
+
+TEST(JavaClient321, E2_E5_PartialBatchRedeliveryReturnsOnlyWhatWasDebited) {
+  SKIP_WITHOUT_JAVA("3.2.1");
+  ScenarioOutcome o = run_scenario(
+      java_client("3.2.1"),
+      params(ScenarioKind::kPartialBatches, {partial(2, {1}), partial(3, {0, 2})}));
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_EQ(o.debited, 2);
+}
+
+}  // namespace
+}  // namespace permitcheck::conformance
