@@ -1,5 +1,7 @@
 #include "spec/monitor.h"
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -41,16 +43,72 @@ const std::vector<Finding>& Monitor::deviations() const { return state_->deviati
 const Ruleset& Monitor::rules() const { return *state_->rules; }
 
 std::optional<CommandLedger> Monitor::ledger(const Id& cmd) const {
-  auto it = state_->cmds.find(cmd);
-  if (it == state_->cmds.end()) return std::nullopt;
-  const monitor_internal::Command& c = it->second;
-  return CommandLedger{.cmd = c.cmd,
-                       .inc = c.inc,
-                       .p = c.debited_p(),
-                       .claimed = c.claimed,
-                       .returned = c.returned(),
-                       .dropped = c.dropped,
-                       .settled = c.settled};
+  if (auto it = state_->cmds.find(cmd); it != state_->cmds.end()) {
+    return state_->ledger_of(it->second);
+  }
+  if (auto it = state_->ledgers.find(cmd); it != state_->ledgers.end()) return it->second;
+  return std::nullopt;
+}
+
+namespace {
+
+// Heap bytes of a Swiss table of `capacity` slots of `slot` bytes (one control byte each).
+std::size_t table_bytes(std::size_t capacity, std::size_t slot) { return capacity * (slot + 1); }
+
+constexpr std::string_view kPartNames[] = {"commands in flight", "finished commands", "messages",
+                                           "incarnations", "wire consumers", "connections",
+                                           "ledgers", "findings"};
+
+}  // namespace
+
+std::string_view MonitorSize::largest() const {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < std::size(part_bytes); ++i) {
+    if (part_bytes[i] > part_bytes[best]) best = i;
+  }
+  return kPartNames[best];
+}
+
+// An estimate in constant time: table capacities times slot sizes; text ids longer than the
+// small-string buffer and ack_set words are not counted.
+MonitorSize Monitor::size() const {
+  const State& s = *state_;
+  using monitor_internal::ClientIncarnation;
+  using monitor_internal::Command;
+  using monitor_internal::ConsumerKey;
+  using monitor_internal::Msg;
+  using monitor_internal::Retired;
+  using monitor_internal::WireIncarnation;
+  MonitorSize out;
+  out.commands = s.cmds.size();
+  out.finished_commands = s.retired.size();
+  out.messages = s.msgs.size();
+  out.incarnations = s.incs.size();
+  out.wire_consumers = s.wire.size();
+  out.connections = std::max({s.wire_consumers_on_cnx.size(), s.incs_on_cnx.size(),
+                              s.cnx_sent_field.size()});
+  out.ledgers = s.ledgers.size();
+  out.findings = s.violations.size() + s.deviations.size();
+  // In-flight sets of the wire incarnations hold one Id per wire-only command in flight.
+  out.part_bytes[0] = table_bytes(s.cmds.capacity(), sizeof(std::pair<const Id, Command>)) +
+                      table_bytes(s.cmds.size() * 8 / 7, sizeof(Id));
+  out.part_bytes[1] = table_bytes(s.retired.capacity(), sizeof(std::pair<const Id, Retired>));
+  out.part_bytes[2] = table_bytes(s.msgs.capacity(), sizeof(std::pair<const Id, Msg>));
+  out.part_bytes[3] = table_bytes(s.incs.capacity(), sizeof(void*)) +
+                      s.incs.size() * sizeof(std::pair<const Id, ClientIncarnation>) +
+                      table_bytes(s.current_inc.capacity() + s.last_inc.capacity(),
+                                  sizeof(std::pair<const std::uint64_t, Id>));
+  out.part_bytes[4] =
+      table_bytes(s.wire.capacity(), sizeof(std::pair<const ConsumerKey, WireIncarnation>));
+  out.part_bytes[5] = table_bytes(s.wire_consumers_on_cnx.capacity() + s.incs_on_cnx.capacity(),
+                                  sizeof(Id) + sizeof(std::vector<Id>)) +
+                      table_bytes(s.cnx_sent_field.capacity(), sizeof(Id) + 1);
+  out.part_bytes[6] =
+      table_bytes(s.ledgers.capacity(), sizeof(std::pair<const Id, CommandLedger>));
+  out.part_bytes[7] = (s.violations.capacity() + s.deviations.capacity()) * sizeof(Finding) +
+                      s.finding_bytes;
+  for (std::size_t b : out.part_bytes) out.bytes += b;
+  return out;
 }
 
 MonitorReport check_trace(const TraceHeader& header, const std::vector<Event>& events) {

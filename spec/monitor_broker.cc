@@ -57,7 +57,7 @@ void Monitor::State::on(const Send& e) {
     violation(RuleId::kB4,
               absl::StrCat("consumer ", e.consumer, " debited ", e.consumer_debit,
                            " but the finalized sum is ", expected->consumer_debit, " (",
-                           std::abs(e.consumer_debit - expected->consumer_debit),
+                           monitor_internal::distance(e.consumer_debit, expected->consumer_debit),
                            e.consumer_debit > expected->consumer_debit
                                ? " permit(s) lost)"
                                : " permit(s) over-granted)"));

@@ -57,13 +57,14 @@ void Monitor::State::credit(Command& c, std::int64_t n, const Label& what) {
     }
     inc = replacement;
   }
-  if (inc->accumulator + n > kMaxPermits) {
+  const std::int64_t credited = sat_add(inc->accumulator, n);
+  if (credited > kMaxPermits) {
     violation(RuleId::kN7,
               absl::StrCat("accumulator of incarnation ", inc->inc.to_string(), " holds ",
                            inc->accumulator, "; adding ", n, " exceeds 2^31-1 (overflow must "
                            "close the connection, not credit)"));
   }
-  inc->accumulator += n;
+  inc->accumulator = credited;
 }
 
 void Monitor::State::end_inc(ClientIncarnation& inc) {
@@ -109,7 +110,7 @@ bool Monitor::State::client_flow(const Flow& e, const Id& id) {
     }
     return true;
   }
-  inc->granted += e.permits;
+  inc->granted = sat_add(inc->granted, e.permits);
   if (!inc->initial_granted) {
     inc->initial_granted = true;
     if (header.q && e.permits != *header.q && invariants()) {
@@ -126,7 +127,7 @@ bool Monitor::State::client_flow(const Flow& e, const Id& id) {
     violation(RuleId::kE2,
               absl::StrCat("Flow of ", e.permits, " for incarnation ", id.to_string(),
                            " but its accumulator holds ", inc->accumulator,
-                           " (over-grant by ", e.permits - inc->accumulator, ")"));
+                           " (over-grant by ", sat_sub(e.permits, inc->accumulator), ")"));
     inc->accumulator = 0;
     return true;
   }
@@ -140,7 +141,7 @@ void Monitor::State::quiescent_commands(ClientIncarnation& inc) {
   if (!invariants()) return;
   prune_finished(inc);
   for (const Id& id : inc.commands) {
-    Command* found = find_command(id);
+    Command* found = find_live(id);
     if (found == nullptr) continue;
     Command& c = *found;
     if (c.protocol_error_due) {
@@ -165,7 +166,7 @@ void Monitor::State::quiescent_commands(ClientIncarnation& inc) {
 // what is in flight.
 void Monitor::State::prune_finished(ClientIncarnation& inc) {
   std::erase_if(inc.commands, [this](const Id& id) {
-    const Command* c = find_command(id);
+    const Command* c = find_live(id);
     return c == nullptr || (c->complete_checked && !c->protocol_error_due);
   });
 }
@@ -213,8 +214,7 @@ void Monitor::State::on(const MsgReturn& e) {
   auto it = msgs.find(e.msg);
   if (it == msgs.end()) {
     violation(RuleId::kM1,
-              absl::StrCat("message ", e.msg.to_string(), " returned but never handed off",
-                           options.retain_ledger ? "" : " (or its command already finished)"));
+              absl::StrCat("message ", e.msg.to_string(), " returned but never handed off"));
     return;
   }
   Msg& m = it->second;
@@ -224,7 +224,7 @@ void Monitor::State::on(const MsgReturn& e) {
       violation(RuleId::kM3, absl::StrCat("message ", e.msg.to_string(), " returned ", e.n,
                                           " again; a second return is a no-op"));
       if (c) {
-        c->msg_returned += e.n;
+        c->msg_returned = sat_add(c->msg_returned, e.n);
         credit(*c, e.n, {"second return of message", &e.msg});
         check_over_return(*c);
       }
@@ -238,7 +238,7 @@ void Monitor::State::on(const MsgReturn& e) {
                                         " returned ", e.n, "; a claimed unit returns exactly 1"));
   }
   --c->live_messages;
-  c->msg_returned += e.n;
+  c->msg_returned = sat_add(c->msg_returned, e.n);
   credit(*c, e.n, {"return of message", &e.msg});
   check_over_return(*c);
   check_complete(*c);
@@ -274,7 +274,7 @@ void Monitor::State::on(const Drop& e) {
 }
 
 void Monitor::State::drop_units(Command& c, std::int64_t n, const Label& what) {
-  c.dropped += n;
+  c.dropped = sat_add(c.dropped, n);
   ClientIncarnation* inc = inc_of(c);
   if (inc && inc->current && invariants()) {
     violation(RuleId::kM1, absl::StrCat(what.str(), " dropped ", n, " unit(s) while incarnation ",
@@ -293,7 +293,7 @@ void Monitor::State::on(const ProtocolError& e) {
       if (inc == nullptr || !inc->current) continue;
       prune_finished(*inc);
       for (const Id& id : inc->commands) {
-        Command* c = find_command(id);
+        Command* c = find_live(id);
         if (c == nullptr || c->settled) continue;
         if (c->protocol_error_due) {
           c4_due = true;

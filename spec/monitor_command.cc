@@ -7,7 +7,7 @@
 namespace permitcheck::spec {
 
 void Monitor::State::set_budget_p(Command& c, std::int64_t p) {
-  if (ClientIncarnation* inc = inc_of(c)) inc->debited += p - c.budget_p;
+  if (ClientIncarnation* inc = inc_of(c)) inc->debited = sat_add(inc->debited, p - c.budget_p);
   c.budget_p = p;
 }
 
@@ -31,35 +31,64 @@ void Monitor::State::check_complete(Command& c) {
   if (in_scope && c.returned() < c.budget_p) {
     violation(RuleId::kE1,
               absl::StrCat(cmd_name(c), " finished having returned ", c.returned(),
-                           " of its P = ", c.budget_p, " (", c.budget_p - c.returned(),
+                           " of its P = ", c.budget_p, " (", sat_sub(c.budget_p, c.returned()),
                            " permit(s) lost)"));
   }
-  if (c.path && c.returned() == 0 && c.dropped == 0) {
-    // S4/X3: crypto FAIL holds P until the incarnation ends; X4: chunk failure branches.
-    const bool crypto = c.path == TransferPath::kCrypto;
-    deviation(crypto ? RuleId::kX3 : RuleId::kX4,
-              absl::StrCat(cmd_name(c), crypto ? " (crypto FAIL) holds P = "
-                                               : " (chunk failure branch) returned nothing for "
-                                                 "P = ",
-                           c.budget_p, crypto ? " until its incarnation ends" : ""));
-    if (inc) {
-      inc->deviation = crypto ? RuleId::kX3 : RuleId::kX4;
-      inc->deviation_delta -= c.budget_p;  // held (X3) or never returned (X4)
-    }
-  } else if (c.path == TransferPath::kProcessor && c.returned() != c.budget_p) {
-    deviation(RuleId::kX5, absl::StrCat(cmd_name(c), " custom processor returned ",
-                                        c.returned(), " for P = ", c.budget_p));
-    if (inc) {
-      inc->deviation = RuleId::kX5;
-      inc->deviation_delta += c.returned() - c.budget_p;
-    }
+  transferred_deviations(c, inc);
+  // Released, in both modes alike; what a later event naming it needs stays in `retired`.
+  if (!c.protocol_error_due) retire(c);
+}
+
+// A finished command leaves `cmds` for a compact record; under retain_ledger its ledger stays.
+void Monitor::State::retire(Command& c) {
+  if (c.wire_key) {
+    if (auto w = wire.find(*c.wire_key); w != wire.end()) w->second.in_flight.erase(c.cmd);
   }
-  if (!options.retain_ledger && c.live_messages == 0) {
-    // Streaming: a finished command and its messages are released, so memory is bounded by
-    // what is in flight. A later return of one of its messages reads as unknown (M1).
-    for (const Id& m : c.messages) msgs.erase(m);
-    erase_command(c);
-  }
+  if (options.retain_ledger) ledgers.insert_or_assign(c.cmd, ledger_of(c));
+  retired.insert_or_assign(c.cmd, Retired{.inc = c.inc,
+                                          .inc_state = inc_of(c),
+                                          .budget_p = c.budget_p,
+                                          .claimed = c.claimed,
+                                          .direct_returned = c.direct_returned,
+                                          .other_returned = sat_add(c.settle_returned,
+                                                                    c.msg_returned),
+                                          .dropped = c.dropped,
+                                          .path = c.path});
+  erase_command(c);
+}
+
+// A finished command named again: back in `cmds`, terminal and checked, as it finished.
+monitor_internal::Command* Monitor::State::revive(const Id& id) {
+  auto it = retired.find(id);
+  if (it == retired.end()) return nullptr;
+  const Retired r = std::move(it->second);
+  retired.erase(it);
+  auto [at, inserted] = cmds.try_emplace(id);
+  last_command = nullptr;
+  Command& c = at->second;
+  c.cmd = id;
+  c.inc = r.inc;
+  c.inc_state = r.inc_state;
+  c.received = true;
+  c.settled = true;
+  c.complete_checked = true;
+  c.budget_p = r.budget_p;
+  c.claimed = r.claimed;
+  c.direct_returned = r.direct_returned;
+  c.settle_returned = r.other_returned;
+  c.dropped = r.dropped;
+  c.path = r.path;
+  return &c;
+}
+
+CommandLedger Monitor::State::ledger_of(const Command& c) const {
+  return CommandLedger{.cmd = c.cmd,
+                       .inc = c.inc,
+                       .p = c.debited_p(),
+                       .claimed = c.claimed,
+                       .returned = c.returned(),
+                       .dropped = c.dropped,
+                       .settled = c.settled};
 }
 
 // C4: a command whose explicit value is out of range must end in a protocol error.
@@ -218,11 +247,6 @@ void Monitor::State::on(const Claim& e) {
   }
   ++c->claimed;
   ++c->live_messages;
-  if (!options.retain_ledger) {
-    // Usually P messages follow the first; bounded, as P comes from the trace.
-    if (c->messages.empty()) c->messages.reserve(std::clamp<std::int64_t>(c->budget_p, 1, 64));
-    c->messages.push_back(e.msg);
-  }
 }
 
 void Monitor::State::on(const Restore& e) {
@@ -301,7 +325,7 @@ void Monitor::State::on(const DirectReturn& e) {
                                           e.n - c->budget_p, ")"));
       if (ClientIncarnation* inc = inc_of(*c)) {
         inc->deviation = RuleId::kX2;
-        inc->deviation_delta += e.n - c->budget_p;
+        inc->deviation_delta = sat_add(inc->deviation_delta, e.n - c->budget_p);
       }
     }
   } else if (e.path == DirectPath::kChunk) {
@@ -322,7 +346,7 @@ void Monitor::State::on(const DirectReturn& e) {
                                           "twice)"));
     }
   }
-  c->direct_returned += e.n;
+  c->direct_returned = sat_add(c->direct_returned, e.n);
   credit(*c, e.n, {"direct return"});
   check_over_return(*c);
 }
@@ -349,7 +373,7 @@ void Monitor::State::on(const Settle& e) {
     check_settle(*c, e.n);
   }
   c->settled = true;
-  c->settle_returned += e.n;
+  c->settle_returned = sat_add(c->settle_returned, e.n);
   credit(*c, e.n, {"terminal transition"});
   check_over_return(*c);
   check_complete(*c);
@@ -369,7 +393,7 @@ void Monitor::State::check_settle(Command& c, std::int64_t n) {
                                              : "",
                                    ")");
   if (n > expected) {
-    const std::int64_t total = c.claimed + c.direct_returned + n;
+    const std::int64_t total = sat_add(sat_add(c.claimed, c.direct_returned), n);
     if (rules->budget_tracked && total > c.budget_p) {
       violation(RuleId::kK7, absl::StrCat(text, "; the command returns ", total, " > P"));
     } else {
@@ -381,7 +405,7 @@ void Monitor::State::check_settle(Command& c, std::int64_t n) {
                       : c.failure                              ? RuleId::kC7
                       : c.skipped > 0                          ? RuleId::kK4
                                                                : RuleId::kK5;
-  violation(rule, absl::StrCat(text, "; ", expected - n, " permit(s) lost"));
+  violation(rule, absl::StrCat(text, "; ", sat_sub(expected, n), " permit(s) lost"));
 }
 
 // S5/S6: the message object of the skip just before was released at skip time. A

@@ -45,4 +45,28 @@ void Monitor::State::early_failure_deviations(Command& c) {
   }
 }
 
+// S4/X3, X4, X5: a command whose units moved to a specialised path, at completion.
+void Monitor::State::transferred_deviations(Command& c, ClientIncarnation* inc) {
+  if (c.path && c.returned() == 0 && c.dropped == 0) {
+    // S4/X3: crypto FAIL holds P until the incarnation ends; X4: chunk failure branches.
+    const bool crypto = c.path == TransferPath::kCrypto;
+    deviation(crypto ? RuleId::kX3 : RuleId::kX4,
+              absl::StrCat(cmd_name(c), crypto ? " (crypto FAIL) holds P = "
+                                               : " (chunk failure branch) returned nothing for "
+                                                 "P = ",
+                           c.budget_p, crypto ? " until its incarnation ends" : ""));
+    if (inc) {
+      inc->deviation = crypto ? RuleId::kX3 : RuleId::kX4;
+      inc->deviation_delta = sat_sub(inc->deviation_delta, c.budget_p);  // held (X3) or never returned (X4)
+    }
+  } else if (c.path == TransferPath::kProcessor && c.returned() != c.budget_p) {
+    deviation(RuleId::kX5, absl::StrCat(cmd_name(c), " custom processor returned ",
+                                        c.returned(), " for P = ", c.budget_p));
+    if (inc) {
+      inc->deviation = RuleId::kX5;
+      inc->deviation_delta = sat_add(inc->deviation_delta, sat_sub(c.returned(), c.budget_p));
+    }
+  }
+}
+
 }  // namespace permitcheck::spec

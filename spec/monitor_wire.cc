@@ -8,14 +8,43 @@ namespace permitcheck::spec {
 
 monitor_internal::WireIncarnation& Monitor::State::fresh_wire(const ConsumerKey& key) {
   auto [it, inserted] = wire.try_emplace(key);
-  if (inserted) wire_consumers_on_cnx[key.cnx].push_back(key.consumer);
+  if (inserted) {
+    wire_consumers_on_cnx[key.cnx].push_back(key.consumer);
+  } else {
+    release_in_flight(it->second);  // the previous incarnation ended with this subscribe
+  }
   it->second = WireIncarnation{.q = header.q};
   return it->second;
 }
 
 void Monitor::State::end_wire(const ConsumerKey& key) {
   auto it = wire.find(key);
-  if (it != wire.end()) it->second.ended = true;
+  if (it == wire.end()) return;
+  it->second.ended = true;
+  release_in_flight(it->second);
+}
+
+// A wire-only command (no client event names it) leaves with its acknowledgement or its
+// incarnation: nothing later can judge it. Under retain_ledger its ledger stays.
+void Monitor::State::release_wire_command(Command& c) {
+  if (c.wire_key) {
+    if (auto w = wire.find(*c.wire_key); w != wire.end()) w->second.in_flight.erase(c.cmd);
+    c.wire_key.reset();
+  }
+  if (c.received) return;  // the client side finishes it
+  if (options.retain_ledger) ledgers.insert_or_assign(c.cmd, ledger_of(c));
+  erase_command(c);
+}
+
+void Monitor::State::release_in_flight(WireIncarnation& w) {
+  absl::flat_hash_set<Id> in_flight = std::move(w.in_flight);
+  w.in_flight.clear();
+  for (const Id& id : in_flight) {
+    if (Command* c = find_live(id)) {
+      c->wire_key.reset();
+      release_wire_command(*c);
+    }
+  }
 }
 
 monitor_internal::WireIncarnation* Monitor::State::live_wire(const ConsumerKey& key) {
@@ -27,6 +56,7 @@ monitor_internal::WireIncarnation* Monitor::State::live_wire(const ConsumerKey& 
 void Monitor::State::on(const Connect&) {}
 
 void Monitor::State::on(const Subscribe& e) {
+  saw_subscribe = true;
   removed_broker_consumers.erase(removed_key(e.consumer, std::nullopt));
   fresh_wire({e.cnx, e.consumer});
 }
@@ -50,7 +80,17 @@ void Monitor::State::on(const Flow& e) {
   bool reported = false;
   if (e.inc) reported = client_flow(e, *e.inc);
   auto it = wire.find(key);
-  if (it == wire.end()) return;  // no wire Subscribe recorded: nothing to check on the wire
+  if (it == wire.end()) {
+    // A wire Flow (no client permit state named) with no Subscribe on record for the
+    // consumer on this connection, in a trace that records Subscribes (a wire trace, or one
+    // with any subscribe event): N4. Legacy writes such Flows (L11).
+    const bool records_subscribes = header.source == TraceSource::kWire || saw_subscribe;
+    if (!e.inc && records_subscribes && rules->flow_recheck == FlowRecheck::kIdentity) {
+      violation(RuleId::kN4, absl::StrCat("Flow of ", e.permits, " for ", describe(key),
+                                          " with no Subscribe on record on that connection"));
+    }
+    return;
+  }
   WireIncarnation& w = it->second;
   if (w.ended || !w.subscribed_ok) {
     // N4 is a rule of the permit-state rulesets; legacy writes such Flows (L11).
@@ -60,12 +100,12 @@ void Monitor::State::on(const Flow& e) {
     }
     return;
   }
-  w.granted += e.permits;
+  w.granted = sat_add(w.granted, e.permits);
   if (!w.q) {
     w.q = e.permits;  // trace-format: the first Flow after subscribe_ok is Q
     return;
   }
-  const std::int64_t available = w.granted - w.debited;
+  const std::int64_t available = sat_sub(w.granted, w.debited);
   if (w.precise && invariants() && !reported && available > *w.q) {
     std::string text = absl::StrCat("Flow of ", e.permits,
                                     " raises the broker's available permits of ", describe(key),
@@ -136,21 +176,37 @@ void Monitor::State::on(const Message& e) {
   }
   if (WireIncarnation* w = live_wire(key); w != nullptr && w->subscribed_ok) {
     if (debit) {
-      w->debited += *debit;
+      w->debited = sat_add(w->debited, *debit);
     } else {
       w->precise = false;
+    }
+    if (!c.received && !(c.wire_key == key)) {
+      if (c.wire_key) {
+        if (auto old = wire.find(*c.wire_key); old != wire.end()) old->second.in_flight.erase(c.cmd);
+      }
+      c.wire_key = key;
+      w->in_flight.insert(c.cmd);
     }
   }
 }
 
-void Monitor::State::on(const Ack&) {}
+// The command is acknowledged: a wire-only one is done (released).
+void Monitor::State::on(const Ack& e) {
+  if (Command* c = find_live(e.cmd)) release_wire_command(*c);
+}
 
 void Monitor::State::on(const CloseConsumer& e) { end_wire({e.cnx, e.consumer}); }
 
 void Monitor::State::on(const Disconnect& e) {
   if (auto it = wire_consumers_on_cnx.find(e.cnx); it != wire_consumers_on_cnx.end()) {
-    for (std::uint64_t consumer : it->second) end_wire({e.cnx, consumer});
+    // The connection's wire state ends with it (memory bounded by what is live).
+    for (std::uint64_t consumer : it->second) {
+      end_wire({e.cnx, consumer});
+      wire.erase(ConsumerKey{e.cnx, consumer});
+    }
+    wire_consumers_on_cnx.erase(it);
   }
+  cnx_sent_field.erase(e.cnx);
   end_client_incs_on(e.cnx);
 }
 
@@ -168,8 +224,8 @@ void Monitor::State::on(const Quiescent& e) {
   const std::optional<std::int64_t> q = w && w->q ? w->q : header.q;
   if (!q || !invariants()) return;
   std::optional<std::int64_t> available;
-  if (w && w->precise) available = w->granted - w->debited;
-  else if (inc) available = inc->granted - inc->debited;
+  if (w && w->precise) available = sat_sub(w->granted, w->debited);
+  else if (inc) available = sat_sub(inc->granted, inc->debited);
   if (!available) return;
 
   if (*available <= 0) {
@@ -180,7 +236,7 @@ void Monitor::State::on(const Quiescent& e) {
     const bool excused =
         inc && inc->deviation &&
         (!inc->deviation_delta_known ||
-         (inc->deviation_delta < 0 && explained(*inc, *available + inc->accumulator - *q)));
+         (inc->deviation_delta < 0 && explained(*inc, sat_sub(sat_add(*available, inc->accumulator), *q))));
     if (excused) {
       deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
                                               av(rule_name(*inc->deviation))));
@@ -189,15 +245,15 @@ void Monitor::State::on(const Quiescent& e) {
     }
   }
   if (inc) {
-    const std::int64_t total = *available + inc->accumulator;
+    const std::int64_t total = sat_add(*available, inc->accumulator);
     if (total != *q) {
       std::string text = absl::StrCat(
           describe(key), " at quiescence: broker available ", *available, " + accumulator ",
           inc->accumulator, " = ", total, ", expected Q = ", *q, " (",
-          total < *q ? absl::StrCat(*q - total, " permit(s) lost")
-                     : absl::StrCat(total - *q, " permit(s) invented"),
+          total < *q ? absl::StrCat(sat_sub(*q, total), " permit(s) lost")
+                     : absl::StrCat(sat_sub(total, *q), " permit(s) invented"),
           ")");
-      if (inc->deviation && explained(*inc, total - *q)) {
+      if (inc->deviation && explained(*inc, sat_sub(total, *q))) {
         deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
                                                 av(rule_name(*inc->deviation))));
       } else {
@@ -211,7 +267,7 @@ void Monitor::State::on(const Quiescent& e) {
     return;
   }
   // Wire only: the accumulator is Q - available and must be below T (or the weaker bound).
-  const std::int64_t accumulator = *q - *available;
+  const std::int64_t accumulator = sat_sub(*q, *available);
   const bool ok = header.t ? (accumulator >= 0 && accumulator < *header.t)
                            : (*available > 0 && *available <= *q);
   if (!ok) {

@@ -23,6 +23,7 @@
 #define PERMITCHECK_SPEC_INTERNAL_MONITOR_STATE_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,25 @@ namespace monitor_internal {
 
 // Debian's abseil keeps its own absl::string_view, which absl::StrCat needs.
 inline absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+// Checked sums (issue 18): the monitor's totals saturate at the int64 bounds instead of
+// wrapping, so an absurd value reads as the over-grant, over-return or overflow it is (E2, N7,
+// E5) and never as its wrapped opposite.
+inline std::int64_t sat_add(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  if (!__builtin_add_overflow(a, b, &out)) return out;
+  return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+}
+inline std::int64_t sat_sub(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  if (!__builtin_sub_overflow(a, b, &out)) return out;
+  return b < 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+}
+// |a - b| without overflow.
+inline std::uint64_t distance(std::int64_t a, std::int64_t b) {
+  return a >= b ? static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b)
+                : static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a);
+}
 
 // (cnx, consumer): the protocol's scope of a consumer id.
 struct ConsumerKey {
@@ -77,9 +97,12 @@ struct WireIncarnation {
   bool subscribed_ok = false;
   bool ended = false;
   bool precise = true;       // every debit on it was known
-  std::int64_t granted = 0;  // sum of Flow permits
-  std::int64_t debited = 0;  // sum of P of its messages
+  std::int64_t granted = 0;  // sum of Flow permits (saturating)
+  std::int64_t debited = 0;  // sum of P of its messages (saturating)
   std::optional<std::int64_t> q;
+  // Wire-only commands sent on it and not yet acknowledged: released when acknowledged or
+  // when the incarnation ends, so a wire trace costs what is in flight.
+  absl::flat_hash_set<Id> in_flight;
 };
 
 // A client permit state (N1).
@@ -134,9 +157,11 @@ struct Command {
   std::int64_t dropped = 0;
   bool settled = false;
   bool complete_checked = false;
-  std::vector<Id> messages;  // handed off, for release when the command retires
+  std::optional<ConsumerKey> wire_key;  // the wire incarnation whose in_flight lists it
 
-  std::int64_t returned() const { return direct_returned + settle_returned + msg_returned; }
+  std::int64_t returned() const {
+    return sat_add(sat_add(direct_returned, settle_returned), msg_returned);
+  }
 
   // What the command did with its units, for the decisions of command_budget.h.
   CommandProgress progress() const {
@@ -163,6 +188,21 @@ struct Command {
   }
 };
 
+// A finished client command, compactly (about 100 bytes with its key): what a later event
+// naming it needs to be judged as it would be with the whole Command (a reused id, a second
+// terminal transition or return: K1, K2, K5, K6, M3, E2). Both modes keep it, so streaming and
+// whole-trace mode cannot disagree.
+struct Retired {
+  std::optional<Id> inc;
+  ClientIncarnation* inc_state = nullptr;
+  std::int64_t budget_p = 0;
+  std::int64_t claimed = 0;
+  std::int64_t direct_returned = 0;
+  std::int64_t other_returned = 0;  // terminal transition and message returns
+  std::int64_t dropped = 0;
+  std::optional<TransferPath> path;
+};
+
 struct Msg {
   Id cmd;
   bool done = false;  // returned or dropped
@@ -177,7 +217,14 @@ struct Monitor::State {
   using ClientIncarnation = monitor_internal::ClientIncarnation;
   using Command = monitor_internal::Command;
   using Msg = monitor_internal::Msg;
+  using Retired = monitor_internal::Retired;
   static absl::string_view av(std::string_view s) { return monitor_internal::av(s); }
+  static std::int64_t sat_add(std::int64_t a, std::int64_t b) {
+    return monitor_internal::sat_add(a, b);
+  }
+  static std::int64_t sat_sub(std::int64_t a, std::int64_t b) {
+    return monitor_internal::sat_sub(a, b);
+  }
 
   TraceHeader header;
   const Ruleset* rules;
@@ -195,7 +242,13 @@ struct Monitor::State {
   absl::flat_hash_map<std::uint64_t, Id> current_inc;  // consumer id -> current permit state
   absl::flat_hash_map<std::uint64_t, Id> last_inc;     // consumer id -> latest permit state
   absl::flat_hash_map<Id, Command> cmds;
+  // Handed-off messages, returned ones included (a second return is M3, a reused id K2).
   absl::flat_hash_map<Id, Msg> msgs;
+  // Finished client commands (see Retired) and, under retain_ledger only, the ledgers of every
+  // released command; the checks never read `ledgers`.
+  absl::flat_hash_map<Id, Retired> retired;
+  absl::flat_hash_map<Id, CommandLedger> ledgers;
+  std::size_t finding_bytes = 0;  // heap held by the findings' explanations
   // B11: removed broker consumers, by consumer id and incarnation (nullopt: any incarnation
   // until the consumer id subscribes again).
   absl::flat_hash_set<std::tuple<std::uint64_t, bool, Id>> removed_broker_consumers;
@@ -205,15 +258,18 @@ struct Monitor::State {
   }
 
   std::uint64_t line = 0;
+  bool saw_subscribe = false;  // the trace records wire Subscribes (N4 without one on record)
 
   // Invariants E1-E6 are what PIP-491 promises; legacy Pulsar does not, so under a ruleset
   // without the command budget they are not checked (its ledger still shows the numbers).
   bool invariants() const { return rules->budget_tracked; }
 
   void violation(RuleId rule, std::string text) {
+    finding_bytes += text.capacity();
     violations.push_back({rule, line, std::move(text)});
   }
   void deviation(RuleId rule, std::string text) {
+    finding_bytes += text.capacity();
     deviations.push_back({rule, line, std::move(text)});
   }
 
@@ -221,21 +277,33 @@ struct Monitor::State {
   // Cleared whenever `cmds` inserts or erases, which may move or destroy it.
   Command* last_command = nullptr;
 
+  // The command `id`, created if unknown; a finished one comes back from `retired`.
   Command& command(const Id& id) {
+    if (Command* c = find_command(id)) return *c;
     auto [it, inserted] = cmds.try_emplace(id);
-    if (inserted) {
-      it->second.cmd = id;
-      last_command = nullptr;
-    }
+    it->second.cmd = id;
+    last_command = nullptr;
     return it->second;
   }
+  // The command `id` as an event names it: in flight, or finished (brought back from
+  // `retired`, so that a reused id or a late return is judged against what it did).
   Command* find_command(const Id& id) {
+    if (Command* c = find_live(id)) return c;
+    return retired.empty() ? nullptr : revive(id);
+  }
+  // The command `id` if in flight (for walks over what is in flight).
+  Command* find_live(const Id& id) {
     if (last_command != nullptr && last_command->cmd == id) return last_command;
     auto it = cmds.find(id);
     if (it == cmds.end()) return nullptr;
     last_command = &it->second;
     return last_command;
   }
+  Command* revive(const Id& id);      // monitor_command.cc
+  void retire(Command& c);            // monitor_command.cc: c is released
+  void release_wire_command(Command& c);  // monitor_wire.cc: c is released if wire-only
+  void release_in_flight(WireIncarnation& w);
+  CommandLedger ledger_of(const Command& c) const;
   // Releases `c`, which must live in `cmds`.
   void erase_command(const Command& c) {
     last_command = nullptr;
@@ -302,7 +370,7 @@ struct Monitor::State {
   bool client_flow(const Flow& e, const Id& id);
 
   void on(const Message& e);
-  void on(const Ack&);
+  void on(const Ack& e);
   void on(const CloseConsumer& e);
   void on(const Disconnect& e);
   void on(const Quiescent& e);
@@ -331,6 +399,9 @@ struct Monitor::State {
 
   // K5/K4/K7/C7: the first terminal transition returns what the ruleset prescribes.
   void check_settle(Command& c, std::int64_t n);
+
+  // S4/X3, X4, X5: a command whose units moved to a specialised path, at completion.
+  void transferred_deviations(Command& c, ClientIncarnation* inc);
 
   // X1/X6: with the field absent, an early failure settles the fallback value.
   void early_failure_deviations(Command& c);

@@ -97,7 +97,7 @@ RC_GTEST_PROP(MonitorRobustness, ArbitraryEventSequencesNeverCrash, ()) {
   const int count = *rc::gen::inRange(0, 60);
   std::vector<Event> events;
   for (int i = 0; i < count; ++i) {
-    switch (*rc::gen::inRange(0, 26)) {
+    switch (*rc::gen::inRange(0, 27)) {
       case 0: events.push_back(Connect{.cnx = cnx()}); break;
       case 1: events.push_back(Subscribe{.cnx = cnx(), .consumer = 0}); break;
       case 2: events.push_back(SubscribeOk{.cnx = cnx(), .consumer = 0}); break;
@@ -145,6 +145,7 @@ RC_GTEST_PROP(MonitorRobustness, ArbitraryEventSequencesNeverCrash, ()) {
                                                      : Event(Drop{.cmd = id(), .n = small()}));
         break;
       case 24: events.push_back(ProtocolError{.cnx = cnx(), .reason = "r"}); break;
+      case 25: events.push_back(Ack{.cnx = cnx(), .consumer = 0, .cmd = id()}); break;
       default:
         events.push_back(Send{.consumer = 0,
                               .dispatcher = *rc::gen::element(DispatcherKind::kPersistentShared,
@@ -157,8 +158,21 @@ RC_GTEST_PROP(MonitorRobustness, ArbitraryEventSequencesNeverCrash, ()) {
   }
   const bool retain = *rc::gen::arbitrary<bool>();
   Monitor m(h, MonitorOptions{.retain_ledger = retain});
-  for (std::size_t i = 0; i < events.size(); ++i) m.on_event(events[i], 100 + i);
+  Monitor other(h, MonitorOptions{.retain_ledger = !retain});
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    m.on_event(events[i], 100 + i);
+    other.on_event(events[i], 100 + i);
+  }
   m.finish();
+  other.finish();
+  // One verdict: streaming and whole-trace mode report the same findings (issue 18).
+  RC_ASSERT(m.violations().size() == other.violations().size());
+  for (std::size_t i = 0; i < m.violations().size(); ++i) {
+    RC_ASSERT(m.violations()[i].rule == other.violations()[i].rule);
+    RC_ASSERT(m.violations()[i].line == other.violations()[i].line);
+    RC_ASSERT(m.violations()[i].explanation == other.violations()[i].explanation);
+  }
+  RC_ASSERT(m.deviations().size() == other.deviations().size());
   for (const Finding& f : m.violations()) {
     RC_ASSERT(f.line >= 100u);
     RC_ASSERT(f.line < 100u + events.size());
