@@ -85,7 +85,8 @@ struct Message {
 struct Ack { Id cnx; std::uint64_t consumer = 0; Id cmd; std::optional<std::string> validation_error; };
 struct CloseConsumer { Id cnx; std::uint64_t consumer = 0; };
 struct Disconnect { Id cnx; };
-struct Quiescent { Id cnx; std::uint64_t consumer = 0; };
+// `backlog`: entries the broker still holds for the consumer, when the recorder knows (B13).
+struct Quiescent { Id cnx; std::uint64_t consumer = 0; std::optional<std::int64_t> backlog; };
 
 // ---- Client accounting events ----
 enum class CloseReason { kCloseConsumer, kDisconnect, kSubscribeFail, kClosed, kProtocolError };

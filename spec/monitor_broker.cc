@@ -31,6 +31,16 @@ void Monitor::State::on(const Send& e) {
     }
     return;
   }
+  // B12: the send starts while the consumer's wire-derived available is positive; its MESSAGE
+  // frames follow and may overdraw (B9).
+  if (!expected->commands.empty()) {
+    if (auto key = wire_of_consumer.find(e.consumer); key != wire_of_consumer.end()) {
+      if (WireIncarnation* w = live_wire(key->second); w != nullptr && w->subscribed_ok) {
+        check_back_pressure(*w, key->second, absl::StrCat("send to consumer ", e.consumer));
+        w->send_pending = static_cast<std::int64_t>(expected->commands.size());
+      }
+    }
+  }
   std::vector<std::optional<std::int64_t>> finalized(e.entries.size());
   for (const FinalizedCommand& f : expected->commands) finalized[f.entry] = f.p;
   for (std::size_t i = 0; i < e.entries.size(); ++i) {

@@ -14,6 +14,7 @@ monitor_internal::WireIncarnation& Monitor::State::fresh_wire(const ConsumerKey&
     release_in_flight(it->second);  // the previous incarnation ended with this subscribe
   }
   it->second = WireIncarnation{.q = header.q};
+  wire_of_consumer.insert_or_assign(key.consumer, key);
   return it->second;
 }
 
@@ -175,6 +176,11 @@ void Monitor::State::on(const Message& e) {
     debit = c.broker_p;
   }
   if (WireIncarnation* w = live_wire(key); w != nullptr && w->subscribed_ok) {
+    if (w->send_pending > 0) {
+      --w->send_pending;  // part of a recorded send: judged at its start (B9, B12)
+    } else {
+      check_back_pressure(*w, key, cmd_name(c));
+    }
     if (debit) {
       w->debited = sat_add(w->debited, *debit);
     } else {
@@ -190,6 +196,18 @@ void Monitor::State::on(const Message& e) {
   }
 }
 
+void Monitor::State::check_back_pressure(const WireIncarnation& w, const ConsumerKey& key,
+                                         const std::string& what) {
+  if (!w.precise) return;
+  const std::int64_t available = sat_sub(w.granted, w.debited);
+  if (available > 0) return;
+  violation(RuleId::kB12, absl::StrCat(what, " sent to ", describe(key),
+                                       " while its available permits are ", available,
+                                       " (not positive: a send starts only while available > 0; "
+                                       "B9's overdraft happens only inside a send that started "
+                                       "positive)"));
+}
+
 // The command is acknowledged: a wire-only one is done (released).
 void Monitor::State::on(const Ack& e) {
   if (Command* c = find_live(e.cmd)) release_wire_command(*c);
@@ -203,6 +221,10 @@ void Monitor::State::on(const Disconnect& e) {
     for (std::uint64_t consumer : it->second) {
       end_wire({e.cnx, consumer});
       wire.erase(ConsumerKey{e.cnx, consumer});
+      if (auto w = wire_of_consumer.find(consumer);
+          w != wire_of_consumer.end() && w->second.cnx == e.cnx) {
+        wire_of_consumer.erase(w);
+      }
     }
     wire_consumers_on_cnx.erase(it);
   }
@@ -228,6 +250,12 @@ void Monitor::State::on(const Quiescent& e) {
   else if (inc) available = sat_sub(inc->granted, inc->debited);
   if (!available) return;
 
+  // B13 (E6): backlog at the broker and positive permits, yet nothing is sent.
+  if (e.backlog && *e.backlog > 0 && *available > 0) {
+    violation(RuleId::kB13, absl::StrCat(describe(key), " is quiescent with backlog ", *e.backlog,
+                                         " and broker available ", *available,
+                                         " (positive permits and backlog but no dispatch; E6)"));
+  }
   if (*available <= 0) {
     std::string text = absl::StrCat(describe(key), " is quiescent with broker available ",
                                     *available, " (stalled: no Flow can come)");

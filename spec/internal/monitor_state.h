@@ -103,6 +103,9 @@ struct WireIncarnation {
   // Wire-only commands sent on it and not yet acknowledged: released when acknowledged or
   // when the incarnation ends, so a wire trace costs what is in flight.
   absl::flat_hash_set<Id> in_flight;
+  // MESSAGE frames still to come of the last `send` to it: they belong to a send whose start
+  // B12 judged, so they may overdraw (B9).
+  std::int64_t send_pending = 0;
 };
 
 // A client permit state (N1).
@@ -239,6 +242,8 @@ struct Monitor::State {
   // Per connection, so ending a connection costs what lives on it, not the whole trace.
   absl::flat_hash_map<Id, std::vector<Id>> incs_on_cnx;
   absl::flat_hash_map<Id, std::vector<std::uint64_t>> wire_consumers_on_cnx;
+  // Consumer id -> its latest wire incarnation: a `send` names the consumer only (B12).
+  absl::flat_hash_map<std::uint64_t, ConsumerKey> wire_of_consumer;
   absl::flat_hash_map<std::uint64_t, Id> current_inc;  // consumer id -> current permit state
   absl::flat_hash_map<std::uint64_t, Id> last_inc;     // consumer id -> latest permit state
   absl::flat_hash_map<Id, Command> cmds;
@@ -350,6 +355,11 @@ struct Monitor::State {
   void end_wire(const ConsumerKey& key);
 
   WireIncarnation* live_wire(const ConsumerKey& key);
+
+  // B12: a send (or, on the wire, a MESSAGE outside a recorded send) starts only while the
+  // wire-derived available of its consumer is positive.
+  void check_back_pressure(const WireIncarnation& w, const ConsumerKey& key,
+                           const std::string& what);
 
   // ---- Event handlers ----
 
