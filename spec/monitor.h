@@ -3,10 +3,12 @@
 // {rule ID, line, explanation with the numbers}; known deviations (X1-X6) are kept apart.
 //
 // Which rules apply depends on the events present (trace-format.md, "What validate checks"):
-// wire events give W2, B2/B7, N4, the per-incarnation over-grant bound and E5/E6 at
-// `quiescent`; client accounting events give the exact per-command and per-incarnation checks;
-// broker accounting events give B1-B8 and E4. Work per event is constant (amortized, and
-// linear in the event's own size: ack_set words, send entries).
+// wire events give W2, B2/B7, N4, B12, the per-incarnation over-grant bound and E5/E6 (and
+// B13, when the recorder states the backlog) at `quiescent`; client accounting events give the
+// exact per-command and per-incarnation checks; broker accounting events give B1-B12 and E4.
+// Work per event is constant (amortized, and linear in the event's own size: ack_set words,
+// send entries). Every sum saturates instead of wrapping. Streaming (retain_ledger = false)
+// and whole-trace mode give the same findings: see MonitorSize for what is kept.
 //
 //   Monitor m(TraceHeader{.source = TraceSource::kClient, .q = 4, .t = 2});
 //   for (std::size_t i = 0; i < events.size(); ++i) m.on_event(events[i], i + 2);
