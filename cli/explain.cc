@@ -111,7 +111,7 @@ class Collector {
   void handle(const spec::DirectReturn& e) {
     Story& s = story(e.cmd);
     s.direct += e.n;
-    if (e.path) s.direct_paths.push_back(*e.path);
+    if (e.path) s.direct_paths.emplace_back(e.path->name());
   }
   void handle(const spec::Settle& e) { story(e.cmd).settled += e.n; }
   void handle(const spec::MsgReturn& e) {
@@ -296,7 +296,7 @@ std::string draw(const spec::Event& event, std::uint64_t line) {
     std::string operator()(const spec::Skip& e) { return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " index ", e.index, " skipped (", av(spec::skip_reason_name(e.reason)), ")", at); }
     std::string operator()(const spec::Transfer& e) { return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " owned by the ", av(spec::transfer_path_name(e.path)), " path", at); }
     std::string operator()(const spec::DirectReturn& e) {
-      return absl::StrCat("C->>C: cmd ", e.cmd.to_string(), " returns ", e.n, " directly", e.path ? absl::StrCat(" (", *e.path, ")") : "", at);
+      return absl::StrCat("C->>C: cmd ", e.cmd.to_string(), " returns ", e.n, " directly", e.path ? absl::StrCat(" (", av(e.path->name()), ")") : "", at);
     }
     std::string operator()(const spec::Settle& e) { return absl::StrCat("C->>C: cmd ", e.cmd.to_string(), " settles, returns ", e.n, at); }
     std::string operator()(const spec::MsgReturn& e) { return absl::StrCat("A-->>C: message ", e.msg.to_string(), " done, returns ", e.n, at); }

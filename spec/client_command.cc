@@ -24,7 +24,7 @@ std::optional<SkipReason> skip_reason_of(IndexFate fate) {
 // Builds one command's events while tracking what the terminal transition must return.
 class Handler {
  public:
-  Handler(const Ruleset& rules, const CommandSituation& s) : rules_(rules), s_(s) {}
+  Handler(const Ruleset& rules, const CommandSituation& s) : rules_(rules), s_(s), budget_(rules, 0) {}
 
   CommandRun run() {
     emit(Recv{.inc = s_.inc, .cmd = s_.cmd, .message_permits = s_.message_permits,
@@ -47,14 +47,14 @@ class Handler {
     }
 
     emit(Metadata{.cmd = s_.cmd, .batch_size = s_.batch_size});
-    progress_.batch_size = s_.batch_size;
+    budget_.set_batch_size(s_.batch_size);
     const Validation v = validate_permits(rules_, s_.message_permits, s_.ack_set, s_.batch_size);
     resolved(v.resolution);
     if (v.verdict == Verdict::kInconsistent) return inconsistent(v.reason, std::nullopt);
     // S7: a zero-queue consumer cannot take a batch; it closes itself, not the connection.
     if (s_.zero_queue && s_.batched) {
       emit(IncClose{.inc = s_.inc, .reason = CloseReason::kClosed});
-      emit(Drop{.cmd = s_.cmd, .n = progress_.p});
+      emit(Drop{.cmd = s_.cmd, .n = budget_.p()});
       out_.closes_consumer = true;
       return std::move(out_);
     }
@@ -63,11 +63,11 @@ class Handler {
     }
     switch (s_.path) {
       case PayloadPath::kChunkNonFinal:
-        return specialised(TransferPath::kChunk, "chunk", 1);  // S2
+        return specialised(TransferPath::kChunk, DirectPath::kChunk);  // S2
       case PayloadPath::kCryptoDiscard:
-        return specialised(TransferPath::kCrypto, "crypto", s_.batch_size);  // S3
+        return specialised(TransferPath::kCrypto, DirectPath::kCrypto);  // S3
       case PayloadPath::kCryptoFail:
-        return specialised(TransferPath::kCrypto, "crypto", 0);  // S4
+        return specialised(TransferPath::kCrypto, std::nullopt);  // S4: returns nothing
       case PayloadPath::kNative:
       case PayloadPath::kChunkFinal:
       case PayloadPath::kCryptoConsume:
@@ -81,7 +81,7 @@ class Handler {
 
   // C1/C2: the client records what it resolved (a legacy client resolves nothing).
   void resolved(const Resolution& r) {
-    progress_.p = r.p;
+    budget_.resolve(r.p);
     if (rules_.budget_tracked) emit(Resolve{.cmd = s_.cmd, .p = r.p, .source = r.source});
   }
 
@@ -91,16 +91,14 @@ class Handler {
 
   // K2/K8: hands off the message at `index`; false when the budget has no unit left.
   bool hand_off(std::int64_t index) {
-    if (rules_.budget_tracked && progress_.claimed + progress_.direct_returned >= progress_.p) {
-      return false;
-    }
+    if (!budget_.claim().ok()) return false;
     const Id msg = message_id(index);
     emit(Claim{.cmd = s_.cmd, .msg = msg, .index = index});
-    ++progress_.claimed;
     out_.handed_off.push_back(msg);
     return true;
   }
 
+  // The claim and its restore leave the budget as it was (K2).
   void failed_hand_off(std::int64_t index) {
     const Id msg = message_id(index);
     emit(Claim{.cmd = s_.cmd, .msg = msg, .index = index});
@@ -109,22 +107,22 @@ class Handler {
 
   void skip(std::int64_t index, SkipReason reason) {
     emit(Skip{.cmd = s_.cmd, .index = index, .reason = reason});
-    ++progress_.skipped;
+    budget_.skip();
     // Only a release of an object someone else still holds is recorded (S5; F3).
     if (reason == SkipReason::kDeadLetter && releases_at_skip(rules_, reason)) {
       emit(Extension{.ev = std::string(kSkipReleaseEvent)});
     }
   }
 
-  void direct(std::int64_t n, std::string path) {
+  void direct(std::int64_t n, ReturnPath path) {
     emit(DirectReturn{.cmd = s_.cmd, .n = n, .path = std::move(path)});
-    progress_.direct_returned += n;
+    budget_.record_direct(n);
     out_.returned_by_command += n;
   }
 
   // K5: the one terminal transition.
   CommandRun settle() {
-    const std::int64_t n = settle_amount(rules_, progress_);
+    const std::int64_t n = budget_.finish();
     emit(Settle{.cmd = s_.cmd, .n = n});
     out_.returned_by_command += n;
     return std::move(out_);
@@ -145,18 +143,22 @@ class Handler {
 
   CommandRun fail(FailureStage stage, std::optional<std::int64_t> index) {
     emit(Corrupt{.cmd = s_.cmd, .stage = stage, .index = index});
-    progress_.failure = stage;
+    budget_.fail(stage);
     return settle();
   }
 
   // S1-S4: ownership moves to the path (under K6; legacy and revision B keep the old direct
   // return beside whatever the command path does).
-  CommandRun specialised(TransferPath path, std::string name, std::int64_t returns) {
+  // `returns`: the direct path whose prescribed return (specialised_return) the path makes.
+  CommandRun specialised(TransferPath path, std::optional<DirectPath> returns) {
     if (rules_.direct_returns == DirectReturns::kFromBudget) {
       emit(Transfer{.cmd = s_.cmd, .path = path});
-      progress_.transferred = true;
+      budget_.transfer();
     }
-    if (returns > 0) direct(returns, std::move(name));
+    if (returns) {
+      const std::int64_t n = specialised_return(*returns, s_.batch_size).value_or(0);
+      if (n > 0) direct(n, *returns);
+    }
     return settle();
   }
 
@@ -171,7 +173,8 @@ class Handler {
       const bool early_return =
           *reason == SkipReason::kDuplicate || *reason == SkipReason::kDeadLetter;
       if (early_return && rules_.direct_returns != DirectReturns::kFromBudget) {
-        direct(1, std::string(skip_reason_name(*reason)));
+        direct(1, *reason == SkipReason::kDuplicate ? DirectPath::kDuplicate
+                                                    : DirectPath::kDeadLetter);
       }
     } else {
       hand_off(0);
@@ -192,7 +195,7 @@ class Handler {
       } else if (const std::optional<SkipReason> reason = skip_reason_of(fate)) {
         skip(i, *reason);
       } else if (!hand_off(i)) {  // K8 -> C5: more messages than P
-        return inconsistent(absl::StrCat("more deliverable messages than P = ", progress_.p), i);
+        return inconsistent(absl::StrCat("more deliverable messages than P = ", budget_.p()), i);
       }
     }
     return settle();
@@ -200,7 +203,7 @@ class Handler {
 
   const Ruleset& rules_;
   const CommandSituation& s_;
-  CommandProgress progress_;
+  CommandBudget budget_;  // K1-K8, S1: every decision about the command's units
   CommandRun out_;
 };
 

@@ -43,30 +43,64 @@ bool is_early_failure(FailureStage stage) {
          stage == FailureStage::kDecompress;
 }
 
-CommandBudget::CommandBudget(std::int64_t p) : p_(p), remaining_(p) {}
+std::int64_t command_owned(const Ruleset& rules, const CommandProgress& progress) {
+  std::int64_t owned = progress.p - progress.claimed;
+  if (rules.direct_returns == DirectReturns::kFromBudget) owned -= progress.direct_returned;  // K6
+  return std::max<std::int64_t>(0, owned);
+}
+
+std::int64_t hand_off_room(const CommandProgress& progress) {
+  return progress.p - progress.claimed - progress.direct_returned;
+}
+
+std::optional<std::int64_t> specialised_return(DirectPath path, std::int64_t batch_size) {
+  switch (path) {
+    case DirectPath::kChunk:
+      return 1;  // S2: each non-final chunk returns 1
+    case DirectPath::kCrypto:
+      return batch_size;  // S3: a crypto DISCARD returns B
+    case DirectPath::kDuplicate:
+    case DirectPath::kDeadLetter:
+    case DirectPath::kOther:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+CommandBudget::CommandBudget(std::int64_t p) : CommandBudget(ruleset(RulesetId::kRevD), p) {}
+
+CommandBudget::CommandBudget(const Ruleset& rules, std::int64_t p) : rules_(&rules) {
+  progress_.p = p;
+}
+
+std::int64_t CommandBudget::remaining() const {
+  return terminal_ ? 0 : command_owned(*rules_, progress_);
+}
 
 absl::Status CommandBudget::claim() {
   if (terminal_) return absl::FailedPreconditionError("K5: claim after the terminal transition");
-  if (transferred_) return absl::FailedPreconditionError("S1: claim after ownership transfer");
-  if (remaining_ < 1) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("K8: hand-off ", claimed_ + 1, " with no unit left (P = ", p_, ", ",
-                     claimed_, " claimed, ", returned_, " returned)"));
+  if (progress_.transferred) {
+    return absl::FailedPreconditionError("S1: claim after ownership transfer");
   }
-  --remaining_;
-  ++claimed_;
+  if (rules_->budget_tracked && hand_off_room(progress_) < 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "K8: hand-off ", progress_.claimed + 1, " with no unit left (P = ", progress_.p, ", ",
+        progress_.claimed, " claimed, ", progress_.direct_returned, " returned)"));
+  }
+  ++progress_.claimed;
   return absl::OkStatus();
 }
 
 absl::Status CommandBudget::restore() {
   // A unit restored after the terminal transition or a transfer would never be returned.
   if (terminal_) return absl::FailedPreconditionError("K5: restore after the terminal transition");
-  if (transferred_) return absl::FailedPreconditionError("S1: restore after ownership transfer");
-  if (claimed_ < 1) {
+  if (progress_.transferred) {
+    return absl::FailedPreconditionError("S1: restore after ownership transfer");
+  }
+  if (progress_.claimed < 1) {
     return absl::FailedPreconditionError("K2: restore without an unrestored claim");
   }
-  ++remaining_;
-  --claimed_;
+  --progress_.claimed;
   return absl::OkStatus();
 }
 
@@ -75,28 +109,26 @@ absl::Status CommandBudget::take_direct(std::int64_t n) {
     return absl::FailedPreconditionError(
         absl::StrCat("K5: direct return of ", n, " after the terminal transition"));
   }
-  if (transferred_) {
+  if (progress_.transferred) {
     return absl::FailedPreconditionError(
         absl::StrCat("S1: direct return of ", n, " after ownership transfer"));
   }
   if (n < 0) return absl::InvalidArgumentError(absl::StrCat("K6: negative direct return ", n));
-  if (n > remaining_) {
+  const std::int64_t owned = command_owned(*rules_, progress_);
+  if (n > owned) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "K6: direct return of ", n, " but only ", remaining_, " units are command-owned (P = ",
-        p_, "); the excess would be returned twice"));
+        "K6: direct return of ", n, " but only ", owned, " units are command-owned (P = ",
+        progress_.p, "); the excess would be returned twice"));
   }
-  remaining_ -= n;
-  returned_ += n;
+  progress_.direct_returned += n;
   return absl::OkStatus();
 }
 
 std::int64_t CommandBudget::finish() {
   if (terminal_) return 0;  // K5: a later terminal transition returns nothing
   terminal_ = true;
-  const std::int64_t n = transferred_ ? 0 : remaining_;  // S1
-  remaining_ = 0;
-  returned_ += n;
-  return n;
+  settled_ = settle_amount(*rules_, progress_);
+  return settled_;
 }
 
 std::int64_t settle_amount(const Ruleset& rules, const CommandProgress& progress) {
@@ -104,16 +136,12 @@ std::int64_t settle_amount(const Ruleset& rules, const CommandProgress& progress
   const bool early = progress.failure.has_value() && is_early_failure(*progress.failure);
   if (early && rules.early_failure == EarlyFailureReturn::kOne) return 1;  // L1-L3
 
-  if (rules.budget_tracked) {  // K5: what is still command-owned
-    std::int64_t owned = progress.p - progress.claimed;
-    if (rules.direct_returns == DirectReturns::kFromBudget) owned -= progress.direct_returned;  // K6
-    return std::max<std::int64_t>(0, owned);
-  }
+  if (rules.budget_tracked) return command_owned(rules, progress);  // K5
 
   // No budget (legacy counts).
   switch (rules.batch_failure) {
     case BatchFailureReturn::kRemainingBudget:
-      return std::max<std::int64_t>(0, progress.p - progress.claimed - progress.direct_returned);
+      return std::max<std::int64_t>(0, hand_off_room(progress));
     case BatchFailureReturn::kSkippedPlusOne: {
       // Skipped messages of a batch come back here; a non-batched skip returns directly or
       // not at all (L9).

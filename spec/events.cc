@@ -63,6 +63,24 @@ std::optional<TransferPath> parse_transfer_path(std::string_view name) {
   return parse_by_table<TransferPath>(kTransferPaths, name);
 }
 
+namespace {
+constexpr std::array<std::string_view, 4> kDirectPaths = {"chunk", "crypto", "duplicate",
+                                                          "dead_letter"};
+}  // namespace
+
+ReturnPath::ReturnPath(std::string_view text) {
+  if (std::optional<DirectPath> known = parse_by_table<DirectPath>(kDirectPaths, text)) {
+    kind_ = *known;
+  } else {
+    other_ = std::string(text);
+  }
+}
+
+std::string_view ReturnPath::name() const {
+  if (kind_ == DirectPath::kOther) return other_;
+  return kDirectPaths[static_cast<std::size_t>(kind_)];
+}
+
 std::string_view event_name(const Event& event) {
   if (const auto* ext = std::get_if<Extension>(&event)) return ext->ev;
   return kEventNames[event.index()];

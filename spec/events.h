@@ -85,7 +85,8 @@ struct Message {
 struct Ack { Id cnx; std::uint64_t consumer = 0; Id cmd; std::optional<std::string> validation_error; };
 struct CloseConsumer { Id cnx; std::uint64_t consumer = 0; };
 struct Disconnect { Id cnx; };
-struct Quiescent { Id cnx; std::uint64_t consumer = 0; };
+// `backlog`: entries the broker still holds for the consumer, when the recorder knows (B13).
+struct Quiescent { Id cnx; std::uint64_t consumer = 0; std::optional<std::int64_t> backlog; };
 
 // ---- Client accounting events ----
 enum class CloseReason { kCloseConsumer, kDisconnect, kSubscribeFail, kClosed, kProtocolError };
@@ -111,9 +112,28 @@ struct Claim { Id cmd; Id msg; std::optional<std::int64_t> index; };
 struct Restore { Id cmd; Id msg; };
 struct Skip { Id cmd; std::int64_t index = 0; SkipReason reason = SkipReason::kDuplicate; };
 struct Transfer { Id cmd; TransferPath path = TransferPath::kChunk; };
-// `path` names why the units went straight back. Known values: "chunk" (S2), "crypto" (S3),
-// "duplicate", "dead_letter"; others are kept as text.
-struct DirectReturn { Id cmd; std::int64_t n = 0; std::optional<std::string> path; };
+// The `path` of a direct return: a DirectPath, with the text kept for kOther only. It converts
+// from the trace format's text (at the reader and for recorders that write text) and back
+// (name()), so the strings live at the boundary and the checks match on the enum.
+class ReturnPath {
+ public:
+  ReturnPath(DirectPath kind) : kind_(kind) {}  // NOLINT: implicit, a known path
+  ReturnPath(std::string_view text);            // NOLINT: implicit, the trace-format text
+  ReturnPath(const std::string& text) : ReturnPath(std::string_view(text)) {}  // NOLINT
+  ReturnPath(const char* text) : ReturnPath(std::string_view(text)) {}         // NOLINT
+
+  DirectPath kind() const { return kind_; }
+  std::string_view name() const;  // "chunk", ..., or the text of kOther
+
+  friend bool operator==(const ReturnPath&, const ReturnPath&) = default;
+  friend bool operator==(const ReturnPath& p, DirectPath kind) { return p.kind_ == kind; }
+
+ private:
+  DirectPath kind_ = DirectPath::kOther;
+  std::string other_;  // the text of kOther; empty for a known path
+};
+
+struct DirectReturn { Id cmd; std::int64_t n = 0; std::optional<ReturnPath> path; };
 struct Settle { Id cmd; std::int64_t n = 0; };
 struct MsgReturn { Id msg; std::int64_t n = 1; };
 struct Drop { std::optional<Id> cmd; std::optional<Id> msg; std::int64_t n = 0; };

@@ -3,10 +3,12 @@
 // {rule ID, line, explanation with the numbers}; known deviations (X1-X6) are kept apart.
 //
 // Which rules apply depends on the events present (trace-format.md, "What validate checks"):
-// wire events give W2, B2/B7, N4, the per-incarnation over-grant bound and E5/E6 at
-// `quiescent`; client accounting events give the exact per-command and per-incarnation checks;
-// broker accounting events give B1-B8 and E4. Work per event is constant (amortized, and
-// linear in the event's own size: ack_set words, send entries).
+// wire events give W2, B2/B7, N4, B12, the per-incarnation over-grant bound and E5/E6 (and
+// B13, when the recorder states the backlog) at `quiescent`; client accounting events give the
+// exact per-command and per-incarnation checks; broker accounting events give B1-B12 and E4.
+// Work per event is constant (amortized, and linear in the event's own size: ack_set words,
+// send entries). Every sum saturates instead of wrapping. Streaming (retain_ledger = false)
+// and whole-trace mode give the same findings: see MonitorSize for what is kept.
 //
 //   Monitor m(TraceHeader{.source = TraceSource::kClient, .q = 4, .t = 2});
 //   for (std::size_t i = 0; i < events.size(); ++i) m.on_event(events[i], i + 2);
@@ -19,10 +21,12 @@
 #ifndef PERMITCHECK_SPEC_MONITOR_H_
 #define PERMITCHECK_SPEC_MONITOR_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spec/events.h"
@@ -52,9 +56,34 @@ struct CommandLedger {
 };
 
 struct MonitorOptions {
-  // Keep a ledger entry for every command (tests, reports). Off, a finished command's state
-  // is released, so memory stays bounded by what is in flight.
+  // Keep a ledger entry for every command (tests, reports). Off, only the commands in flight
+  // have one. Either way the verdict is the same: the checks never read the retained ledgers.
   bool retain_ledger = true;
+};
+
+// What the monitor holds now, for a caller that bounds its memory (validate --max-memory).
+//
+// Memory is bounded by what is in flight, plus a compact record of every finished client
+// command and its messages, kept so that a reused id is seen in streaming mode too (K1, K2,
+// K5, M3, E2): about 100 bytes per finished command and 100 per handed-off message, plus the
+// text of ids longer than 15 characters. Wire-only commands are released when acknowledged or
+// when their incarnation ends, ended connections when they end; client permit states are kept
+// (about 300 bytes each).
+struct MonitorSize {
+  std::size_t commands = 0;           // in flight (wire, broker or client)
+  std::size_t finished_commands = 0;  // compact records of finished client commands
+  std::size_t messages = 0;           // handed-off messages, returned ones included
+  std::size_t incarnations = 0;       // client permit states
+  std::size_t wire_consumers = 0;     // (connection, consumer) pairs on a live connection
+  std::size_t connections = 0;        // live connections with wire or client state
+  std::size_t ledgers = 0;            // retained ledgers of released commands (retain_ledger)
+  std::size_t findings = 0;           // violations and deviations reported
+  std::size_t bytes = 0;              // estimated heap bytes of all of the above
+
+  // The part holding the most bytes: "commands in flight", "finished commands", "messages",
+  // "incarnations", "wire consumers", "connections", "ledgers" or "findings".
+  std::string_view largest() const;
+  std::size_t part_bytes[8] = {};     // bytes per part, in the order above
 };
 
 class Monitor {
@@ -78,6 +107,9 @@ class Monitor {
   std::optional<CommandLedger> ledger(const Id& cmd) const;
 
   const Ruleset& rules() const;
+
+  // What the monitor holds now (constant time).
+  MonitorSize size() const;
 
  private:
   struct State;

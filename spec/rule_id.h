@@ -20,7 +20,7 @@ namespace permitcheck::spec {
 
 enum class RuleId : std::uint8_t {
   // 2. Broker rules.
-  kB1, kB2, kB3, kB4, kB5, kB6, kB7, kB8, kB9, kB10, kB11,
+  kB1, kB2, kB3, kB4, kB5, kB6, kB7, kB8, kB9, kB10, kB11, kB12, kB13,
   // 3. Wire rules.
   kW1, kW2, kW3,
   // 4. Client resolution and validation.

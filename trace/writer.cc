@@ -202,7 +202,7 @@ struct FieldWriter {
   void operator()(const DirectReturn& e) {
     w.id("cmd", e.cmd);
     w.integer("n", e.n);
-    w.optional_string("path", e.path);
+    if (e.path) w.string("path", e.path->name());  // the trace format's text (DirectPath)
   }
   void operator()(const Settle& e) {
     w.id("cmd", e.cmd);

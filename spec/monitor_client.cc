@@ -1,0 +1,328 @@
+// Permit states and returns (N1-N7, M1-M3, E3, C5, C6, S7): inc_*, msg_return, drop,
+// protocol_error, and where a returned unit is credited.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "spec/internal/monitor_state.h"
+
+namespace permitcheck::spec {
+
+// Credits n units returned for command `c` (or a message of it) to the permit state the
+// ruleset routes it to. `what` names the return in diagnostics.
+void Monitor::State::credit(Command& c, std::int64_t n, const Label& what) {
+  if (n == 0) return;
+  ClientIncarnation* inc = inc_of(c);
+  if (inc == nullptr) return;
+  if (!inc->current) {
+    auto cur = current_inc.find(inc->key.consumer);
+    ClientIncarnation* replacement =
+        cur == current_inc.end() ? nullptr : find_inc(cur->second);
+    if (rules->return_scope == ReturnScope::kIncarnation) {
+      if (replacement != nullptr) {
+        // E3: the unit reaches the replacement's Flow (legacy L6/L7, revision A's F5).
+        violation(RuleId::kE3,
+                  absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
+                               " permit(s) debited to incarnation ", inc->inc.to_string(),
+                               " after it ended; incarnation ", replacement->inc.to_string(),
+                               " is current (credit crosses into the replacement; must be "
+                               "dropped)"));
+      } else {
+        violation(RuleId::kN3,
+                  absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
+                               " permit(s) to incarnation ", inc->inc.to_string(),
+                               ", which has ended (must be dropped)"));
+      }
+      return;
+    }
+    // Legacy: the consumer object's accumulator, whatever incarnation is current now.
+    // Revision A (F5): the same, but only on the connection the return came through.
+    if (replacement == nullptr) return;
+    if (rules->return_scope == ReturnScope::kSameConnection &&
+        !(replacement->key.cnx == inc->key.cnx)) {
+      violation(RuleId::kN3,
+                absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
+                             " permit(s) of incarnation ", inc->inc.to_string(),
+                             " on connection ", inc->key.cnx.to_string(),
+                             ", which has ended; the current connection differs (must be "
+                             "dropped)"));
+      return;
+    }
+    if (rules->return_scope == ReturnScope::kSameConnection && invariants()) {
+      // The revision's rule allows it; the invariant every revision promises does not.
+      violation(RuleId::kE3,
+                absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
+                             " permit(s) debited to incarnation ", inc->inc.to_string(),
+                             " to the same-connection replacement ",
+                             replacement->inc.to_string(), " (connection-scoped credit, F5)"));
+    }
+    inc = replacement;
+  }
+  const std::int64_t credited = sat_add(inc->accumulator, n);
+  if (credited > kMaxPermits) {
+    violation(RuleId::kN7,
+              absl::StrCat("accumulator of incarnation ", inc->inc.to_string(), " holds ",
+                           inc->accumulator, "; adding ", n, " exceeds 2^31-1 (overflow must "
+                           "close the connection, not credit)"));
+  }
+  inc->accumulator = credited;
+}
+
+void Monitor::State::end_inc(ClientIncarnation& inc) {
+  if (!inc.current) return;
+  inc.current = false;
+  auto cur = current_inc.find(inc.key.consumer);
+  if (cur != current_inc.end() && cur->second == inc.inc) current_inc.erase(cur);
+}
+
+void Monitor::State::end_client_incs_on(const Id& cnx) {
+  auto it = incs_on_cnx.find(cnx);
+  if (it == incs_on_cnx.end()) return;
+  for (const Id& id : it->second) {
+    if (ClientIncarnation* inc = find_inc(id)) end_inc(*inc);
+  }
+  incs_on_cnx.erase(it);
+}
+
+// Client side of a Flow carrying `inc` (N4-N6, E2). Returns true when it reported.
+bool Monitor::State::client_flow(const Flow& e, const Id& id) {
+  ClientIncarnation* inc = find_inc(id);
+  if (inc == nullptr) {
+    violation(RuleId::kN1, absl::StrCat("Flow for permit state ", id.to_string(),
+                                        ", which was never opened"));
+    return true;
+  }
+  if (!inc->flow_enabled) {
+    violation(RuleId::kN4, absl::StrCat("Flow of ", e.permits, " for incarnation ",
+                                        id.to_string(), " before its Subscribe succeeded"));
+    return true;
+  }
+  if (!inc->current && rules->flow_recheck == FlowRecheck::kIdentity) {
+    auto cur = current_inc.find(inc->key.consumer);
+    if (cur != current_inc.end()) {
+      violation(RuleId::kN6,
+                absl::StrCat("Flow of ", e.permits, " for ended incarnation ", id.to_string(),
+                             " written after the Subscribe of its replacement ",
+                             cur->second.to_string(), " (old credit must be dropped)"));
+    } else {
+      violation(RuleId::kN5, absl::StrCat("Flow of ", e.permits, " for incarnation ",
+                                          id.to_string(), " written after it ended (the "
+                                          "identity re-check must drop it)"));
+    }
+    return true;
+  }
+  inc->granted = sat_add(inc->granted, e.permits);
+  if (!inc->initial_granted) {
+    inc->initial_granted = true;
+    if (header.q && e.permits != *header.q && invariants()) {
+      const RuleId rule = (e.permits > *header.q && inc->predecessor_accumulator > 0)
+                              ? RuleId::kN2
+                              : RuleId::kN4;
+      violation(rule, absl::StrCat("initial Flow of incarnation ", id.to_string(), " is ",
+                                   e.permits, ", the initial grant must be Q = ", *header.q));
+      return true;
+    }
+    return false;
+  }
+  if (e.permits > inc->accumulator && invariants()) {
+    violation(RuleId::kE2,
+              absl::StrCat("Flow of ", e.permits, " for incarnation ", id.to_string(),
+                           " but its accumulator holds ", inc->accumulator,
+                           " (over-grant by ", sat_sub(e.permits, inc->accumulator), ")"));
+    inc->accumulator = 0;
+    return true;
+  }
+  inc->accumulator -= std::min(e.permits, inc->accumulator);
+  return false;
+}
+
+// At quiescence every delivered command of the incarnation is terminal (K5) and every
+// handed-off message has returned (M1).
+void Monitor::State::quiescent_commands(ClientIncarnation& inc) {
+  if (!invariants()) return;
+  prune_finished(inc);
+  for (const Id& id : inc.commands) {
+    Command* found = find_live(id);
+    if (found == nullptr) continue;
+    Command& c = *found;
+    if (c.protocol_error_due) {
+      check_protocol_error_raised(c);
+      continue;
+    }
+    if (c.path) continue;
+    if (!c.settled) {
+      violation(RuleId::kK5, absl::StrCat(cmd_name(c), " has no terminal transition at "
+                                          "quiescence (", hand_off_room(c.progress()),
+                                          " unit(s) still command-owned)"));
+      c.settled = true;  // report once
+    } else if (c.live_messages > 0) {
+      violation(RuleId::kM1, absl::StrCat(c.live_messages, " message(s) of ", cmd_name(c),
+                                          " never returned their unit by quiescence"));
+      c.live_messages = 0;
+    }
+  }
+}
+
+// Drops finished commands from the incarnation's list, so per-event work stays bounded by
+// what is in flight.
+void Monitor::State::prune_finished(ClientIncarnation& inc) {
+  std::erase_if(inc.commands, [this](const Id& id) {
+    const Command* c = find_live(id);
+    return c == nullptr || (c->complete_checked && !c->protocol_error_due);
+  });
+}
+
+void Monitor::State::on(const IncOpen& e) {
+  if (incs.contains(e.inc)) {
+    violation(RuleId::kN1, absl::StrCat("permit state ", e.inc.to_string(), " opened twice"));
+    return;
+  }
+  ClientIncarnation inc{.inc = e.inc, .key = {e.cnx, e.consumer}};
+  if (auto last = last_inc.find(e.consumer); last != last_inc.end()) {
+    // N2: the replacement starts empty; the old state stops being current.
+    if (ClientIncarnation* old = find_inc(last->second)) {
+      inc.predecessor_accumulator = old->accumulator;
+      end_inc(*old);
+    }
+  }
+  last_inc[e.consumer] = e.inc;
+  current_inc[e.consumer] = e.inc;
+  incs_on_cnx[e.cnx].push_back(e.inc);
+  incs.emplace(e.inc, std::move(inc));
+}
+
+void Monitor::State::on(const IncFlowEnabled& e) {
+  ClientIncarnation* inc = find_inc(e.inc);
+  if (inc == nullptr) {
+    violation(RuleId::kN1, absl::StrCat("permit state ", e.inc.to_string(),
+                                        " enabled but never opened"));
+    return;
+  }
+  inc->flow_enabled = true;
+}
+
+void Monitor::State::on(const IncClose& e) {
+  ClientIncarnation* inc = find_inc(e.inc);
+  if (inc == nullptr) {
+    violation(RuleId::kN1, absl::StrCat("permit state ", e.inc.to_string(),
+                                        " closed but never opened"));
+    return;
+  }
+  end_inc(*inc);
+}
+
+void Monitor::State::on(const MsgReturn& e) {
+  auto it = msgs.find(e.msg);
+  if (it == msgs.end()) {
+    violation(RuleId::kM1,
+              absl::StrCat("message ", e.msg.to_string(), " returned but never handed off"));
+    return;
+  }
+  Msg& m = it->second;
+  Command* c = find_command(m.cmd);
+  if (m.done) {
+    if (e.n != 0) {
+      violation(RuleId::kM3, absl::StrCat("message ", e.msg.to_string(), " returned ", e.n,
+                                          " again; a second return is a no-op"));
+      if (c) {
+        c->msg_returned = sat_add(c->msg_returned, e.n);
+        credit(*c, e.n, {"second return of message", &e.msg});
+        check_over_return(*c);
+      }
+    }
+    return;
+  }
+  m.done = true;
+  if (c == nullptr) return;
+  if (e.n != 1) {
+    violation(RuleId::kM1, absl::StrCat("message ", e.msg.to_string(), " of ", cmd_name(*c),
+                                        " returned ", e.n, "; a claimed unit returns exactly 1"));
+  }
+  --c->live_messages;
+  c->msg_returned = sat_add(c->msg_returned, e.n);
+  credit(*c, e.n, {"return of message", &e.msg});
+  check_over_return(*c);
+  check_complete(*c);
+}
+
+void Monitor::State::on(const Drop& e) {
+  if (e.msg) {
+    auto it = msgs.find(*e.msg);
+    if (it == msgs.end() || it->second.done) {
+      violation(RuleId::kM1, absl::StrCat("message ", e.msg->to_string(),
+                                          " dropped but not outstanding"));
+      return;
+    }
+    it->second.done = true;
+    Command* c = find_command(it->second.cmd);
+    if (c == nullptr) return;
+    drop_units(*c, e.n, {"message", &*e.msg});
+    --c->live_messages;
+    check_complete(*c);
+    return;
+  }
+  if (e.cmd) {
+    Command* c = find_command(*e.cmd);
+    if (c == nullptr) {
+      violation(RuleId::kN3, absl::StrCat("drop of command ", e.cmd->to_string(),
+                                          ", which was never received"));
+      return;
+    }
+    drop_units(*c, e.n, {"command", &c->cmd});
+    c->settled = true;
+    check_complete(*c);
+  }
+}
+
+void Monitor::State::drop_units(Command& c, std::int64_t n, const Label& what) {
+  c.dropped = sat_add(c.dropped, n);
+  ClientIncarnation* inc = inc_of(c);
+  if (inc && inc->current && invariants()) {
+    violation(RuleId::kM1, absl::StrCat(what.str(), " dropped ", n, " unit(s) while incarnation ",
+                                        inc->inc.to_string(), " is current (lost)"));
+  }
+}
+
+void Monitor::State::on(const ProtocolError& e) {
+  bool c4_due = false;
+  bool inconsistent_field_absent = false;
+  bool inconsistent_field_present = false;
+  bool zero_queue = false;
+  if (auto on_cnx = incs_on_cnx.find(e.cnx); on_cnx != incs_on_cnx.end()) {
+    for (const Id& inc_id : on_cnx->second) {
+      ClientIncarnation* inc = find_inc(inc_id);
+      if (inc == nullptr || !inc->current) continue;
+      prune_finished(*inc);
+      for (const Id& id : inc->commands) {
+        Command* c = find_live(id);
+        if (c == nullptr || c->settled) continue;
+        if (c->protocol_error_due) {
+          c4_due = true;
+          c->protocol_error_due = false;
+          c->settled = true;
+        } else if (c->inconsistent) {
+          (c->message_permits ? inconsistent_field_present : inconsistent_field_absent) = true;
+        } else if (c->zero_queue_batch) {
+          zero_queue = true;
+        }
+      }
+    }
+  }
+  if (!c4_due && rules->inconsistent == InconsistentHandling::kCorruptedData) {
+    if (inconsistent_field_absent) {
+      violation(RuleId::kC6, absl::StrCat("connection ", e.cnx.to_string(), " closed (", e.reason,
+                                          ") over an old-protocol ambiguity; the field is "
+                                          "absent, so the client must fall back, not close"));
+    } else if (inconsistent_field_present) {
+      violation(RuleId::kC5, absl::StrCat("connection ", e.cnx.to_string(), " closed (", e.reason,
+                                          ") over inconsistent data; corrupted-data handling "
+                                          "keeps the connection"));
+    } else if (zero_queue) {
+      violation(RuleId::kS7, absl::StrCat("connection ", e.cnx.to_string(), " closed (", e.reason,
+                                          ") for a batch sent to a zero-queue consumer; S7 "
+                                          "closes the consumer only"));
+    }
+  }
+  end_client_incs_on(e.cnx);
+}
+
+}  // namespace permitcheck::spec

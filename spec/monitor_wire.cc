@@ -1,0 +1,312 @@
+// Wire events: subscribe .. quiescent (W1-W3, B2, B3, B7, N4, E2 on the wire, E5, E6).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "spec/internal/monitor_state.h"
+
+namespace permitcheck::spec {
+
+monitor_internal::WireIncarnation& Monitor::State::fresh_wire(const ConsumerKey& key) {
+  auto [it, inserted] = wire.try_emplace(key);
+  if (inserted) {
+    wire_consumers_on_cnx[key.cnx].push_back(key.consumer);
+  } else {
+    release_in_flight(it->second);  // the previous incarnation ended with this subscribe
+  }
+  it->second = WireIncarnation{.q = header.q};
+  wire_of_consumer.insert_or_assign(key.consumer, key);
+  return it->second;
+}
+
+void Monitor::State::end_wire(const ConsumerKey& key) {
+  auto it = wire.find(key);
+  if (it == wire.end()) return;
+  it->second.ended = true;
+  release_in_flight(it->second);
+}
+
+// A wire-only command (no client event names it) leaves with its acknowledgement or its
+// incarnation: nothing later can judge it. Under retain_ledger its ledger stays.
+void Monitor::State::release_wire_command(Command& c) {
+  if (c.wire_key) {
+    if (auto w = wire.find(*c.wire_key); w != wire.end()) w->second.in_flight.erase(c.cmd);
+    c.wire_key.reset();
+  }
+  if (c.received) return;  // the client side finishes it
+  if (options.retain_ledger) ledgers.insert_or_assign(c.cmd, ledger_of(c));
+  erase_command(c);
+}
+
+void Monitor::State::release_in_flight(WireIncarnation& w) {
+  absl::flat_hash_set<Id> in_flight = std::move(w.in_flight);
+  w.in_flight.clear();
+  for (const Id& id : in_flight) {
+    if (Command* c = find_live(id)) {
+      c->wire_key.reset();
+      release_wire_command(*c);
+    }
+  }
+}
+
+monitor_internal::WireIncarnation* Monitor::State::live_wire(const ConsumerKey& key) {
+  auto it = wire.find(key);
+  if (it == wire.end() || it->second.ended) return nullptr;
+  return &it->second;
+}
+
+void Monitor::State::on(const Connect&) {}
+
+void Monitor::State::on(const Subscribe& e) {
+  saw_subscribe = true;
+  removed_broker_consumers.erase(removed_key(e.consumer, std::nullopt));
+  fresh_wire({e.cnx, e.consumer});
+}
+
+void Monitor::State::on(const SubscribeOk& e) {
+  auto it = wire.find(ConsumerKey{e.cnx, e.consumer});
+  WireIncarnation& w = (it == wire.end() || it->second.ended) ? fresh_wire({e.cnx, e.consumer})
+                                                              : it->second;
+  w.subscribed_ok = true;
+}
+
+void Monitor::State::on(const SubscribeFail& e) { end_wire({e.cnx, e.consumer}); }
+
+void Monitor::State::on(const Flow& e) {
+  const ConsumerKey key{e.cnx, e.consumer};
+  if (e.permits < 0) {
+    violation(RuleId::kB10, absl::StrCat("Flow for ", describe(key), " carries ", e.permits,
+                                         " permits; Flow only adds"));
+    return;
+  }
+  bool reported = false;
+  if (e.inc) reported = client_flow(e, *e.inc);
+  auto it = wire.find(key);
+  if (it == wire.end()) {
+    // A wire Flow (no client permit state named) with no Subscribe on record for the
+    // consumer on this connection, in a trace that records Subscribes (a wire trace, or one
+    // with any subscribe event): N4. Legacy writes such Flows (L11).
+    const bool records_subscribes = header.source == TraceSource::kWire || saw_subscribe;
+    if (!e.inc && records_subscribes && rules->flow_recheck == FlowRecheck::kIdentity) {
+      violation(RuleId::kN4, absl::StrCat("Flow of ", e.permits, " for ", describe(key),
+                                          " with no Subscribe on record on that connection"));
+    }
+    return;
+  }
+  WireIncarnation& w = it->second;
+  if (w.ended || !w.subscribed_ok) {
+    // N4 is a rule of the permit-state rulesets; legacy writes such Flows (L11).
+    if (!reported && rules->flow_recheck == FlowRecheck::kIdentity) {
+      violation(RuleId::kN4, absl::StrCat("Flow of ", e.permits, " for ", describe(key),
+                                          " before its Subscribe succeeded"));
+    }
+    return;
+  }
+  w.granted = sat_add(w.granted, e.permits);
+  if (!w.q) {
+    w.q = e.permits;  // trace-format: the first Flow after subscribe_ok is Q
+    return;
+  }
+  const std::int64_t available = sat_sub(w.granted, w.debited);
+  if (w.precise && invariants() && !reported && available > *w.q) {
+    std::string text = absl::StrCat("Flow of ", e.permits,
+                                    " raises the broker's available permits of ", describe(key),
+                                    " to ", available, ", above Q = ", *w.q, " (over-grant by ",
+                                    available - *w.q, ")");
+    const ClientIncarnation* inc = current_client_inc(key);
+    if (inc && inc->deviation && explained(*inc, available - *w.q)) {
+      deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
+                                              av(rule_name(*inc->deviation))));
+    } else {
+      violation(RuleId::kE2, std::move(text));
+    }
+  }
+}
+
+// The client incarnation now current for `key`, if the trace has client events for it.
+monitor_internal::ClientIncarnation* Monitor::State::current_client_inc(const ConsumerKey& key) {
+  auto cur = current_inc.find(key.consumer);
+  if (cur == current_inc.end()) return nullptr;
+  ClientIncarnation* inc = find_inc(cur->second);
+  return inc && inc->key == key ? inc : nullptr;
+}
+
+void Monitor::State::on(const Message& e) {
+  const ConsumerKey key{e.cnx, e.consumer};
+  Command& c = command(e.cmd);
+  c.message_permits = e.message_permits;
+  c.ack_set = e.ack_set;
+  c.validated.reset();
+  c.wire_batch_size = e.batch_size;
+
+  if (e.message_permits) {
+    cnx_sent_field[e.cnx] = true;
+    if (!message_permits_in_range(*e.message_permits)) {
+      violation(RuleId::kW2, absl::StrCat(cmd_name(c), " carries message_permits = ",
+                                          *e.message_permits, ", outside 1..2^31-1"));
+    }
+  } else if (rules->broker_sends_message_permits && cnx_sent_field.contains(e.cnx)) {
+    violation(RuleId::kW3, absl::StrCat(cmd_name(c), " lacks message_permits although the "
+                                        "broker sent it earlier on connection ",
+                                        e.cnx.to_string()));
+  }
+
+  std::optional<std::int64_t> debit;
+  if (e.batch_size) {
+    const std::int64_t candidate = candidate_permits(*e.batch_size, e.ack_set);
+    if (candidate == 0) {
+      violation(RuleId::kB3, absl::StrCat(cmd_name(c), " was sent with nothing to deliver "
+                                          "(B = ", *e.batch_size, ", deliverable 0)"));
+    } else if (e.message_permits && rules->broker_sends_message_permits &&
+               message_permits_in_range(*e.message_permits) &&
+               static_cast<std::int64_t>(*e.message_permits) != candidate) {
+      violation(RuleId::kB7, absl::StrCat(cmd_name(c), " serialized message_permits = ",
+                                          *e.message_permits, " but B = ", *e.batch_size,
+                                          " and its ack_set give P = ", candidate));
+    }
+    debit = candidate;
+  }
+  if (e.message_permits && message_permits_in_range(*e.message_permits)) {
+    debit = static_cast<std::int64_t>(*e.message_permits);
+    if (c.broker_p && *c.broker_p != *debit) {
+      violation(RuleId::kE4, absl::StrCat(cmd_name(c), " serialized message_permits = ",
+                                          *debit, " but its send finalized P = ",
+                                          *c.broker_p));
+    }
+  } else if (c.broker_p) {
+    debit = c.broker_p;
+  }
+  if (WireIncarnation* w = live_wire(key); w != nullptr && w->subscribed_ok) {
+    if (w->send_pending > 0) {
+      --w->send_pending;  // part of a recorded send: judged at its start (B9, B12)
+    } else {
+      check_back_pressure(*w, key, cmd_name(c));
+    }
+    if (debit) {
+      w->debited = sat_add(w->debited, *debit);
+    } else {
+      w->precise = false;
+    }
+    if (!c.received && !(c.wire_key == key)) {
+      if (c.wire_key) {
+        if (auto old = wire.find(*c.wire_key); old != wire.end()) old->second.in_flight.erase(c.cmd);
+      }
+      c.wire_key = key;
+      w->in_flight.insert(c.cmd);
+    }
+  }
+}
+
+void Monitor::State::check_back_pressure(const WireIncarnation& w, const ConsumerKey& key,
+                                         const std::string& what) {
+  if (!w.precise) return;
+  const std::int64_t available = sat_sub(w.granted, w.debited);
+  if (available > 0) return;
+  violation(RuleId::kB12, absl::StrCat(what, " sent to ", describe(key),
+                                       " while its available permits are ", available,
+                                       " (not positive: a send starts only while available > 0; "
+                                       "B9's overdraft happens only inside a send that started "
+                                       "positive)"));
+}
+
+// The command is acknowledged: a wire-only one is done (released).
+void Monitor::State::on(const Ack& e) {
+  if (Command* c = find_live(e.cmd)) release_wire_command(*c);
+}
+
+void Monitor::State::on(const CloseConsumer& e) { end_wire({e.cnx, e.consumer}); }
+
+void Monitor::State::on(const Disconnect& e) {
+  if (auto it = wire_consumers_on_cnx.find(e.cnx); it != wire_consumers_on_cnx.end()) {
+    // The connection's wire state ends with it (memory bounded by what is live).
+    for (std::uint64_t consumer : it->second) {
+      end_wire({e.cnx, consumer});
+      wire.erase(ConsumerKey{e.cnx, consumer});
+      if (auto w = wire_of_consumer.find(consumer);
+          w != wire_of_consumer.end() && w->second.cnx == e.cnx) {
+        wire_of_consumer.erase(w);
+      }
+    }
+    wire_consumers_on_cnx.erase(it);
+  }
+  cnx_sent_field.erase(e.cnx);
+  end_client_incs_on(e.cnx);
+}
+
+void Monitor::State::on(const Quiescent& e) {
+  const ConsumerKey key{e.cnx, e.consumer};
+  ClientIncarnation* inc = nullptr;
+  if (auto cur = current_inc.find(e.consumer); cur != current_inc.end()) {
+    inc = find_inc(cur->second);
+    if (inc && !(inc->key == key)) inc = nullptr;
+  }
+  WireIncarnation* w = live_wire(key);
+  if (w && !w->subscribed_ok) w = nullptr;
+  if (inc) quiescent_commands(*inc);
+
+  const std::optional<std::int64_t> q = w && w->q ? w->q : header.q;
+  if (!q || !invariants()) return;
+  std::optional<std::int64_t> available;
+  if (w && w->precise) available = sat_sub(w->granted, w->debited);
+  else if (inc) available = sat_sub(inc->granted, inc->debited);
+  if (!available) return;
+
+  // B13 (E6): backlog at the broker and positive permits, yet nothing is sent.
+  if (e.backlog && *e.backlog > 0 && *available > 0) {
+    violation(RuleId::kB13, absl::StrCat(describe(key), " is quiescent with backlog ", *e.backlog,
+                                         " and broker available ", *available,
+                                         " (positive permits and backlog but no dispatch; E6)"));
+  }
+  if (*available <= 0) {
+    std::string text = absl::StrCat(describe(key), " is quiescent with broker available ",
+                                    *available, " (stalled: no Flow can come)");
+    // A stall is excused only by a deviation that withholds units (X3/X4) and accounts for
+    // the whole shortfall, or by one whose amount is unknown (X1/X6).
+    const bool excused =
+        inc && inc->deviation &&
+        (!inc->deviation_delta_known ||
+         (inc->deviation_delta < 0 && explained(*inc, sat_sub(sat_add(*available, inc->accumulator), *q))));
+    if (excused) {
+      deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
+                                              av(rule_name(*inc->deviation))));
+    } else {
+      violation(RuleId::kE6, std::move(text));
+    }
+  }
+  if (inc) {
+    const std::int64_t total = sat_add(*available, inc->accumulator);
+    if (total != *q) {
+      std::string text = absl::StrCat(
+          describe(key), " at quiescence: broker available ", *available, " + accumulator ",
+          inc->accumulator, " = ", total, ", expected Q = ", *q, " (",
+          total < *q ? absl::StrCat(sat_sub(*q, total), " permit(s) lost")
+                     : absl::StrCat(sat_sub(total, *q), " permit(s) invented"),
+          ")");
+      if (inc->deviation && explained(*inc, sat_sub(total, *q))) {
+        deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
+                                                av(rule_name(*inc->deviation))));
+      } else {
+        if (inc->deviation) {
+          absl::StrAppend(&text, "; known deviation ", av(rule_name(*inc->deviation)),
+                          " accounts for ", inc->deviation_delta, " of it");
+        }
+        violation(RuleId::kE5, std::move(text));
+      }
+    }
+    return;
+  }
+  // Wire only: the accumulator is Q - available and must be below T (or the weaker bound).
+  const std::int64_t accumulator = sat_sub(*q, *available);
+  const bool ok = header.t ? (accumulator >= 0 && accumulator < *header.t)
+                           : (*available > 0 && *available <= *q);
+  if (!ok) {
+    violation(RuleId::kE5,
+              absl::StrCat(describe(key), " at quiescence: broker available ", *available,
+                           " with Q = ", *q,
+                           header.t ? absl::StrCat(" leaves ", accumulator,
+                                                   " permit(s) unreturned, not below T = ",
+                                                   *header.t)
+                                    : std::string(" (must be in 1..Q)")));
+  }
+}
+
+}  // namespace permitcheck::spec

@@ -1,0 +1,197 @@
+// The Monitor's known deviations X1-X6 (spec/monitor_deviations.cc): asserted among
+// deviations(), never among violations().
+#include "spec/monitor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/spec/monitor_testing.h"
+
+namespace permitcheck::spec {
+namespace {
+
+using namespace monitor_testing;  // NOLINT: the shared shorthands of the monitor's tests
+
+// Known deviations X1-X6: reported apart, never as violations.
+// ======================================================================================
+
+// Wire and client together, Q = 16: command 1 of an old broker (field absent) on c1.
+Trace old_broker_command(AckSet ack, std::int64_t early_p, PermitSource source) {
+  Trace t;
+  t.wire_subscribed(std::nullopt)
+      .subscribed(1, 16)
+      .add(message(1, std::nullopt, ack, 8))
+      .add(recv(1, std::nullopt, ack))
+      .add(Resolve{.cmd = n(1), .p = early_p, .source = source})
+      .add(Corrupt{.cmd = n(1), .stage = FailureStage::kChecksum})
+      .add(settle(1, early_p))
+      .add(quiescent());
+  return t;
+}
+
+TEST(MonitorDeviation, X1_C6_OldBrokerCompleteBatchEarlyFailureReturnsOne) {
+  const MonitorReport r = check(model(16, 8), old_broker_command({}, 1, PermitSource::kLegacy));
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX1,
+                      {"command 1 field absent (old broker) and checksum failure",
+                       "returned the fallback 1 for a debit of 8"}));
+  // Quiescence shows the 7 lost permits, explained by X1.
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX1,
+                      {"broker available 8 + accumulator 1 = 9", "7 permit(s) lost",
+                       "explained by known deviation X1"}));
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kX1))));
+}
+
+TEST(MonitorDeviation, X1_DecompressionFailureKnowsBAndIsExact) {
+  // Decompression fails after metadata: B = 8 is known and returned, nothing is inexact.
+  Trace t;
+  t.subscribed(1, 16)
+      .add(recv(1, std::nullopt))
+      .add(Resolve{.cmd = n(1), .p = 1, .source = PermitSource::kLegacy})
+      .add(Metadata{.cmd = n(1), .batch_size = 8})
+      .add(Resolve{.cmd = n(1), .p = 8, .source = PermitSource::kBatch})
+      .add(Corrupt{.cmd = n(1), .stage = FailureStage::kDecompress})
+      .add(settle(1, 8))
+      .add(quiescent());
+  const MonitorReport r = check(client(16, 8), t);
+  EXPECT_TRUE(Clean(r));
+}
+
+TEST(MonitorDeviation, X2_CryptoDiscardOfAPartialRedeliveryReturnsB) {
+  Trace t;
+  t.subscribed(1, 16)
+      .add(recv(1, 3, AckSet::from_indexes({0, 4, 9})))
+      .add(Metadata{.cmd = n(1), .batch_size = 10})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kCrypto})
+      .add(DirectReturn{.cmd = n(1), .n = 10, .path = "crypto"})
+      .add(settle(1, 0))
+      .add(quiescent());
+  const MonitorReport r = check(client(16, 8), t);
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX2,
+                      {"command 1 crypto DISCARD of a partial redelivery returned B = 10 for "
+                       "P = 3 (over-return by 7)"}));
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX2, {"7 permit(s) invented"}));
+}
+
+TEST(MonitorDeviation, X3_S4_CryptoFailIsADeviationNotAViolation) {
+  const MonitorReport r = check(client(16, 8), crypto_fail());
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_THAT(r.deviations, Contains(HasRule(RuleId::kX3))) << dump(r);
+}
+
+TEST(MonitorDeviation, X4_ChunkFailureBranchReturningNothing) {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, 1))
+      .add(Metadata{.cmd = n(1), .batch_size = 1})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kChunk})
+      .add(settle(1, 0));
+  const MonitorReport r = check(client(), t);
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX4,
+                      {"command 1 (chunk failure branch) returned nothing for P = 1"}));
+}
+
+TEST(MonitorDeviation, X5_CustomProcessorReturningOtherThanP) {
+  Trace t;
+  t.subscribed(1, 16)
+      .add(recv(1, 3))
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kProcessor})
+      .add(DirectReturn{.cmd = n(1), .n = 2, .path = "processor"})
+      .add(settle(1, 0))
+      .add(quiescent());
+  const MonitorReport r = check(client(16, 8), t);
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX5,
+                      {"command 1 custom processor returned 2 for P = 3"}));
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX5, {"1 permit(s) lost"}));
+}
+
+TEST(MonitorDeviation, X6_EarlyFailureCountsAckSetBitsBeyondB) {
+  const MonitorReport r = check(
+      model(16, 8), old_broker_command(AckSet::from_indexes({0, 2, 5, 9}), 4, PermitSource::kAckSet));
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX6,
+                      {"command 1 field absent and checksum failure: counted 4 ack_set bits",
+                       "for a debit of 3"}));
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX6, {"1 permit(s) invented"}));
+}
+
+// Wire and client: P = 3 of B = 10 redelivered, crypto DISCARD returns B = 10 (X2), and the
+// accumulator's 10 are written as a Flow: the broker's available reaches Q + 7.
+Trace x2_over_grant_trace() {
+  Trace t;
+  t.wire_subscribed(std::nullopt)
+      .subscribed(1, 16)
+      .add(message(1, 3, AckSet::from_indexes({0, 4, 9}), 10))
+      .add(recv(1, 3, AckSet::from_indexes({0, 4, 9})))
+      .add(Metadata{.cmd = n(1), .batch_size = 10})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kCrypto})
+      .add(DirectReturn{.cmd = n(1), .n = 10, .path = "crypto"})
+      .add(settle(1, 0))
+      .add(flow(10, 1));
+  return t;
+}
+
+// A known deviation excuses exactly the units it accounts for, on every check that sees its
+// effect: the wire over-grant (E2), the stall (E6) and the quiescent balance (E5).
+TEST(MonitorDeviation, X2_E2_WireOverGrantFromACryptoDiscardIsTheDeviation) {
+  const Trace t = x2_over_grant_trace();
+  const MonitorReport r = check(model(16, 8), t);
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX2,
+                      {"Flow of 10 raises the broker's available permits", "to 23, above Q = 16",
+                       "over-grant by 7", "explained by known deviation X2"}));
+}
+
+TEST(MonitorDeviation, X2_E2_OverGrantBeyondTheDeviationIsStillAViolation) {
+  // The same X2 over-return of 7, then one more unit granted out of nowhere: 8 > 7.
+  Trace t = x2_over_grant_trace();
+  t.add(flow(1));
+  const MonitorReport r = check(model(16, 8), t);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kE2, {"Flow of 1", "to 24, above Q = 16",
+                                              "over-grant by 8"}));
+}
+
+TEST(MonitorDeviation, X3_E6_StallWhileCryptoFailHoldsEveryUnitIsTheDeviation) {
+  // Q = 8, one command of P = 8 held by crypto FAIL: the broker has 0 available at quiescence.
+  Trace t;
+  t.subscribed(1, 8)
+      .add(recv(1, 8))
+      .add(Metadata{.cmd = n(1), .batch_size = 8})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kCrypto})
+      .add(settle(1, 0))
+      .add(quiescent());
+  const MonitorReport r = check(client(8, 4), t);
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX3,
+                      {"quiescent with broker available 0", "explained by known deviation X3"}));
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX3,
+                      {"8 permit(s) lost", "explained by known deviation X3"}));
+}
+
+TEST(MonitorDeviation, X4_E5_HeldUnitsExcuseExactlyTheirShortfall) {
+  // The chunk failure branch withholds P = 1 (X4); a second command returns its 2 and they are
+  // written as a Flow. At quiescence the balance is short by exactly X4's unit.
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, 1))
+      .add(Metadata{.cmd = n(1), .batch_size = 1})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kChunk})
+      .add(settle(1, 0))
+      .add(recv(2, 2))
+      .add(settle(2, 2))
+      .add(flow(2, 1))
+      .add(quiescent());
+  const MonitorReport lost = check(client(4, 2), t);
+  EXPECT_THAT(lost.violations, IsEmpty()) << dump(lost);  // 1 lost = exactly X4's unit
+  EXPECT_TRUE(Reports(lost.deviations, RuleId::kX4, {"1 permit(s) lost", "explained"}));
+}
+
+}  // namespace
+}  // namespace permitcheck::spec

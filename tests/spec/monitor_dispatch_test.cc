@@ -1,0 +1,164 @@
+// The Monitor on back-pressure and dispatch progress (B12, B13; E6 extended), and the three
+// decision branches issue 19 names (a later terminal transition returning units, a deviation
+// excusing exactly its units, K8 at P + 1), each directed elsewhere and here as a property over
+// random commands.
+#include "spec/monitor.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rapidcheck.h"
+#include "rapidcheck/gtest.h"
+#include "tests/spec/monitor_testing.h"
+
+namespace permitcheck::spec {
+namespace {
+
+using namespace monitor_testing;  // NOLINT: the shared shorthands of the monitor's tests
+
+int count(const std::vector<Finding>& findings, RuleId rule) {
+  return static_cast<int>(std::count_if(findings.begin(), findings.end(),
+                                        [rule](const Finding& f) { return f.rule == rule; }));
+}
+
+Send send_of(std::vector<SentEntry> entries, std::int64_t debit) {
+  return Send{.consumer = 0,
+              .dispatcher = DispatcherKind::kSingleActive,
+              .entries = std::move(entries),
+              .consumer_debit = debit};
+}
+
+// ---- B12: back-pressure ----
+
+TEST(MonitorWire, B12_MessageSentWhileAvailableIsNotPositiveIsReported) {
+  Trace t;
+  t.wire_subscribed(2).add(message(1, 2)).add(message(2, 1));
+  EXPECT_TRUE(FirstViolation(check(wire(2, 1), t), RuleId::kB12,
+                             {"command 2 sent to consumer 0 on connection c1",
+                              "available permits are 0"}));
+}
+
+TEST(MonitorWire, B12_MessageBeforeAnyFlowIsReported) {
+  Trace t;
+  t.wire_subscribed(std::nullopt).add(message(1, 1));
+  EXPECT_TRUE(FirstViolation(check(wire(4, 2), t), RuleId::kB12, {"available permits are 0"}));
+}
+
+TEST(MonitorWire, B9_B12_OverdraftInsideASendThatStartedPositiveIsFine) {
+  // +1 admits P = 10 (B9: -9); the next send waits for Flows that make available positive.
+  Trace t;
+  t.wire_subscribed(1).add(message(1, 10)).add(flow(10)).add(message(2, 1));
+  EXPECT_TRUE(Clean(check(wire(std::nullopt, std::nullopt), t)));
+  Trace early;  // the same second send before the Flow starts at -9
+  early.wire_subscribed(1).add(message(1, 10)).add(message(2, 1));
+  EXPECT_TRUE(FirstViolation(check(wire(std::nullopt, std::nullopt), early), RuleId::kB12,
+                             {"available permits are -9"}));
+}
+
+TEST(MonitorBroker, B12_SendStartedAtZeroAvailableIsReportedOnce) {
+  Trace t;
+  t.wire_subscribed(1)
+      .add(send_of({entry(1, 1, true, 1)}, 1))
+      .add(message(1, 1))
+      .add(send_of({entry(2, 1, true, 1)}, 1))
+      .add(message(2, 1));
+  const MonitorReport r = check(wire(1, 1), t);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kB12, {"send to consumer 0", "available permits are 0"}));
+  EXPECT_EQ(count(r.violations, RuleId::kB12), 1) << dump(r);  // its MESSAGE is the same send
+}
+
+TEST(MonitorBroker, B9_B12_MessagesOfASendThatStartedPositiveMayOverdraw) {
+  // One send of two entries at available 1: the second frame leaves -1 (B9), not B12.
+  Trace t;
+  t.wire_subscribed(1)
+      .add(send_of({entry(1, 1, true, 1), entry(2, 1, true, 1)}, 2))
+      .add(message(1, 1))
+      .add(message(2, 1));
+  const MonitorReport r = check(wire(std::nullopt, std::nullopt), t);
+  EXPECT_EQ(count(r.violations, RuleId::kB12), 0) << dump(r);
+}
+
+// ---- B13: dispatch progress (E6) ----
+
+TEST(MonitorWire, B13_E6_BacklogWithPositivePermitsAtQuiescenceIsReported) {
+  Trace t;
+  t.wire_subscribed(4).add(Quiescent{.cnx = s("c1"), .consumer = 0, .backlog = 3});
+  EXPECT_TRUE(FirstViolation(check(wire(4, 2), t), RuleId::kB13,
+                             {"backlog 3", "broker available 4", "no dispatch"}));
+}
+
+TEST(MonitorWire, B13_NoBacklogOrUnknownBacklogWithPositivePermitsIsFine) {
+  Trace none;
+  none.wire_subscribed(4).add(Quiescent{.cnx = s("c1"), .consumer = 0, .backlog = 0});
+  EXPECT_TRUE(Clean(check(wire(4, 2), none)));
+  Trace unknown;
+  unknown.wire_subscribed(4).add(quiescent());
+  EXPECT_TRUE(Clean(check(wire(4, 2), unknown)));
+}
+
+TEST(MonitorWire, B13_E6_BacklogWithNoPermitsIsTheStallNotB13) {
+  Trace t;
+  t.wire_subscribed(1).add(message(1, 1)).add(Quiescent{.cnx = s("c1"), .consumer = 0,
+                                                        .backlog = 2});
+  const MonitorReport r = check(wire(1, std::nullopt), t);
+  EXPECT_EQ(count(r.violations, RuleId::kB13), 0) << dump(r);
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE6, {"stalled"}));
+}
+
+// ---- The three branches, as properties ----
+
+// One command of P = p handing off k messages, settling what is left and returning them all.
+Trace command_with_hand_offs(std::int64_t p, std::int64_t k) {
+  Trace t;
+  t.subscribed(1, 16).add(recv(1, static_cast<std::uint64_t>(p)));
+  for (std::int64_t i = 0; i < k; ++i) t.add(claim(1, "m" + std::to_string(i)));
+  t.add(settle(1, std::max<std::int64_t>(0, p - k)));
+  for (std::int64_t i = 0; i < k; ++i) t.add(msg_return("m" + std::to_string(i)));
+  return t;
+}
+
+RC_GTEST_PROP(MonitorClient, K8_ReportedExactlyWhenHandOffsExceedP, ()) {
+  const std::int64_t p = *rc::gen::inRange<std::int64_t>(1, 8);
+  const std::int64_t k = *rc::gen::inRange<std::int64_t>(0, p + 3);
+  const MonitorReport r = check(client(16, 8), command_with_hand_offs(p, k));
+  RC_ASSERT((count(r.violations, RuleId::kK8) > 0) == (k > p));
+  if (k > p) RC_ASSERT(r.violations.front().rule == RuleId::kK8);
+}
+
+RC_GTEST_PROP(MonitorClient, K5_LaterTerminalTransitionIsReportedExactlyWhenItReturnsUnits, ()) {
+  const std::int64_t p = *rc::gen::inRange<std::int64_t>(1, 8);
+  const std::int64_t k = *rc::gen::inRange<std::int64_t>(0, p + 1);
+  const std::int64_t again = *rc::gen::inRange<std::int64_t>(-1, 4);
+  Trace t = command_with_hand_offs(p, k);
+  t.add(settle(1, again));
+  const MonitorReport r = check(client(16, 8), t);
+  RC_ASSERT((count(r.violations, RuleId::kK5) > 0) == (again != 0));
+  RC_ASSERT((count(r.violations, RuleId::kE2) > 0) == (again > 0));  // p + again > P
+}
+
+// X4 withholds `held` units; a second command of P = 4 settles `lost` short of what it owns
+// (K5). At quiescence the deviation excuses exactly its own units: E5 iff lost > 0.
+RC_GTEST_PROP(MonitorDeviation, X4_E5_DeviationExcusesExactlyItsUnits, ()) {
+  const std::int64_t held = *rc::gen::inRange<std::int64_t>(1, 5);
+  const std::int64_t lost = *rc::gen::inRange<std::int64_t>(0, 3);
+  Trace t;
+  t.subscribed(1, 16)
+      .add(recv(1, static_cast<std::uint64_t>(held)))
+      .add(Metadata{.cmd = n(1), .batch_size = held})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kChunk})
+      .add(settle(1, 0))
+      .add(recv(2, 4))
+      .add(settle(2, 4 - lost))
+      .add(quiescent());
+  const MonitorReport r = check(client(16, 8), t);
+  RC_ASSERT(count(r.deviations, RuleId::kX4) > 0);
+  RC_ASSERT((count(r.violations, RuleId::kE5) > 0) == (lost > 0));
+}
+
+}  // namespace
+}  // namespace permitcheck::spec

@@ -1,0 +1,287 @@
+// The Monitor on wire events (spec/monitor_wire.cc) and its output: for each rule a small
+// trace that breaks it (asserting the rule ID and the numbers) and the same trace done right.
+#include "spec/monitor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/spec/monitor_testing.h"
+
+namespace permitcheck::spec {
+namespace {
+
+using namespace monitor_testing;  // NOLINT: the shared shorthands of the monitor's tests
+
+// ======================================================================================
+// Output: format_finding and line numbers.
+// ======================================================================================
+
+TEST(MonitorOutput, K5_FormatFindingIsLineRuleExplanation) {
+  EXPECT_EQ(format_finding(Finding{.rule = RuleId::kK5,
+                                   .line = 14,
+                                   .explanation = "command 7 returned 9 permits but its P is 8"}),
+            "line 14: K5 command 7 returned 9 permits but its P is 8");
+  EXPECT_EQ(format_finding(Finding{.rule = RuleId::kB10, .line = 1, .explanation = "x"}),
+            "line 1: B10 x");
+}
+
+TEST(MonitorOutput, K5_GoldenDiagnosticOfAShortSettle) {
+  Trace t;
+  t.subscribed(1, 4).add(recv(7, 3)).add(settle(7, 2));
+  const MonitorReport r = check(client(), t);
+  ASSERT_FALSE(r.violations.empty()) << dump(r);
+  // Events are on lines 2..6 (line 1 is the header): the settle is line 6.
+  EXPECT_EQ(format_finding(r.violations.front()),
+            "line 6: K5 command 7 terminal transition returned 2 but 3 unit(s) are "
+            "command-owned (P = 3, 0 handed off, 0 skipped, 0 returned directly); 1 permit(s) "
+            "lost");
+}
+
+TEST(MonitorOutput, K5_FindingsCarryTheLinePassedToOnEvent) {
+  Monitor m(client());
+  m.on_event(IncOpen{.inc = n(1), .cnx = s("c1"), .consumer = 0}, 10);
+  m.on_event(IncFlowEnabled{.inc = n(1)}, 20);
+  m.on_event(flow(4, 1), 30);
+  m.on_event(recv(1, 3), 40);
+  m.on_event(settle(1, 2), 57);
+  m.finish();
+  ASSERT_FALSE(m.violations().empty());
+  EXPECT_EQ(m.violations().front().rule, RuleId::kK5);
+  EXPECT_EQ(m.violations().front().line, 57u);
+  EXPECT_THAT(m.violations(), Each(Field(&Finding::line, 57u)));
+}
+
+TEST(MonitorOutput, N4_CheckTraceNumbersEventIOnLineIPlusTwo) {
+  Trace t;
+  t.add(Connect{.cnx = s("c1")})
+      .add(Subscribe{.cnx = s("c1"), .consumer = 0})
+      .add(flow(4));  // third event: line 4
+  const MonitorReport r = check(wire(), t);
+  ASSERT_THAT(r.violations, SizeIs(1)) << dump(r);
+  EXPECT_EQ(r.violations.front().line, 4u);
+}
+
+TEST(MonitorOutput, K2_K5_LedgerShowsTheCommandAccounting) {
+  Monitor m(client());
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, 3, AckSet({37})))
+      .add(Metadata{.cmd = n(1), .batch_size = 8})
+      .add(claim(1, "m0", 0))
+      .add(claim(1, "m2", 2))
+      .add(settle(1, 1))
+      .add(msg_return("m0"));
+  for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
+  m.finish();
+  EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
+  const std::optional<CommandLedger> l = m.ledger(n(1));
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(l->inc, n(1));
+  EXPECT_EQ(l->p, 3);
+  EXPECT_EQ(l->claimed, 2);
+  EXPECT_EQ(l->returned, 2);  // m2 is still out
+  EXPECT_TRUE(l->settled);
+  EXPECT_FALSE(m.ledger(n(99)).has_value());
+}
+
+// ======================================================================================
+// Wire events: W1-W3, B2/B3/B7 from message batch_size, N4, over-grant E2, E5/E6 at quiescent.
+// ======================================================================================
+
+TEST(MonitorWire, W2_ZeroMessagePermitsIsReported) {
+  for (std::uint64_t bad : {std::uint64_t{0}, kTwoTo31, kTwoTo32Minus1}) {
+    SCOPED_TRACE(bad);
+    Trace t;
+    t.wire_subscribed(4).add(message(1, bad));
+    EXPECT_TRUE(FirstViolation(
+        check(wire(), t), RuleId::kW2,
+        {"command 1 carries message_permits = " + std::to_string(bad), "outside 1..2^31-1"}));
+  }
+}
+
+TEST(MonitorWire, W2_ValuesOneToTwoTo31MinusOneAreValid) {
+  for (std::uint64_t good : {std::uint64_t{1}, std::uint64_t{3}, kTwoTo31 - 1}) {
+    SCOPED_TRACE(good);
+    Trace t;
+    t.wire_subscribed(4).add(message(1, good));
+    EXPECT_TRUE(Clean(check(wire(), t)));
+  }
+}
+
+TEST(MonitorWire, W3_FieldMissingAfterTheBrokerSentItIsReported) {
+  Trace t;
+  t.wire_subscribed(4).add(message(1, 1)).add(message(2, std::nullopt));
+  EXPECT_TRUE(FirstViolation(check(wire(), t), RuleId::kW3,
+                             {"command 2 lacks message_permits", "connection c1"}));
+}
+
+TEST(MonitorWire, W1_W3_AbsentFieldFromAnOldBrokerIsNeitherZeroNorAViolation) {
+  // Presence is meaningful (W1): an absent field is not an invalid 0 (no W2), and a broker that
+  // never sent it is an old broker, not an upgraded one that dropped it (no W3).
+  Trace t;
+  t.wire_subscribed(4).add(message(1, std::nullopt)).add(message(2, std::nullopt));
+  EXPECT_TRUE(Clean(check(wire(), t)));
+  // The field on another connection says nothing about this one.
+  Trace other;
+  other.wire_subscribed(4, "c2").add(message(1, 1, {}, std::nullopt, "c2"));
+  other.wire_subscribed(4, "c1").add(message(2, std::nullopt));
+  EXPECT_TRUE(Clean(check(wire(), other)));
+}
+
+TEST(MonitorWire, W3_LegacyBrokerPromisesNoField) {
+  Trace t;
+  t.wire_subscribed(4).add(message(1, 1)).add(message(2, std::nullopt));
+  EXPECT_TRUE(Clean(check(wire(4, 2, RulesetId::kLegacy), t)));
+}
+
+TEST(MonitorWire, B2_B7_SerializedValueMustBeTheBoundedPopcount) {
+  // ack_set {0,2,5,9} of B = 8: bit 9 is beyond B (B2), so P = 3, not 4.
+  const AckSet ack = AckSet::from_indexes({0, 2, 5, 9});
+  Trace bad;
+  bad.wire_subscribed(4).add(message(1, 4, ack, 8));
+  EXPECT_TRUE(FirstViolation(check(wire(), bad), RuleId::kB7,
+                             {"command 1 serialized message_permits = 4", "B = 8",
+                              "give P = 3"}));
+  Trace good;
+  good.wire_subscribed(4).add(message(1, 3, ack, 8));
+  EXPECT_TRUE(Clean(check(wire(), good)));
+}
+
+TEST(MonitorWire, B2_B7_CompleteBatchAndNonBatchedCarryBAndOne) {
+  Trace bad;
+  bad.wire_subscribed(16).add(message(1, 1, {}, 8));  // complete batch of 8 serialized as 1
+  EXPECT_TRUE(FirstViolation(check(wire(16, 8), bad), RuleId::kB7,
+                             {"message_permits = 1", "B = 8", "give P = 8"}));
+  Trace good;
+  good.wire_subscribed(16).add(message(1, 8, {}, 8)).add(message(2, 1, {}, 1));
+  EXPECT_TRUE(Clean(check(wire(16, 8), good)));
+}
+
+TEST(MonitorWire, B3_MessageWithNothingToDeliverIsReported) {
+  for (const AckSet& ack : {AckSet({0}), AckSet::from_indexes({9})}) {
+    Trace t;
+    t.wire_subscribed(4).add(message(1, 1, ack, 8));
+    EXPECT_TRUE(FirstViolation(check(wire(), t), RuleId::kB3,
+                               {"command 1 was sent with nothing to deliver", "B = 8",
+                                "deliverable 0"}));
+  }
+}
+
+TEST(MonitorWire, N4_FlowBeforeSubscribeOkIsReported) {
+  Trace t;
+  t.add(Connect{.cnx = s("c1")}).add(Subscribe{.cnx = s("c1"), .consumer = 0}).add(flow(4));
+  EXPECT_TRUE(FirstViolation(check(wire(), t), RuleId::kN4,
+                             {"Flow of 4 for consumer 0 on connection c1",
+                              "before its Subscribe succeeded"}));
+  // After a refused Subscribe, or after the broker closed the consumer, no Flow either.
+  Trace refused;
+  refused.add(Subscribe{.cnx = s("c1"), .consumer = 0})
+      .add(SubscribeFail{.cnx = s("c1"), .consumer = 0})
+      .add(flow(4));
+  EXPECT_TRUE(FirstViolation(check(wire(), refused), RuleId::kN4, {"Flow of 4"}));
+  Trace closed;
+  closed.wire_subscribed(4).add(CloseConsumer{.cnx = s("c1"), .consumer = 0}).add(flow(1));
+  EXPECT_TRUE(FirstViolation(check(wire(), closed), RuleId::kN4, {"Flow of 1"}));
+}
+
+TEST(MonitorWire, N4_FlowAfterSubscribeOkIsFine) {
+  Trace t;
+  t.wire_subscribed(4);
+  EXPECT_TRUE(Clean(check(wire(), t)));
+}
+
+TEST(MonitorWire, E2_FlowAboveQIsAnOverGrant) {
+  Trace t;
+  t.wire_subscribed(4).add(message(1, 1)).add(flow(2));
+  EXPECT_TRUE(FirstViolation(check(wire(), t), RuleId::kE2,
+                             {"Flow of 2", "consumer 0 on connection c1 to 5", "above Q = 4",
+                              "over-grant by 1"}));
+  // Q from the first Flow when the header has none.
+  EXPECT_TRUE(FirstViolation(check(wire(std::nullopt, std::nullopt), t), RuleId::kE2,
+                             {"to 5, above Q = 4"}));
+}
+
+TEST(MonitorWire, E2_FlowReturningWhatWasDebitedIsFine) {
+  Trace t;
+  t.wire_subscribed(4).add(message(1, 3)).add(flow(2)).add(message(2, 1)).add(flow(2));
+  EXPECT_TRUE(Clean(check(wire(), t)));
+}
+
+TEST(MonitorWire, E2_LegacyDoesNotPromiseTheBound) {
+  Trace t;
+  t.wire_subscribed(4).add(message(1, 1)).add(flow(2));
+  EXPECT_TRUE(Clean(check(wire(4, 2, RulesetId::kLegacy), t)));
+}
+
+TEST(MonitorWire, E5_QuiescentWithTheAccumulatorAtTIsReported) {
+  Trace t;
+  t.wire_subscribed(4).add(message(1, 3)).add(quiescent());
+  EXPECT_TRUE(FirstViolation(check(wire(4, 2), t), RuleId::kE5,
+                             {"consumer 0 on connection c1 at quiescence", "broker available 1",
+                              "Q = 4", "leaves 3 permit(s) unreturned", "not below T = 2"}));
+}
+
+TEST(MonitorWire, E5_QuiescentWithTheAccumulatorBelowTIsFine) {
+  Trace t;
+  t.wire_subscribed(4).add(message(1, 3)).add(flow(2)).add(quiescent());  // accumulator 1 < T
+  EXPECT_TRUE(Clean(check(wire(4, 2), t)));
+}
+
+TEST(MonitorWire, E5_E6_WithoutTOnlyTheWeakBoundApplies) {
+  Trace stalled;
+  stalled.wire_subscribed(4).add(message(1, 4)).add(quiescent());
+  const MonitorReport r = check(wire(4, std::nullopt), stalled);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kE6, {"broker available 0", "stalled"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE5, {"broker available 0", "Q = 4",
+                                                  "(must be in 1..Q)"}));
+  // Without T, any available in 1..Q passes (3 unreturned would break T = 2).
+  Trace weak;
+  weak.wire_subscribed(4).add(message(1, 3)).add(quiescent());
+  EXPECT_TRUE(Clean(check(wire(4, std::nullopt), weak)));
+}
+
+TEST(MonitorWire, E6_QuiescentWithNothingAvailableIsAStall) {
+  Trace t;
+  t.wire_subscribed(4).add(message(1, 4)).add(quiescent());
+  EXPECT_TRUE(FirstViolation(check(wire(4, 2), t), RuleId::kE6,
+                             {"consumer 0 on connection c1 is quiescent with broker available 0"}));
+  Trace good;
+  good.wire_subscribed(4).add(message(1, 4)).add(flow(2)).add(flow(2)).add(quiescent());
+  EXPECT_TRUE(Clean(check(wire(4, 2), good)));
+}
+
+TEST(MonitorWire, E5_E6_LegacyDoesNotPromiseConservation) {
+  Trace t;
+  t.wire_subscribed(4).add(message(1, std::nullopt, {}, 4)).add(quiescent());
+  EXPECT_TRUE(Clean(check(wire(4, 2, RulesetId::kLegacy), t)));
+}
+
+TEST(MonitorWire, B9_BatchDebtIsSignedAndNeverClamped) {
+  // Q = 1: a batch of 10 leaves -9; returning its 10 permits brings the balance to exactly 1.
+  Trace t;
+  t.wire_subscribed(1).add(message(1, 10, {}, 10)).add(flow(10)).add(quiescent());
+  EXPECT_TRUE(Clean(check(wire(1, 1), t)));
+  // Returning 9 (as a client would after a clamp at 0 took the debt away) leaves 0: a stall.
+  Trace short_return;
+  short_return.wire_subscribed(1).add(message(1, 10, {}, 10)).add(flow(9)).add(quiescent());
+  EXPECT_TRUE(FirstViolation(check(wire(1, 1), short_return), RuleId::kE6,
+                             {"broker available 0"}));
+}
+
+
+TEST(MonitorWire, N4_LegacyFlowBeforeSubscribeOkIsNotAPermitStateRule) {
+  // Legacy Pulsar has no permit states: a queued Flow written before the Subscribe of the
+  // replacement succeeded is L11's mechanism, reported under rev-d only.
+  Trace t;
+  t.add(Connect{.cnx = s("c1")}).add(Subscribe{.cnx = s("c1"), .consumer = 0}).add(flow(4));
+  EXPECT_THAT(check(wire(4, 2, RulesetId::kLegacy), t).violations,
+              Not(Contains(HasRule(RuleId::kN4))));
+  EXPECT_TRUE(FirstViolation(check(wire(4, 2, RulesetId::kRevD), t), RuleId::kN4, {"Flow of 4"}));
+}
+
+}  // namespace
+}  // namespace permitcheck::spec
