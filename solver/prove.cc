@@ -13,7 +13,7 @@ namespace permitcheck::solver {
 namespace {
 
 constexpr std::array kAllChecks = {Check::kConservation, Check::kFinalization, Check::kIsolation,
-                                   Check::kInduction};
+                                   Check::kInduction, Check::kConservationAll};
 
 // Debian's abseil keeps its own absl::string_view, which absl::StrCat needs.
 std::string str(std::string_view s) { return std::string(s); }
@@ -63,6 +63,8 @@ std::string_view check_name(Check check) {
       return "isolation";
     case Check::kInduction:
       return "induction";
+    case Check::kConservationAll:
+      return "conservation-all";
   }
   return "conservation";
 }
@@ -84,6 +86,8 @@ std::string_view check_rules(Check check) {
       return "E3 N2 N3 N4 N5 N6";
     case Check::kInduction:
       return "E5 E6";
+    case Check::kConservationAll:
+      return "E1 E2 K1 K2 K3 K4 K5 K6 K7 K8 C1 C2 C3 C4 C5 C6 C7";
   }
   return "";
 }
@@ -116,10 +120,14 @@ Result prove(Check check, const spec::Ruleset& rules, const Bounds& bounds) {
     case Check::kInduction:
       run = internal::run_induction(rules, bounds);
       break;
+    case Check::kConservationAll:
+      run = internal::run_conservation_all(rules, bounds);
+      break;
   }
   Result r{.check = check,
            .ruleset = rules.id,
            .bound = std::move(run.bound),
+           .bounded = run.bounded,
            .outcome = std::move(run.outcome),
            .queries = run.queries};
   r.seconds =
@@ -149,6 +157,9 @@ VacuityReport check_vacuity(Check check, const spec::Ruleset& rules, const Bound
       break;
     case Check::kInduction:
       r.items = internal::vacuity_induction(rules, bounds);
+      break;
+    case Check::kConservationAll:
+      r.items = internal::vacuity_conservation_all(rules, bounds);
       break;
   }
   return r;

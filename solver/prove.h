@@ -30,7 +30,15 @@
 
 namespace permitcheck::solver {
 
-enum class Check { kConservation, kFinalization, kIsolation, kInduction };
+// The first four are bounded where the comment in Bounds says; the *All checks hold for every
+// parameter (solver/NOTES.md, "Proofs for every parameter").
+enum class Check {
+  kConservation,
+  kFinalization,
+  kIsolation,
+  kInduction,
+  kConservationAll,  // "conservation-all": the command summary, every B and P; bit-level refinement
+};
 
 std::span<const Check> all_checks();
 std::string_view check_name(Check check);  // "conservation", "finalization", ...
@@ -80,6 +88,8 @@ struct Result {
   Check check = Check::kConservation;
   spec::RulesetId ruleset = spec::RulesetId::kRevD;
   std::string bound;      // "B<=64", "k<=4, B<=64, 7 dispatchers", "depth 12", "k=1"
+  bool bounded = true;    // false: proved (or refuted) for every parameter; `bound` says which
+                          // part, if any, is still bounded
   Outcome outcome;
   double seconds = 0;
   int queries = 0;        // solver queries made

@@ -11,6 +11,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "solver/prove.h"
 #ifdef PERMITCHECK_SOLVER_HAS_TRACE
 #include "solver/trace_output.h"
@@ -67,9 +68,11 @@ int main(int argc, char** argv) {
   app.add_option("--format", format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  app.add_option("--check", checks, "Only these checks (conservation, finalization, isolation, "
-                                    "induction); repeatable")
-      ->check(CLI::IsMember({"conservation", "finalization", "isolation", "induction"}));
+  std::vector<std::string> check_names;
+  for (Check c : solver::all_checks()) check_names.emplace_back(solver::check_name(c));
+  app.add_option("--check", checks, "Only these checks (" + absl::StrJoin(check_names, ", ") +
+                                        "); repeatable")
+      ->check(CLI::IsMember(check_names));
   app.add_option("--ruleset", rulesets,
                  "Only these rulesets (legacy, rev-a, rev-b, rev-c, rev-d); repeatable")
       ->check(CLI::IsMember({"legacy", "rev-a", "rev-b", "rev-c", "rev-d"}));
