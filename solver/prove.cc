@@ -13,7 +13,8 @@ namespace permitcheck::solver {
 namespace {
 
 constexpr std::array kAllChecks = {Check::kConservation, Check::kFinalization, Check::kIsolation,
-                                   Check::kInduction, Check::kConservationAll};
+                                   Check::kInduction, Check::kConservationAll,
+                                   Check::kFinalizationAll};
 
 // Debian's abseil keeps its own absl::string_view, which absl::StrCat needs.
 std::string str(std::string_view s) { return std::string(s); }
@@ -65,6 +66,8 @@ std::string_view check_name(Check check) {
       return "induction";
     case Check::kConservationAll:
       return "conservation-all";
+    case Check::kFinalizationAll:
+      return "finalization-all";
   }
   return "conservation";
 }
@@ -88,6 +91,8 @@ std::string_view check_rules(Check check) {
       return "E5 E6";
     case Check::kConservationAll:
       return "E1 E2 K1 K2 K3 K4 K5 K6 K7 K8 C1 C2 C3 C4 C5 C6 C7";
+    case Check::kFinalizationAll:
+      return "B1 B2 B3 B4 B5 B6 B7 B8 E4";
   }
   return "";
 }
@@ -122,6 +127,9 @@ Result prove(Check check, const spec::Ruleset& rules, const Bounds& bounds) {
       break;
     case Check::kConservationAll:
       run = internal::run_conservation_all(rules, bounds);
+      break;
+    case Check::kFinalizationAll:
+      run = internal::run_finalization_all(rules, bounds);
       break;
   }
   Result r{.check = check,
@@ -160,6 +168,9 @@ VacuityReport check_vacuity(Check check, const spec::Ruleset& rules, const Bound
       break;
     case Check::kConservationAll:
       r.items = internal::vacuity_conservation_all(rules, bounds);
+      break;
+    case Check::kFinalizationAll:
+      r.items = internal::vacuity_finalization_all(rules, bounds);
       break;
   }
   return r;

@@ -38,6 +38,7 @@ enum class Check {
   kIsolation,
   kInduction,
   kConservationAll,  // "conservation-all": the command summary, every B and P; bit-level refinement
+  kFinalizationAll,  // "finalization-all": induction over the entries of a send
 };
 
 std::span<const Check> all_checks();
