@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::array kAllChecks = {Check::kConservation, Check::kFinalization, Check::kIsolation,
                                    Check::kInduction, Check::kConservationAll,
-                                   Check::kFinalizationAll};
+                                   Check::kFinalizationAll, Check::kInductionAll};
 
 // Debian's abseil keeps its own absl::string_view, which absl::StrCat needs.
 std::string str(std::string_view s) { return std::string(s); }
@@ -68,6 +68,8 @@ std::string_view check_name(Check check) {
       return "conservation-all";
     case Check::kFinalizationAll:
       return "finalization-all";
+    case Check::kInductionAll:
+      return "induction-all";
   }
   return "conservation";
 }
@@ -93,6 +95,8 @@ std::string_view check_rules(Check check) {
       return "E1 E2 K1 K2 K3 K4 K5 K6 K7 K8 C1 C2 C3 C4 C5 C6 C7";
     case Check::kFinalizationAll:
       return "B1 B2 B3 B4 B5 B6 B7 B8 E4";
+    case Check::kInductionAll:
+      return "E5 E6";
   }
   return "";
 }
@@ -130,6 +134,9 @@ Result prove(Check check, const spec::Ruleset& rules, const Bounds& bounds) {
       break;
     case Check::kFinalizationAll:
       run = internal::run_finalization_all(rules, bounds);
+      break;
+    case Check::kInductionAll:
+      run = internal::run_induction_all(rules, bounds);
       break;
   }
   Result r{.check = check,
@@ -172,6 +179,9 @@ VacuityReport check_vacuity(Check check, const spec::Ruleset& rules, const Bound
     case Check::kFinalizationAll:
       r.items = internal::vacuity_finalization_all(rules, bounds);
       break;
+    case Check::kInductionAll:
+      r.items = internal::vacuity_induction_all(rules, bounds);
+      break;
   }
   return r;
 }
@@ -181,7 +191,8 @@ bool as_expected(const Result& r) {
   if (r.ruleset == spec::RulesetId::kLegacy) return std::holds_alternative<Counterexample>(r.outcome);
   // Revisions A-C break some checks and pass others (rulebook 11; `permitcheck review`).
   return !std::holds_alternative<Unknown>(r.outcome) ||
-         (r.ruleset == spec::RulesetId::kRevA && r.check == Check::kInduction);
+         (r.ruleset == spec::RulesetId::kRevA &&
+          (r.check == Check::kInduction || r.check == Check::kInductionAll));
 }
 
 std::string_view outcome_name(const Outcome& outcome) {

@@ -39,6 +39,7 @@ enum class Check {
   kInduction,
   kConservationAll,  // "conservation-all": the command summary, every B and P; bit-level refinement
   kFinalizationAll,  // "finalization-all": induction over the entries of a send
+  kInductionAll,     // "induction-all": E5/E6 with commands abstracted by their summary
 };
 
 std::span<const Check> all_checks();

@@ -30,6 +30,7 @@ CheckRun run_induction(const spec::Ruleset& rules, const Bounds& bounds);
 // For every parameter (solver/NOTES.md, "Proofs for every parameter").
 CheckRun run_conservation_all(const spec::Ruleset& rules, const Bounds& bounds);
 CheckRun run_finalization_all(const spec::Ruleset& rules, const Bounds& bounds);
+CheckRun run_induction_all(const spec::Ruleset& rules, const Bounds& bounds);
 
 std::vector<VacuityItem> vacuity_conservation(const spec::Ruleset& rules, const Bounds& bounds);
 std::vector<VacuityItem> vacuity_finalization(const spec::Ruleset& rules, const Bounds& bounds);
@@ -37,6 +38,7 @@ std::vector<VacuityItem> vacuity_isolation(const spec::Ruleset& rules, const Bou
 std::vector<VacuityItem> vacuity_induction(const spec::Ruleset& rules, const Bounds& bounds);
 std::vector<VacuityItem> vacuity_conservation_all(const spec::Ruleset& rules, const Bounds& bounds);
 std::vector<VacuityItem> vacuity_finalization_all(const spec::Ruleset& rules, const Bounds& bounds);
+std::vector<VacuityItem> vacuity_induction_all(const spec::Ruleset& rules, const Bounds& bounds);
 
 // The bit-level encoding at B <= bounds.bmax refines the command summary (summary.h) for `rules`
 // and the reference: kUnsat when it does.
