@@ -14,7 +14,8 @@ namespace {
 
 constexpr std::array kAllChecks = {Check::kConservation, Check::kFinalization, Check::kIsolation,
                                    Check::kInduction, Check::kConservationAll,
-                                   Check::kFinalizationAll, Check::kInductionAll};
+                                   Check::kFinalizationAll, Check::kIsolationAll,
+                                   Check::kInductionAll};
 
 // Debian's abseil keeps its own absl::string_view, which absl::StrCat needs.
 std::string str(std::string_view s) { return std::string(s); }
@@ -70,6 +71,8 @@ std::string_view check_name(Check check) {
       return "finalization-all";
     case Check::kInductionAll:
       return "induction-all";
+    case Check::kIsolationAll:
+      return "isolation-all";
   }
   return "conservation";
 }
@@ -97,6 +100,8 @@ std::string_view check_rules(Check check) {
       return "B1 B2 B3 B4 B5 B6 B7 B8 E4";
     case Check::kInductionAll:
       return "E5 E6";
+    case Check::kIsolationAll:
+      return "E3 N2 N3 N4 N5 N6";
   }
   return "";
 }
@@ -137,6 +142,9 @@ Result prove(Check check, const spec::Ruleset& rules, const Bounds& bounds) {
       break;
     case Check::kInductionAll:
       run = internal::run_induction_all(rules, bounds);
+      break;
+    case Check::kIsolationAll:
+      run = internal::run_isolation_all(rules, bounds);
       break;
   }
   Result r{.check = check,
@@ -181,6 +189,9 @@ VacuityReport check_vacuity(Check check, const spec::Ruleset& rules, const Bound
       break;
     case Check::kInductionAll:
       r.items = internal::vacuity_induction_all(rules, bounds);
+      break;
+    case Check::kIsolationAll:
+      r.items = internal::vacuity_isolation_all(rules, bounds);
       break;
   }
   return r;

@@ -40,6 +40,7 @@ enum class Check {
   kConservationAll,  // "conservation-all": the command summary, every B and P; bit-level refinement
   kFinalizationAll,  // "finalization-all": induction over the entries of a send
   kInductionAll,     // "induction-all": E5/E6 with commands abstracted by their summary
+  kIsolationAll,     // "isolation-all": an inductive invariant over incarnation tokens
 };
 
 std::span<const Check> all_checks();

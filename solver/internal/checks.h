@@ -31,6 +31,7 @@ CheckRun run_induction(const spec::Ruleset& rules, const Bounds& bounds);
 CheckRun run_conservation_all(const spec::Ruleset& rules, const Bounds& bounds);
 CheckRun run_finalization_all(const spec::Ruleset& rules, const Bounds& bounds);
 CheckRun run_induction_all(const spec::Ruleset& rules, const Bounds& bounds);
+CheckRun run_isolation_all(const spec::Ruleset& rules, const Bounds& bounds);
 
 std::vector<VacuityItem> vacuity_conservation(const spec::Ruleset& rules, const Bounds& bounds);
 std::vector<VacuityItem> vacuity_finalization(const spec::Ruleset& rules, const Bounds& bounds);
@@ -39,6 +40,7 @@ std::vector<VacuityItem> vacuity_induction(const spec::Ruleset& rules, const Bou
 std::vector<VacuityItem> vacuity_conservation_all(const spec::Ruleset& rules, const Bounds& bounds);
 std::vector<VacuityItem> vacuity_finalization_all(const spec::Ruleset& rules, const Bounds& bounds);
 std::vector<VacuityItem> vacuity_induction_all(const spec::Ruleset& rules, const Bounds& bounds);
+std::vector<VacuityItem> vacuity_isolation_all(const spec::Ruleset& rules, const Bounds& bounds);
 
 // The bit-level encoding at B <= bounds.bmax refines the command summary (summary.h) for `rules`
 // and the reference: kUnsat when it does.
