@@ -128,6 +128,18 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
 #endif
 }
 
+#ifdef PERMITCHECK_HAVE_SOLVER
+namespace {
+std::string known_checks() {
+  std::string out;
+  for (solver::Check c : solver::all_checks()) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ", av(solver::check_name(c)));
+  }
+  return out;
+}
+}  // namespace
+#endif
+
 int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "prove", err);
   if (rules == nullptr) return kBadInput;
@@ -150,7 +162,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     std::optional<solver::Check> c = solver::parse_check(name);
     if (!c) {
       err << "permitcheck prove: unknown check \"" << name
-          << "\" (known: conservation, finalization, isolation, induction)\n";
+          << "\" (known: " << known_checks() << ")\n";
       return kBadInput;
     }
     checks.push_back(*c);
@@ -176,7 +188,9 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
         << results.size() << "\" failures=\"" << failures << "\">\n";
     for (const solver::Result& r : results) {
       out << "    <testcase classname=\"permitcheck.prove." << rules->name << "\" name=\""
-          << internal::xml_escape(absl::StrCat(av(solver::check_name(r.check)), " ", r.bound)) << "\" time=\""
+          << internal::xml_escape(absl::StrCat(av(solver::check_name(r.check)), " (",
+                                               av(solver::scope_name(r)), ") ", r.bound))
+          << "\" time=\""
           << r.seconds << "\">\n";
       if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
         std::string body;

@@ -53,6 +53,10 @@ std::string result_cell(const Result& r) {
 
 }  // namespace
 
+std::string_view scope_name(const Result& r) {
+  return r.bounded ? "bounded" : "all parameters";
+}
+
 std::span<const Check> all_checks() { return kAllChecks; }
 
 std::string_view check_name(Check check) {
@@ -213,11 +217,12 @@ std::string_view outcome_name(const Outcome& outcome) {
 }
 
 std::string format_table(const std::vector<Result>& results) {
-  std::string out = absl::StrFormat("%-13s %-7s %-36s %-19s %8s  %s\n", "check", "ruleset",
-                                    "bound", "result", "seconds", "expected");
+  std::string out = absl::StrFormat("%-16s %-7s %-15s %-52s %-19s %8s  %s\n", "check",
+                                    "ruleset", "scope", "bound", "result", "seconds", "expected");
   for (const Result& r : results) {
-    absl::StrAppendFormat(&out, "%-13s %-7s %-36s %-19s %8.2f  %s\n", str(check_name(r.check)),
-                          str(spec::ruleset(r.ruleset).name), r.bound, result_cell(r), r.seconds,
+    absl::StrAppendFormat(&out, "%-16s %-7s %-15s %-52s %-19s %8.2f  %s\n",
+                          str(check_name(r.check)), str(spec::ruleset(r.ruleset).name),
+                          scope_name(r), r.bound, result_cell(r), r.seconds,
                           as_expected(r) ? "yes" : "NO");
   }
   for (const Result& r : results) {
@@ -245,6 +250,8 @@ std::string format_json(const std::vector<Result>& results) {
     const Result& r = results[i];
     absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "  {\"check\": ", json_string(check_name(r.check)),
                     ", \"ruleset\": ", json_string(spec::ruleset(r.ruleset).name),
+                    ", \"outcome\": ", json_string(outcome_name(r.outcome)),
+                    ", \"bounded\": ", r.bounded ? "true" : "false",
                     ", \"bound\": ", json_string(r.bound),
                     ", \"result\": ", json_string(outcome_name(r.outcome)),
                     ", \"seconds\": ", absl::StrFormat("%.3f", r.seconds),

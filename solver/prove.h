@@ -119,8 +119,12 @@ VacuityReport check_vacuity(Check check, const spec::Ruleset& rules, const Bound
 bool as_expected(const Result& result);
 
 std::string_view outcome_name(const Outcome& outcome);  // "proved", "counterexample", "unknown"
+// "bounded" (by what: Result::bound) or "all parameters".
+std::string_view scope_name(const Result& result);
 
-// The table of the main job: check, ruleset, bound, result, seconds (and witnesses below it).
+// The table of the main job: check, ruleset, scope (bounded or all parameters), bound, result,
+// seconds (and witnesses below it). The JSON gives each result "check", "ruleset", "outcome",
+// "bounded" (true or false) and "bound", with "result" (= outcome) kept for older readers.
 std::string format_table(const std::vector<Result>& results);
 std::string format_json(const std::vector<Result>& results);
 
