@@ -262,23 +262,23 @@ std::vector<VacuityItem> vacuity_conservation_all(const spec::Ruleset& rules, co
   const SumEncoded e = encode(ctx, rules);
   q.add(summary_domain(e.s));
   std::vector<VacuityItem> out;
-  out.push_back(vacuity_item("summary assumptions: the domain is satisfiable", q.check(), true));
+  out.push_back(vacuity_item("assumptions: summary, the domain is satisfiable", q.check(), true));
   for (const SumClass& c : classes(ctx, e)) {
-    out.push_back(vacuity_item(absl::StrCat("summary assumptions: ", c.name, " is reachable"),
+    out.push_back(vacuity_item(absl::StrCat("assumptions: summary, ", c.name, " is reachable"),
                                q.check(c.when), true));
   }
   const z3::expr big = e.s.batch_size == ctx.int_val(spec::kMaxPermits);
-  out.push_back(vacuity_item("summary assumptions: a batch of B = 2^31-1 fully handed off",
+  out.push_back(vacuity_item("assumptions: summary, a batch of B = 2^31-1 fully handed off",
                              q.check(big && e.ref.batch_run && e.out.claimed == e.s.batch_size),
                              true));
   const z3::expr in_scope = !e.ref.protocol_error && !e.x2 && !e.x3;
-  out.push_back(vacuity_item("summary false variant refuted: E1 total == P + 1",
+  out.push_back(vacuity_item("false variant refuted: summary, E1 total == P + 1",
                              q.check(in_scope && e.out.total != e.ref.p + 1), true));
-  out.push_back(vacuity_item("summary false variant refuted: E2 total <= P - 1",
+  out.push_back(vacuity_item("false variant refuted: summary, E2 total <= P - 1",
                              q.check(in_scope && e.out.total + 1 > e.ref.p), true));
-  out.push_back(vacuity_item("summary false variant refuted: K8 claimed < P",
+  out.push_back(vacuity_item("false variant refuted: summary, K8 claimed < P",
                              q.check(in_scope && e.out.claimed >= e.ref.p), true));
-  out.push_back(vacuity_item("summary false variant refuted: E2 without the X2 exception",
+  out.push_back(vacuity_item("false variant refuted: summary, E2 without the X2 exception",
                              q.check(!e.ref.protocol_error && e.out.total > e.ref.p), true));
   // The refinement is not vacuous either: a summary that forgot the beyond-B bits (X6) differs.
   {
@@ -291,7 +291,7 @@ std::vector<VacuityItem> vacuity_conservation_all(const spec::Ruleset& rules, co
     const CommandOutcome o = encode_command(rules, v, popcount_of(b));
     const SummaryOutcome so = encode_summary(rules, s);
     out.push_back(vacuity_item(
-        absl::StrCat("refinement false variant refuted: a summary without the bits beyond B "
+        absl::StrCat("false variant refuted: refinement, a summary without the bits beyond B "
                      "(X6) at B <= ", b.bmax),
         bq.check(o.p != so.p), true));
   }
