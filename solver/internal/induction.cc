@@ -557,6 +557,10 @@ CheckRun run_induction(const spec::Ruleset& rules, const Bounds& b) {
           objectives.push_back(st.n);
           objectives.push_back(st.cmd.batch_size);
         }
+        // A replacement on the same connection (L7) before a reconnect (L6).
+        for (const IndStep& st : path.steps) {
+          objectives.push_back(bit(sys.action_is(st, IndAction::kReplaceReconnect)));
+        }
         for (const IndStep& st : path.steps) {
           const z3::expr b_mask = low_mask(resize(st.cmd.batch_size, st.cmd.width));
           objectives.push_back(bit(st.cmd.ack_present));
