@@ -1,6 +1,7 @@
 #include "cli/engines.h"
 
 #include <chrono>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "cli/internal/json_out.h"
@@ -140,6 +141,9 @@ std::string known_checks() {
 }  // namespace
 #endif
 
+// --timeout: at most a day per solver query.
+constexpr double kMaxProveTimeoutSeconds = 86400;
+
 int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "prove", err);
   if (rules == nullptr) return kBadInput;
@@ -147,8 +151,15 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     err << "permitcheck prove: --bound " << o.bound << ": must be in 8..65535\n";
     return kBadInput;
   }
-  if (o.depth < 1 || o.timeout_seconds <= 0) {
-    err << "permitcheck prove: --depth must be >= 1 and --timeout > 0\n";
+  if (o.depth < 1) {
+    err << "permitcheck prove: --depth " << o.depth << ": must be >= 1\n";
+    return kBadInput;
+  }
+  // NaN fails every comparison, so the range is written to let only finite values through.
+  if (!(std::isfinite(o.timeout_seconds) && o.timeout_seconds > 0 &&
+        o.timeout_seconds <= kMaxProveTimeoutSeconds)) {
+    err << "permitcheck prove: --timeout " << o.timeout_seconds
+        << ": must be a finite number of seconds in (0, " << kMaxProveTimeoutSeconds << "]\n";
     return kBadInput;
   }
 #ifndef PERMITCHECK_HAVE_SOLVER

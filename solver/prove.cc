@@ -289,7 +289,29 @@ PopcountEncoding popcount_of(const Bounds& bounds) {
   return bounds.bit_sum_popcount ? PopcountEncoding::kBitSum : PopcountEncoding::kAdderTree;
 }
 
-const spec::Ruleset& reference_rules() { return spec::ruleset(spec::RulesetId::kRevD); }
+// Rev-d's decisions, written out from the rulebook (sections 2-9) rather than read from
+// spec::ruleset(kRevD), the object being checked: a wrong decision value there is then refuted
+// by the checks instead of being the reference too.
+constexpr spec::Ruleset kReferenceRevD{
+    .id = spec::RulesetId::kRevD,
+    .name = "rev-d",
+    .summary = "the solver's reference: rev-d's decisions as the rulebook states them",
+    .broker_sends_message_permits = true,                         // W3
+    .consumer_debit = spec::DebitSource::kFinalized,              // B1, B4
+    .finalized_dispatchers = spec::DispatcherCoverage::kAllSix,   // B6
+    .client_reads_message_permits = true,                         // C1
+    .early_failure = spec::EarlyFailureReturn::kResolvedP,        // C2, C7
+    .batch_failure = spec::BatchFailureReturn::kRemainingBudget,  // K5, C7
+    .direct_returns = spec::DirectReturns::kFromBudget,           // K6
+    .before_start = spec::BeforeStartReturn::kCommandOwned,       // K4
+    .return_scope = spec::ReturnScope::kIncarnation,              // M1, N3
+    .flow_recheck = spec::FlowRecheck::kIdentity,                 // N5
+    .inconsistent = spec::InconsistentHandling::kCorruptedData,   // C5, C6: never close
+    .skipped_release = spec::SkippedRelease::kDuplicateOnly,      // S5, S6
+    .budget_tracked = true,                                       // K1-K8
+};
+
+const spec::Ruleset& reference_rules() { return kReferenceRevD; }
 
 bool judge(Witness& w) {
   const spec::MonitorReport report = spec::check_trace(w.header, w.events);

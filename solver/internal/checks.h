@@ -50,7 +50,8 @@ Limits limits_of(const Bounds& bounds);
 PopcountEncoding popcount_of(const Bounds& bounds);
 
 // The rules a counterexample is judged against: the final rules (rev-d). The properties are
-// rev-d's invariants, whatever ruleset is being checked.
+// rev-d's invariants, whatever ruleset is being checked. Written out literally in prove.cc, not
+// read from spec::ruleset(kRevD), so the reference is independent of what is checked.
 const spec::Ruleset& reference_rules();
 
 // Runs w.events through a Monitor for w.header and fills w.rule and w.finding with the first

@@ -18,6 +18,7 @@
 // the spec handles and the Monitor re-checks, as conservation.cc's.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -116,6 +117,28 @@ std::vector<z3::expr> objectives(z3::context& ctx, const SumEncoded& e) {
           s.fate};
 }
 
+// One command per class of situation (B <= 64, from the summary under `rules`), handled by
+// spec::handle_command: its returns must be the summary's. A disagreement in words, or nullopt.
+std::optional<std::string> spec_disagreement(z3::context& ctx, Query& q, const SumEncoded& e,
+                                             const spec::Ruleset& rules) {
+  for (const SumClass& c : classes(ctx, e)) {
+    const Answer a = q.check(c.when && e.s.batch_size <= 64 && e.s.beyond <= 64);
+    if (a.verdict != Verdict::kSat) continue;  // reachability is the vacuity check's
+    const std::optional<spec::CommandSituation> s = situation_from_summary(q.model(), e.s);
+    if (!s) return absl::StrCat(c.name, ": the summary's command cannot be laid out");
+    const spec::CommandRun run = spec::handle_command(rules, *s);
+    const std::int64_t returned =
+        run.returned_by_command + static_cast<std::int64_t>(run.handed_off.size());
+    const std::int64_t total = q.model().eval(e.out.total, true).get_numeral_int64();
+    if (returned != total) {
+      return absl::StrCat("the summary and spec::handle_command disagree on ",
+                          describe_situation(*s), ": the summary returns ", total,
+                          ", the spec returns ", returned);
+    }
+  }
+  return std::nullopt;
+}
+
 // Part 2: the bit-level encoding at width W refines the summary, for `rules`: every premise but
 // the two cardinality ones holds and every output is the summary's.
 z3::expr refinement_broken(const spec::Ruleset& rules, const CommandVars& v, PopcountEncoding pc) {
@@ -180,6 +203,13 @@ CheckRun run_conservation_all(const spec::Ruleset& rules, const Bounds& b) {
   }
   if (all.verdict == Verdict::kUnsat) {
     run.queries = q.queries();
+    // The encoding against the spec's own code, inside prove: one command per class.
+    if (std::optional<std::string> d = spec_disagreement(ctx, q, e, rules)) {
+      run.queries = q.queries();
+      run.outcome = Unknown{*d};
+      return run;
+    }
+    run.queries = q.queries();
     const Answer r = refinement_check(rules, b, &run.queries);
     if (r.verdict == Verdict::kUnknown) {
       run.outcome = Unknown{absl::StrCat("refinement query (B <= ", b.bmax, "): ", r.reason)};
@@ -193,6 +223,7 @@ CheckRun run_conservation_all(const spec::Ruleset& rules, const Bounds& b) {
           "below B into handed off, skipped and failed, any ack_set bits beyond B, every failure "
           "stage and position, path and single-message fate returns exactly P and never more "
           "than P at any point (E1 E2 K1-K8 C1-C7; X2/X3 excepted, C4 returns nothing); "
+          "one command per class agrees with spec::handle_command; "
           "refinement (bit level, bounded): every bit-level command with B <= ", b.bmax,
           " returns what the summary returns for its counts and satisfies the summary's "
           "premises, the two cardinality premises (|D| <= B; |D| = B without an ack_set) at "
