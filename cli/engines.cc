@@ -11,6 +11,7 @@
 #include "properties/runner.h"
 #endif
 #ifdef PERMITCHECK_HAVE_SOLVER
+#include "solver/interrupt.h"
 #include "solver/prove.h"
 #endif
 
@@ -185,7 +186,10 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   bounds.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_seconds * 1000));
   std::vector<solver::Result> results;
   bool all_proved = true;
+  // SIGINT/SIGTERM interrupt the running query (issue 18); what finished is reported below.
+  solver::SignalStop stop;
   for (solver::Check c : checks) {
+    if (stop.signal() != 0) break;
     results.push_back(solver::prove(c, *rules, bounds));
     all_proved = all_proved && std::holds_alternative<solver::Proved>(results.back().outcome);
   }
@@ -217,6 +221,12 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     out << "  </testsuite>\n</testsuites>\n";
   } else {
     out << solver::format_table(results);
+  }
+  if (stop.signal() != 0) {
+    out.flush();
+    err << "permitcheck prove: interrupted by signal " << stop.signal()
+        << "; the results above are those finished or interrupted\n";
+    return 128 + stop.signal();
   }
   return all_proved ? kPass : kViolation;
 #endif

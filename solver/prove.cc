@@ -125,6 +125,7 @@ Result prove(Check check, const spec::Ruleset& rules, const Bounds& bounds) {
                       bounds.induction_k, " (>= 1), induction bound ", bounds.induction_bmax,
                       " (8..65535), timeout ", bounds.timeout.count(), " ms (>= 1)")}};
   }
+  try {
   switch (check) {
     case Check::kConservation:
       run = internal::run_conservation(rules, bounds);
@@ -150,6 +151,10 @@ Result prove(Check check, const spec::Ruleset& rules, const Bounds& bounds) {
     case Check::kIsolationAll:
       run = internal::run_isolation_all(rules, bounds);
       break;
+  }
+  } catch (const z3::exception& e) {  // Z3 errors stay inside the solver module
+    run.outcome = Unknown{internal::queries_interrupted() ? "interrupted"
+                                                           : absl::StrCat("Z3: ", e.msg())};
   }
   Result r{.check = check,
            .ruleset = rules.id,
