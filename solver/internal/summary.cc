@@ -280,7 +280,7 @@ std::optional<spec::CommandSituation> situation_from_summary(const z3::model& m,
       // The first parse failure: undeliverable when some index is, else one of the rest.
       const bool parse_deliverable = undeliverable == 0;
       if (parse_deliverable && rest < 1) return std::nullopt;
-      put(1, spec::IndexFate::kParseFails, !parse_deliverable);
+      put(1, spec::IndexFate::kParseFails, parse_deliverable);
       put(parse_deliverable ? rest - 1 : rest, spec::IndexFate::kDeliver, true);
       put(parse_deliverable ? 0 : undeliverable - 1, spec::IndexFate::kDeliver, false);
     } else {

@@ -47,9 +47,11 @@ TEST(SolverConservationAll, E1_E2_K5_K6_K7_K8_C4_ProvedForRevDForEveryBAndP) {
   expect_proved_for_all(Check::kConservationAll);
 }
 
-TEST(SolverConservationAll, C7_K4_LegacyCounterexamplesFromTheSummary) {
+TEST(SolverConservationAll, C7_K4_K7_LegacyCounterexamplesFromTheSummary) {
   const Result r = prove(Check::kConservationAll, rules(spec::RulesetId::kLegacy));
   expect_witness(r, "L1", spec::RuleId::kC7);
+  expect_witness(r, "L4", spec::RuleId::kC7);
+  expect_witness(r, "L5", spec::RuleId::kK7);  // the parse failure laid out undeliverable
   expect_witness(r, "L3", spec::RuleId::kC7);
   expect_witness(r, "L9", spec::RuleId::kK4);
 }
