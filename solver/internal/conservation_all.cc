@@ -117,6 +117,34 @@ std::vector<z3::expr> objectives(z3::context& ctx, const SumEncoded& e) {
           s.fate};
 }
 
+// Whether the laid-out command `c` has the model's counts (the rest follows from |D|): its bit-level summary, evaluated
+// with the command fixed, against the integer model. Guards the layout of every witness.
+bool layout_matches(const spec::CommandSituation& c, const z3::model& m, const SummaryVars& s) {
+  z3::context ctx;
+  const std::int64_t bits = std::max<std::int64_t>(
+      {8, c.batch_size, static_cast<std::int64_t>(c.ack_set.words().size()) * 64,
+       static_cast<std::int64_t>(c.fates.size())});
+  const CommandVars v = make_command_vars(ctx, static_cast<unsigned>(bits), "layout");
+  const SummaryVars bv = summary_of(v);
+  const std::optional<z3::model> fixed = model_with(ctx, fix_command(v, c));
+  if (!fixed) return false;
+  auto same = [&](const z3::expr& concrete, const z3::expr& model) {
+    return static_cast<std::int64_t>(value(*fixed, concrete)) ==
+           m.eval(model, true).get_numeral_int64();
+  };
+  auto same_bool = [&](const z3::expr& concrete, const z3::expr& model) {
+    return truth(*fixed, concrete) == truth(m, model);
+  };
+  const bool common = same(bv.batch_size, s.batch_size) && same(bv.beyond, s.beyond) &&
+                      same(bv.delivered + bv.skipped + bv.rest, s.delivered + s.skipped + s.rest) &&
+                      same_bool(bv.ack_present, s.ack_present) && same_bool(bv.batched, s.batched);
+  // A single message reads only |D| and index 0's fate; a batch reads every count.
+  auto fate = [](std::uint64_t f) { return f == 7 ? 0 : f; };  // code 7 reads as deliver
+  if (!c.batched) return common && fate(value(*fixed, bv.fate)) == fate(value(m, s.fate));
+  return common && same(bv.delivered, s.delivered) && same(bv.skipped, s.skipped) &&
+         same_bool(bv.parse_failure, s.parse_failure);
+}
+
 // One command per class of situation (B <= 64, from the summary under `rules`), handled by
 // spec::handle_command: its returns must be the summary's. A disagreement in words, or nullopt.
 std::optional<std::string> spec_disagreement(z3::context& ctx, Query& q, const SumEncoded& e,
@@ -126,6 +154,10 @@ std::optional<std::string> spec_disagreement(z3::context& ctx, Query& q, const S
     if (a.verdict != Verdict::kSat) continue;  // reachability is the vacuity check's
     const std::optional<spec::CommandSituation> s = situation_from_summary(q.model(), e.s);
     if (!s) return absl::StrCat(c.name, ": the summary's command cannot be laid out");
+    if (!layout_matches(*s, q.model(), e.s)) {
+      return absl::StrCat(c.name, ": the laid-out command ", describe_situation(*s),
+                          " does not have the model's counts");
+    }
     const spec::CommandRun run = spec::handle_command(rules, *s);
     const std::int64_t returned =
         run.returned_by_command + static_cast<std::int64_t>(run.handed_off.size());
@@ -256,6 +288,12 @@ CheckRun run_conservation_all(const spec::Ruleset& rules, const Bounds& b) {
       if (!s) {
         unknown = absl::StrCat(cls[i].name, ": the model's command is too large to write out");
         continue;
+      }
+      if (!layout_matches(*s, m.model, e.s)) {
+        run.outcome = Unknown{absl::StrCat(cls[i].name, ": the laid-out command ",
+                                           describe_situation(*s), " does not have the model's counts")};
+        run.queries = q.queries();
+        return run;
       }
       std::string disagreement;
       std::optional<Witness> w = command_witness(
