@@ -113,4 +113,24 @@ BENCHMARK(BM_InductionLegacy)->DenseRange(4, 16, 4)->Unit(benchmark::kSecond)->I
 
 }  // namespace
 
+// The proofs for every parameter: conservation-all versus the width of its bit-level refinement
+// (the summary itself has no width), and each -all check for rev-d and legacy.
+void BM_ConservationAllRevD(benchmark::State& state) {
+  Bounds b;
+  b.bmax = static_cast<int>(state.range(0));
+  run(state, Check::kConservationAll, spec::RulesetId::kRevD, b);
+}
+BENCHMARK(BM_ConservationAllRevD)->RangeMultiplier(2)->Range(8, 64)->Unit(benchmark::kSecond)->Iterations(1);
+
+void BM_AllParameters(benchmark::State& state, Check check, spec::RulesetId ruleset) {
+  run(state, check, ruleset, Bounds{});
+}
+BENCHMARK_CAPTURE(BM_AllParameters, finalization_all_rev_d, Check::kFinalizationAll, spec::RulesetId::kRevD)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_AllParameters, isolation_all_rev_d, Check::kIsolationAll, spec::RulesetId::kRevD)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_AllParameters, induction_all_rev_d, Check::kInductionAll, spec::RulesetId::kRevD)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_AllParameters, conservation_all_legacy, Check::kConservationAll, spec::RulesetId::kLegacy)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_AllParameters, finalization_all_legacy, Check::kFinalizationAll, spec::RulesetId::kLegacy)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_AllParameters, isolation_all_legacy, Check::kIsolationAll, spec::RulesetId::kLegacy)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_AllParameters, induction_all_legacy, Check::kInductionAll, spec::RulesetId::kLegacy)->Unit(benchmark::kSecond)->Iterations(1);
+
 BENCHMARK_MAIN();

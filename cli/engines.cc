@@ -1,6 +1,7 @@
 #include "cli/engines.h"
 
 #include <chrono>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "cli/internal/json_out.h"
@@ -10,6 +11,7 @@
 #include "properties/runner.h"
 #endif
 #ifdef PERMITCHECK_HAVE_SOLVER
+#include "solver/interrupt.h"
 #include "solver/prove.h"
 #endif
 
@@ -128,6 +130,21 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
 #endif
 }
 
+#ifdef PERMITCHECK_HAVE_SOLVER
+namespace {
+std::string known_checks() {
+  std::string out;
+  for (solver::Check c : solver::all_checks()) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ", av(solver::check_name(c)));
+  }
+  return out;
+}
+}  // namespace
+#endif
+
+// --timeout: at most a day per solver query.
+constexpr double kMaxProveTimeoutSeconds = 86400;
+
 int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "prove", err);
   if (rules == nullptr) return kBadInput;
@@ -135,8 +152,15 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     err << "permitcheck prove: --bound " << o.bound << ": must be in 8..65535\n";
     return kBadInput;
   }
-  if (o.depth < 1 || o.timeout_seconds <= 0) {
-    err << "permitcheck prove: --depth must be >= 1 and --timeout > 0\n";
+  if (o.depth < 1) {
+    err << "permitcheck prove: --depth " << o.depth << ": must be >= 1\n";
+    return kBadInput;
+  }
+  // NaN fails every comparison, so the range is written to let only finite values through.
+  if (!(std::isfinite(o.timeout_seconds) && o.timeout_seconds > 0 &&
+        o.timeout_seconds <= kMaxProveTimeoutSeconds)) {
+    err << "permitcheck prove: --timeout " << o.timeout_seconds
+        << ": must be a finite number of seconds in (0, " << kMaxProveTimeoutSeconds << "]\n";
     return kBadInput;
   }
 #ifndef PERMITCHECK_HAVE_SOLVER
@@ -150,7 +174,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     std::optional<solver::Check> c = solver::parse_check(name);
     if (!c) {
       err << "permitcheck prove: unknown check \"" << name
-          << "\" (known: conservation, finalization, isolation, induction)\n";
+          << "\" (known: " << known_checks() << ")\n";
       return kBadInput;
     }
     checks.push_back(*c);
@@ -162,7 +186,10 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   bounds.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_seconds * 1000));
   std::vector<solver::Result> results;
   bool all_proved = true;
+  // SIGINT/SIGTERM interrupt the running query (issue 18); what finished is reported below.
+  solver::SignalStop stop;
   for (solver::Check c : checks) {
+    if (stop.signal() != 0) break;
     results.push_back(solver::prove(c, *rules, bounds));
     all_proved = all_proved && std::holds_alternative<solver::Proved>(results.back().outcome);
   }
@@ -176,7 +203,9 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
         << results.size() << "\" failures=\"" << failures << "\">\n";
     for (const solver::Result& r : results) {
       out << "    <testcase classname=\"permitcheck.prove." << rules->name << "\" name=\""
-          << internal::xml_escape(absl::StrCat(av(solver::check_name(r.check)), " ", r.bound)) << "\" time=\""
+          << internal::xml_escape(absl::StrCat(av(solver::check_name(r.check)), " (",
+                                               av(solver::scope_name(r)), ") ", r.bound))
+          << "\" time=\""
           << r.seconds << "\">\n";
       if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
         std::string body;
@@ -192,6 +221,12 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     out << "  </testsuite>\n</testsuites>\n";
   } else {
     out << solver::format_table(results);
+  }
+  if (stop.signal() != 0) {
+    out.flush();
+    err << "permitcheck prove: interrupted by signal " << stop.signal()
+        << "; the results above are those finished or interrupted\n";
+    return 128 + stop.signal();
   }
   return all_proved ? kPass : kViolation;
 #endif

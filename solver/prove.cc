@@ -13,7 +13,9 @@ namespace permitcheck::solver {
 namespace {
 
 constexpr std::array kAllChecks = {Check::kConservation, Check::kFinalization, Check::kIsolation,
-                                   Check::kInduction};
+                                   Check::kInduction, Check::kConservationAll,
+                                   Check::kFinalizationAll, Check::kIsolationAll,
+                                   Check::kInductionAll};
 
 // Debian's abseil keeps its own absl::string_view, which absl::StrCat needs.
 std::string str(std::string_view s) { return std::string(s); }
@@ -51,6 +53,10 @@ std::string result_cell(const Result& r) {
 
 }  // namespace
 
+std::string_view scope_name(const Result& r) {
+  return r.bounded ? "bounded" : "all parameters";
+}
+
 std::span<const Check> all_checks() { return kAllChecks; }
 
 std::string_view check_name(Check check) {
@@ -63,6 +69,14 @@ std::string_view check_name(Check check) {
       return "isolation";
     case Check::kInduction:
       return "induction";
+    case Check::kConservationAll:
+      return "conservation-all";
+    case Check::kFinalizationAll:
+      return "finalization-all";
+    case Check::kInductionAll:
+      return "induction-all";
+    case Check::kIsolationAll:
+      return "isolation-all";
   }
   return "conservation";
 }
@@ -84,6 +98,14 @@ std::string_view check_rules(Check check) {
       return "E3 N2 N3 N4 N5 N6";
     case Check::kInduction:
       return "E5 E6";
+    case Check::kConservationAll:
+      return "E1 E2 K1 K2 K3 K4 K5 K6 K7 K8 C1 C2 C3 C4 C5 C6 C7";
+    case Check::kFinalizationAll:
+      return "B1 B2 B3 B4 B5 B6 B7 B8 E4";
+    case Check::kInductionAll:
+      return "E5 E6";
+    case Check::kIsolationAll:
+      return "E3 N2 N3 N4 N5 N6";
   }
   return "";
 }
@@ -103,6 +125,7 @@ Result prove(Check check, const spec::Ruleset& rules, const Bounds& bounds) {
                       bounds.induction_k, " (>= 1), induction bound ", bounds.induction_bmax,
                       " (8..65535), timeout ", bounds.timeout.count(), " ms (>= 1)")}};
   }
+  try {
   switch (check) {
     case Check::kConservation:
       run = internal::run_conservation(rules, bounds);
@@ -116,10 +139,27 @@ Result prove(Check check, const spec::Ruleset& rules, const Bounds& bounds) {
     case Check::kInduction:
       run = internal::run_induction(rules, bounds);
       break;
+    case Check::kConservationAll:
+      run = internal::run_conservation_all(rules, bounds);
+      break;
+    case Check::kFinalizationAll:
+      run = internal::run_finalization_all(rules, bounds);
+      break;
+    case Check::kInductionAll:
+      run = internal::run_induction_all(rules, bounds);
+      break;
+    case Check::kIsolationAll:
+      run = internal::run_isolation_all(rules, bounds);
+      break;
+  }
+  } catch (const z3::exception& e) {  // Z3 errors stay inside the solver module
+    run.outcome = Unknown{internal::queries_interrupted() ? "interrupted"
+                                                           : absl::StrCat("Z3: ", e.msg())};
   }
   Result r{.check = check,
            .ruleset = rules.id,
            .bound = std::move(run.bound),
+           .bounded = run.bounded,
            .outcome = std::move(run.outcome),
            .queries = run.queries};
   r.seconds =
@@ -150,6 +190,18 @@ VacuityReport check_vacuity(Check check, const spec::Ruleset& rules, const Bound
     case Check::kInduction:
       r.items = internal::vacuity_induction(rules, bounds);
       break;
+    case Check::kConservationAll:
+      r.items = internal::vacuity_conservation_all(rules, bounds);
+      break;
+    case Check::kFinalizationAll:
+      r.items = internal::vacuity_finalization_all(rules, bounds);
+      break;
+    case Check::kInductionAll:
+      r.items = internal::vacuity_induction_all(rules, bounds);
+      break;
+    case Check::kIsolationAll:
+      r.items = internal::vacuity_isolation_all(rules, bounds);
+      break;
   }
   return r;
 }
@@ -159,7 +211,8 @@ bool as_expected(const Result& r) {
   if (r.ruleset == spec::RulesetId::kLegacy) return std::holds_alternative<Counterexample>(r.outcome);
   // Revisions A-C break some checks and pass others (rulebook 11; `permitcheck review`).
   return !std::holds_alternative<Unknown>(r.outcome) ||
-         (r.ruleset == spec::RulesetId::kRevA && r.check == Check::kInduction);
+         (r.ruleset == spec::RulesetId::kRevA &&
+          (r.check == Check::kInduction || r.check == Check::kInductionAll));
 }
 
 std::string_view outcome_name(const Outcome& outcome) {
@@ -169,11 +222,12 @@ std::string_view outcome_name(const Outcome& outcome) {
 }
 
 std::string format_table(const std::vector<Result>& results) {
-  std::string out = absl::StrFormat("%-13s %-7s %-36s %-19s %8s  %s\n", "check", "ruleset",
-                                    "bound", "result", "seconds", "expected");
+  std::string out = absl::StrFormat("%-16s %-7s %-15s %-52s %-19s %8s  %s\n", "check",
+                                    "ruleset", "scope", "bound", "result", "seconds", "expected");
   for (const Result& r : results) {
-    absl::StrAppendFormat(&out, "%-13s %-7s %-36s %-19s %8.2f  %s\n", str(check_name(r.check)),
-                          str(spec::ruleset(r.ruleset).name), r.bound, result_cell(r), r.seconds,
+    absl::StrAppendFormat(&out, "%-16s %-7s %-15s %-52s %-19s %8.2f  %s\n",
+                          str(check_name(r.check)), str(spec::ruleset(r.ruleset).name),
+                          scope_name(r), r.bound, result_cell(r), r.seconds,
                           as_expected(r) ? "yes" : "NO");
   }
   for (const Result& r : results) {
@@ -201,6 +255,8 @@ std::string format_json(const std::vector<Result>& results) {
     const Result& r = results[i];
     absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "  {\"check\": ", json_string(check_name(r.check)),
                     ", \"ruleset\": ", json_string(spec::ruleset(r.ruleset).name),
+                    ", \"outcome\": ", json_string(outcome_name(r.outcome)),
+                    ", \"bounded\": ", r.bounded ? "true" : "false",
                     ", \"bound\": ", json_string(r.bound),
                     ", \"result\": ", json_string(outcome_name(r.outcome)),
                     ", \"seconds\": ", absl::StrFormat("%.3f", r.seconds),
@@ -238,7 +294,29 @@ PopcountEncoding popcount_of(const Bounds& bounds) {
   return bounds.bit_sum_popcount ? PopcountEncoding::kBitSum : PopcountEncoding::kAdderTree;
 }
 
-const spec::Ruleset& reference_rules() { return spec::ruleset(spec::RulesetId::kRevD); }
+// Rev-d's decisions, written out from the rulebook (sections 2-9) rather than read from
+// spec::ruleset(kRevD), the object being checked: a wrong decision value there is then refuted
+// by the checks instead of being the reference too.
+constexpr spec::Ruleset kReferenceRevD{
+    .id = spec::RulesetId::kRevD,
+    .name = "rev-d",
+    .summary = "the solver's reference: rev-d's decisions as the rulebook states them",
+    .broker_sends_message_permits = true,                         // W3
+    .consumer_debit = spec::DebitSource::kFinalized,              // B1, B4
+    .finalized_dispatchers = spec::DispatcherCoverage::kAllSix,   // B6
+    .client_reads_message_permits = true,                         // C1
+    .early_failure = spec::EarlyFailureReturn::kResolvedP,        // C2, C7
+    .batch_failure = spec::BatchFailureReturn::kRemainingBudget,  // K5, C7
+    .direct_returns = spec::DirectReturns::kFromBudget,           // K6
+    .before_start = spec::BeforeStartReturn::kCommandOwned,       // K4
+    .return_scope = spec::ReturnScope::kIncarnation,              // M1, N3
+    .flow_recheck = spec::FlowRecheck::kIdentity,                 // N5
+    .inconsistent = spec::InconsistentHandling::kCorruptedData,   // C5, C6: never close
+    .skipped_release = spec::SkippedRelease::kDuplicateOnly,      // S5, S6
+    .budget_tracked = true,                                       // K1-K8
+};
+
+const spec::Ruleset& reference_rules() { return kReferenceRevD; }
 
 bool judge(Witness& w) {
   const spec::MonitorReport report = spec::check_trace(w.header, w.events);

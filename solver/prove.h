@@ -30,7 +30,18 @@
 
 namespace permitcheck::solver {
 
-enum class Check { kConservation, kFinalization, kIsolation, kInduction };
+// The first four are bounded where the comment in Bounds says; the *All checks hold for every
+// parameter (solver/NOTES.md, "Proofs for every parameter").
+enum class Check {
+  kConservation,
+  kFinalization,
+  kIsolation,
+  kInduction,
+  kConservationAll,  // "conservation-all": the command summary, every B and P; bit-level refinement
+  kFinalizationAll,  // "finalization-all": induction over the entries of a send
+  kInductionAll,     // "induction-all": E5/E6 with commands abstracted by their summary
+  kIsolationAll,     // "isolation-all": an inductive invariant over incarnation tokens
+};
 
 std::span<const Check> all_checks();
 std::string_view check_name(Check check);  // "conservation", "finalization", ...
@@ -80,6 +91,8 @@ struct Result {
   Check check = Check::kConservation;
   spec::RulesetId ruleset = spec::RulesetId::kRevD;
   std::string bound;      // "B<=64", "k<=4, B<=64, 7 dispatchers", "depth 12", "k=1"
+  bool bounded = true;    // false: proved (or refuted) for every parameter; `bound` says which
+                          // part, if any, is still bounded
   Outcome outcome;
   double seconds = 0;
   int queries = 0;        // solver queries made
@@ -106,8 +119,12 @@ VacuityReport check_vacuity(Check check, const spec::Ruleset& rules, const Bound
 bool as_expected(const Result& result);
 
 std::string_view outcome_name(const Outcome& outcome);  // "proved", "counterexample", "unknown"
+// "bounded" (by what: Result::bound) or "all parameters".
+std::string_view scope_name(const Result& result);
 
-// The table of the main job: check, ruleset, bound, result, seconds (and witnesses below it).
+// The table of the main job: check, ruleset, scope (bounded or all parameters), bound, result,
+// seconds (and witnesses below it). The JSON gives each result "check", "ruleset", "outcome",
+// "bounded" (true or false) and "bound", with "result" (= outcome) kept for older readers.
 std::string format_table(const std::vector<Result>& results);
 std::string format_json(const std::vector<Result>& results);
 

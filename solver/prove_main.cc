@@ -11,6 +11,8 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "solver/interrupt.h"
 #include "solver/prove.h"
 #ifdef PERMITCHECK_SOLVER_HAS_TRACE
 #include "solver/trace_output.h"
@@ -67,9 +69,11 @@ int main(int argc, char** argv) {
   app.add_option("--format", format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  app.add_option("--check", checks, "Only these checks (conservation, finalization, isolation, "
-                                    "induction); repeatable")
-      ->check(CLI::IsMember({"conservation", "finalization", "isolation", "induction"}));
+  std::vector<std::string> check_names;
+  for (Check c : solver::all_checks()) check_names.emplace_back(solver::check_name(c));
+  app.add_option("--check", checks, "Only these checks (" + absl::StrJoin(check_names, ", ") +
+                                        "); repeatable")
+      ->check(CLI::IsMember(check_names));
   app.add_option("--ruleset", rulesets,
                  "Only these rulesets (legacy, rev-a, rev-b, rev-c, rev-d); repeatable")
       ->check(CLI::IsMember({"legacy", "rev-a", "rev-b", "rev-c", "rev-d"}));
@@ -95,10 +99,13 @@ int main(int argc, char** argv) {
   }
 #endif
 
+  // SIGINT/SIGTERM interrupt the running query; the results so far are reported, exit 128+sig.
+  solver::SignalStop stop;
   std::vector<Result> results;
   bool ok = true;
   for (const std::string& c : checks) {
     for (const std::string& r : rulesets) {
+      if (stop.signal() != 0) break;
       const spec::Ruleset& rules = **spec::parse_ruleset(r);
       Result result = solver::prove(*solver::parse_check(c), rules, bounds);
       ok = ok && solver::as_expected(result);
@@ -107,6 +114,12 @@ int main(int argc, char** argv) {
     }
   }
   std::cout << (format == "json" ? solver::format_json(results) : solver::format_table(results));
+  if (stop.signal() != 0) {
+    std::cout.flush();
+    std::cerr << "permitcheck-prove: interrupted by signal " << stop.signal()
+              << "; the results above are those finished or interrupted\n";
+    return 128 + stop.signal();
+  }
 
   if (vacuity) {
     for (const std::string& c : checks) {

@@ -3,11 +3,14 @@
 #ifndef PERMITCHECK_SOLVER_INTERNAL_CHECKS_H_
 #define PERMITCHECK_SOLVER_INTERNAL_CHECKS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "solver/internal/z3_util.h"
 #include "solver/prove.h"
+#include "spec/client_command.h"
 #include "spec/ruleset.h"
 
 namespace permitcheck::solver::internal {
@@ -16,6 +19,7 @@ namespace permitcheck::solver::internal {
 struct CheckRun {
   Outcome outcome;
   std::string bound;
+  bool bounded = true;  // false: the statement holds for every parameter
   int queries = 0;
 };
 
@@ -23,22 +27,45 @@ CheckRun run_conservation(const spec::Ruleset& rules, const Bounds& bounds);
 CheckRun run_finalization(const spec::Ruleset& rules, const Bounds& bounds);
 CheckRun run_isolation(const spec::Ruleset& rules, const Bounds& bounds);
 CheckRun run_induction(const spec::Ruleset& rules, const Bounds& bounds);
+// For every parameter (solver/NOTES.md, "Proofs for every parameter").
+CheckRun run_conservation_all(const spec::Ruleset& rules, const Bounds& bounds);
+CheckRun run_finalization_all(const spec::Ruleset& rules, const Bounds& bounds);
+CheckRun run_induction_all(const spec::Ruleset& rules, const Bounds& bounds);
+CheckRun run_isolation_all(const spec::Ruleset& rules, const Bounds& bounds);
 
 std::vector<VacuityItem> vacuity_conservation(const spec::Ruleset& rules, const Bounds& bounds);
 std::vector<VacuityItem> vacuity_finalization(const spec::Ruleset& rules, const Bounds& bounds);
 std::vector<VacuityItem> vacuity_isolation(const spec::Ruleset& rules, const Bounds& bounds);
 std::vector<VacuityItem> vacuity_induction(const spec::Ruleset& rules, const Bounds& bounds);
+std::vector<VacuityItem> vacuity_conservation_all(const spec::Ruleset& rules, const Bounds& bounds);
+std::vector<VacuityItem> vacuity_finalization_all(const spec::Ruleset& rules, const Bounds& bounds);
+std::vector<VacuityItem> vacuity_induction_all(const spec::Ruleset& rules, const Bounds& bounds);
+std::vector<VacuityItem> vacuity_isolation_all(const spec::Ruleset& rules, const Bounds& bounds);
+
+// The bit-level encoding at B <= bounds.bmax refines the command summary (summary.h) for `rules`
+// and the reference: kUnsat when it does.
+Answer refinement_check(const spec::Ruleset& rules, const Bounds& bounds, int* queries);
 
 Limits limits_of(const Bounds& bounds);
 PopcountEncoding popcount_of(const Bounds& bounds);
 
 // The rules a counterexample is judged against: the final rules (rev-d). The properties are
-// rev-d's invariants, whatever ruleset is being checked.
+// rev-d's invariants, whatever ruleset is being checked. Written out literally in prove.cc, not
+// read from spec::ruleset(kRevD), so the reference is independent of what is checked.
 const spec::Ruleset& reference_rules();
 
 // Runs w.events through a Monitor for w.header and fills w.rule and w.finding with the first
 // violation. Returns false when the monitor reports none.
 bool judge(Witness& w);
+
+// The witness trace of a command that breaks conservation (conservation.cc): `s` handled by the
+// spec under `rules` after a grant, judged against rev-d, `p` the reference P and `pe` whether
+// the reference calls it a protocol error. `row` is its catalogue row or finding ("L1", "F3").
+// nullopt, with *disagreement, when the spec returns other than `model_total`.
+std::optional<Witness> command_witness(const spec::Ruleset& rules, const spec::CommandSituation& s,
+                                       std::int64_t model_total, std::int64_t p, bool pe,
+                                       const std::string& situation, const std::string& row,
+                                       bool lost, std::string* disagreement);
 
 // The legacy catalogue's rule for row `id` ("L1" -> C7), judged against rev-d.
 spec::RuleId catalogue_rule(std::string_view id);

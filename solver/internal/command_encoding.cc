@@ -33,21 +33,9 @@ FateMasks fate_masks(const CommandVars& v) {
   };
 }
 
-// The counts of the command's indexes, all from one partition of the deliverable indexes
-// below B (D): handed off, skipped, and the rest (hand-off failures and indexes after a
-// parse failure). Every other count is a sum of these parts, never a second popcount, so a
-// relation such as "handed off + skipped <= P" is plain arithmetic for the solver, not a
-// fact about two adder trees (NOTES.md: such facts take Z3 minutes at 64 bits).
-struct Counts {
-  z3::expr parse_failure;  // a kParseFails index below B
-  z3::expr delivered;      // D below the first parse failure, fate deliver
-  z3::expr skipped;        // ... fate duplicate, compacted, before start, dead letter
-  z3::expr rest;           // the other indexes of D
-  z3::expr beyond;         // ack_set bits at or beyond B
-  z3::expr in_b;           // |D|: bits of ack_set below B, or B when ack_set is absent
-};
+}  // namespace
 
-Counts counts(const CommandVars& v, PopcountEncoding pc) {
+CommandCounts command_counts(const CommandVars& v, PopcountEncoding pc) {
   z3::context& ctx = v.batch_size.ctx();
   const unsigned w = v.width;
   const z3::expr b_mask = low_mask(resize(v.batch_size, w));
@@ -63,7 +51,7 @@ Counts counts(const CommandVars& v, PopcountEncoding pc) {
   const z3::expr delivered_n = popcount(handed, kCountBits, pc);
   const z3::expr skipped_n = popcount(skipped, kCountBits, pc);
   const z3::expr rest_n = popcount(d & ~(handed | skipped), kCountBits, pc);
-  return Counts{
+  return CommandCounts{
       .parse_failure = parse_failure,
       .delivered = delivered_n,
       .skipped = skipped_n,
@@ -72,6 +60,8 @@ Counts counts(const CommandVars& v, PopcountEncoding pc) {
       .in_b = delivered_n + skipped_n + rest_n,
   };
 }
+
+namespace {
 
 // max(0, x) for a signed count.
 z3::expr clamp_zero(const z3::expr& x) {
@@ -112,7 +102,7 @@ z3::expr command_domain(const CommandVars& v) {
 z3::expr candidate(const CommandVars& v, PopcountEncoding pc) {
   z3::context& ctx = v.batch_size.ctx();
   return z3::ite(v.batch_size == ctx.bv_val(0, v.batch_size.get_sort().bv_size()), count(ctx, 0),
-                 counts(v, pc).in_b);
+                 command_counts(v, pc).in_b);
 }
 
 z3::expr encode_settle_amount(const spec::Ruleset& rules, const SymProgress& pr) {
@@ -167,7 +157,7 @@ CommandOutcome encode_command(const spec::Ruleset& rules, const CommandVars& v,
                             z3::ule(v.field, ctx.bv_val(static_cast<std::uint64_t>(spec::kMaxPermits), 64));
   const z3::expr field_p = resize(v.field, kCountBits);
 
-  const Counts n = counts(v, pc);
+  const CommandCounts n = command_counts(v, pc);
 
   // C2: resolve_early (X6: every ack_set bit, those beyond B included).
   const z3::expr all = z3::ite(v.ack_present, n.in_b + n.beyond, zero);

@@ -56,6 +56,22 @@ CommandVars make_command_vars(z3::context& ctx, unsigned width, const std::strin
 // never chunks a batch).
 z3::expr command_domain(const CommandVars& v);
 
+// The counts of the command's indexes, all from one partition of the deliverable indexes
+// below B (D): handed off, skipped, and the rest (hand-off failures and indexes after a
+// parse failure). Every other count is a sum of these parts, never a second popcount, so a
+// relation such as "handed off + skipped <= P" is plain arithmetic for the solver, not a
+// fact about two adder trees (NOTES.md: such facts take Z3 minutes at 64 bits).
+struct CommandCounts {
+  z3::expr parse_failure;  // a kParseFails index below B
+  z3::expr delivered;      // D below the first parse failure, fate deliver
+  z3::expr skipped;        // ... fate duplicate, compacted, before start, dead letter
+  z3::expr rest;           // the other indexes of D
+  z3::expr beyond;         // ack_set bits at or beyond B
+  z3::expr in_b;           // |D|: bits of ack_set below B, or B when ack_set is absent
+};
+CommandCounts command_counts(const CommandVars& v,
+                             PopcountEncoding pc = PopcountEncoding::kAdderTree);
+
 // B2/B3: the broker's candidate P of the entry (B <= 0 -> 0; ack_set absent -> B; else the
 // bits below B), kCountBits wide.
 z3::expr candidate(const CommandVars& v, PopcountEncoding pc = PopcountEncoding::kAdderTree);

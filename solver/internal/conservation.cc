@@ -134,13 +134,21 @@ std::vector<z3::expr> objectives(z3::context& ctx, const Encoded& e, PopcountEnc
 // rev-d. Fails (nullopt) when the spec disagrees with the encoding about what was returned.
 std::optional<Witness> witness(const spec::Ruleset& rules, const z3::model& m, const Encoded& e,
                                const SituationClass& cls, bool lost, std::string* disagreement) {
-  const spec::CommandSituation s = situation_from(m, e.v);
+  return command_witness(rules, situation_from(m, e.v),
+                         static_cast<std::int64_t>(value(m, e.out.total)),
+                         static_cast<std::int64_t>(value(m, e.ref.p)), truth(m, e.ref.protocol_error),
+                         cls.name, lost ? cls.lost_row : cls.over_row, lost, disagreement);
+}
+
+}  // namespace
+
+std::optional<Witness> command_witness(const spec::Ruleset& rules, const spec::CommandSituation& s,
+                                       std::int64_t model_total, std::int64_t p, bool pe,
+                                       const std::string& situation, const std::string& row,
+                                       bool lost, std::string* disagreement) {
   const spec::CommandRun run = spec::handle_command(rules, s);
   const std::int64_t returned =
       run.returned_by_command + static_cast<std::int64_t>(run.handed_off.size());
-  const std::int64_t model_total = static_cast<std::int64_t>(value(m, e.out.total));
-  const std::int64_t p = static_cast<std::int64_t>(value(m, e.ref.p));
-  const bool pe = truth(m, e.ref.protocol_error);
   if (returned != model_total) {
     *disagreement = absl::StrCat("encoding and spec disagree on ", describe_situation(s),
                                  ": encoding returns ", model_total, ", spec returns ", returned);
@@ -148,10 +156,10 @@ std::optional<Witness> witness(const spec::Ruleset& rules, const z3::model& m, c
   }
   const std::int64_t q = std::max<std::int64_t>(1000, 2 * p);
   Witness w;
-  w.id = lost ? cls.lost_row : cls.over_row;
+  w.id = row;
   // Review findings (rulebook 11): the revision's decision behind the failing class.
   if (w.id.empty() && !lost && rules.direct_returns == spec::DirectReturns::kBesideBudget &&
-      run.returned_by_command > static_cast<std::int64_t>(value(m, e.ref.p)) &&
+      run.returned_by_command > p &&
       returned > p) {
     w.id = "F1";  // a direct return beside a budget that drains as well
   }
@@ -159,7 +167,7 @@ std::optional<Witness> witness(const spec::Ruleset& rules, const z3::model& m, c
       rules.inconsistent == spec::InconsistentHandling::kCloseConnection) {
     w.id = "F4";  // an inconsistent command closes the pooled connection
   }
-  w.situation = cls.name;
+  w.situation = situation;
   w.header = spec::TraceHeader{.source = spec::TraceSource::kClient,
                                .ruleset = spec::RulesetId::kRevD,
                                .q = q,
@@ -180,7 +188,7 @@ std::optional<Witness> witness(const spec::Ruleset& rules, const z3::model& m, c
   const std::vector<spec::Event> returns = spec::returns_of(run);
   w.events.insert(w.events.end(), returns.begin(), returns.end());
   const std::int64_t bound = pe ? 0 : p;
-  if (cls.over_row == "F3") {
+  if (row == "F3") {
     w.words = absl::StrCat(describe_situation(s), ", returned ", returned, ", P=", p,
                            ": the dead-letter message object is released at skip time while "
                            "dead-letter handling still holds it (use after release)");
@@ -194,8 +202,6 @@ std::optional<Witness> witness(const spec::Ruleset& rules, const z3::model& m, c
                                                               : std::string(" (a prefix exceeds P)")));
   return w;
 }
-
-}  // namespace
 
 // Counterexamples are small: each class of situation is first searched with 8-bit vectors (a
 // witness there is a witness for every larger bmax), and only at the full width when the small

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "solver/internal/checks.h"
 #include "solver/internal/z3_util.h"
+#include "spec/finalize.h"
 #include "spec/permit_state.h"
 
 namespace permitcheck::solver::internal {
@@ -28,10 +29,11 @@ spec::Id ind_cnx(int n) { return spec::Id::text(absl::StrCat("c", n)); }
 
 }  // namespace
 
-IndSystem::IndSystem(z3::context& ctx, const spec::Ruleset& rules, unsigned bmax)
+IndSystem::IndSystem(z3::context& ctx, const spec::Ruleset& rules, unsigned bmax, bool summaries)
     : ctx_(ctx),
       rules_(rules),
       bmax_(bmax),
+      summaries_(summaries),
       q_(ctx.int_const("ind.Q")),
       t_(ctx.int_const("ind.T")) {}
 
@@ -44,8 +46,14 @@ IndState IndSystem::fresh_state(const std::string& name) {
 IndStep IndSystem::fresh_step(const std::string& name) {
   CommandVars cmd = make_command_vars(ctx_, bmax_, name + ".cmd");
   CommandOutcome out = encode_command(rules_, cmd);
-  return IndStep{ctx_.bv_const((name + ".action").c_str(), kActionBits),
-                 ctx_.int_const((name + ".n").c_str()), std::move(cmd), std::move(out)};
+  IndStep step{ctx_.bv_const((name + ".action").c_str(), kActionBits),
+               ctx_.int_const((name + ".n").c_str()), std::move(cmd), std::move(out),
+               std::nullopt, std::nullopt};
+  if (summaries_) {
+    step.sum = make_summary_vars(ctx_, name + ".sum");
+    step.sum_out = encode_summary(rules_, *step.sum);
+  }
+  return step;
 }
 
 z3::expr IndSystem::action_is(const IndStep& step, IndAction a) const {
@@ -67,23 +75,50 @@ IndState IndSystem::next(const IndState& s, const IndStep& step, z3::expr* guard
 
   // The command of a receive: honest wire (the field carries the broker's P, which the broker
   // debited at dispatch), outside the known deviations X2/X3 and protocol errors.
-  const CommandVars& v = step.cmd;
-  const CommandOutcome ref = encode_command(reference_rules(), v);
-  const z3::expr p40 = candidate(v);
-  const z3::expr p = num(p40);
-  auto path_is = [&](spec::PayloadPath x) {
-    return v.path == ctx_.bv_val(static_cast<unsigned>(x), 3);
-  };
-  const z3::expr x2 = ref.path_reached && path_is(spec::PayloadPath::kCryptoDiscard) &&
-                      p40 != resize(v.batch_size, kCountBits);
-  const z3::expr x3 = ref.path_reached && path_is(spec::PayloadPath::kCryptoFail);
-  const z3::expr command_ok = command_domain(v) && v.field_present && v.field == resize(p40, 64) &&
-                              p >= 1 && p <= s.wire && !x2 && !x3 && !ref.protocol_error &&
-                              !step.out.protocol_error;
+  z3::expr p = ctx_.int_val(0);
+  z3::expr command_ok = ctx_.bool_val(false);
+  z3::expr claimed = p, direct = p, settle = p;
+  if (summaries_) {
+    const SummaryVars& v = *step.sum;
+    const SummaryOutcome ref = encode_summary(reference_rules(), v);
+    p = z3::ite(v.batch_size == 0, ctx_.int_val(0), v.delivered + v.skipped + v.rest);
+    auto path_is = [&](spec::PayloadPath x) {
+      return v.path == ctx_.bv_val(static_cast<unsigned>(x), 3);
+    };
+    const z3::expr x2 =
+        ref.path_reached && path_is(spec::PayloadPath::kCryptoDiscard) && p != v.batch_size;
+    const z3::expr x3 = ref.path_reached && path_is(spec::PayloadPath::kCryptoFail);
+    command_ok = summary_domain(v) && v.field_present && v.field == p && p >= 1 &&
+                 p <= s.wire && !x2 && !x3 && !ref.protocol_error &&
+                 !step.sum_out->protocol_error;
+    claimed = step.sum_out->claimed;
+    direct = step.sum_out->direct;
+    settle = step.sum_out->settle;
+  } else {
+    const CommandVars& v = step.cmd;
+    const CommandOutcome ref = encode_command(reference_rules(), v);
+    const z3::expr p40 = candidate(v);
+    p = num(p40);
+    auto path_is = [&](spec::PayloadPath x) {
+      return v.path == ctx_.bv_val(static_cast<unsigned>(x), 3);
+    };
+    const z3::expr x2 = ref.path_reached && path_is(spec::PayloadPath::kCryptoDiscard) &&
+                        p40 != resize(v.batch_size, kCountBits);
+    const z3::expr x3 = ref.path_reached && path_is(spec::PayloadPath::kCryptoFail);
+    command_ok = command_domain(v) && v.field_present && v.field == resize(p40, 64) && p >= 1 &&
+                 p <= s.wire && !x2 && !x3 && !ref.protocol_error && !step.out.protocol_error;
+    claimed = num(step.out.claimed);
+    direct = num(step.out.direct);
+    settle = num(step.out.settle);
+  }
+  // A dispatch sends one entry: at most bmax units, or 2^31-1 with summaries (B9). It starts
+  // only while available is positive (B12).
+  const z3::expr entry_max =
+      summaries_ ? ctx_.int_val(spec::kMaxPermits) : ctx_.int_val(bmax_);
 
   *guard = z3::ule(step.action, ctx_.bv_val(kIndActions - 1, kActionBits)) &&
            z3::implies(is(IndAction::kDispatch),
-                       s.avail > 0 && n >= 1 && n <= ctx_.int_val(bmax_)) &&
+                       s.avail > 0 && n >= 1 && n <= entry_max) &&
            z3::implies(is(IndAction::kReceive), command_ok) &&
            z3::implies(is(IndAction::kReturn), s.held >= 1) &&
            z3::implies(is(IndAction::kFlowTask), n >= 1 && n <= s.tasks) &&
@@ -94,8 +129,8 @@ IndState IndSystem::next(const IndState& s, const IndStep& step, z3::expr* guard
   // Receive: what the command's handling returns now (direct, then terminal) and holds.
   z3::expr acc_r = s.acc;
   z3::expr tasks_r = s.tasks;
-  credit(acc_r, tasks_r, num(step.out.direct));
-  credit(acc_r, tasks_r, num(step.out.settle));
+  credit(acc_r, tasks_r, direct);
+  credit(acc_r, tasks_r, settle);
   // A return of one unit, to the current incarnation.
   z3::expr acc_1 = s.acc;
   z3::expr tasks_1 = s.tasks;
@@ -110,7 +145,7 @@ IndState IndSystem::next(const IndState& s, const IndStep& step, z3::expr* guard
               z3::ite(is(IndAction::kBrokerFlow), s.avail + n, z3::ite(replace, q_, s.avail)));
   out.wire = z3::ite(is(IndAction::kDispatch), s.wire + n,
              z3::ite(is(IndAction::kReceive), s.wire - p, z3::ite(replace, zero, s.wire)));
-  out.held = z3::ite(is(IndAction::kReceive), s.held + num(step.out.claimed),
+  out.held = z3::ite(is(IndAction::kReceive), s.held + claimed,
              z3::ite(is(IndAction::kReturn), s.held - 1, z3::ite(replace, zero, s.held)));
   const z3::expr old_credit = legacy_scope ? is(IndAction::kOldReturn) : ctx_.bool_val(false);
   out.acc = z3::ite(is(IndAction::kReceive), acc_r,
@@ -143,7 +178,9 @@ z3::expr IndSystem::conservation(const IndState& s) const {
 z3::expr IndSystem::invariant_without_threshold(const IndState& s) const {
   return s.acc >= 0 && s.wire >= 0 && s.held >= 0 && s.tasks >= 0 && s.wflow >= 0 &&
          s.old_held >= 0 && s.old_tasks >= 0 &&
-         s.avail >= ctx_.int_val(1 - static_cast<int>(bmax_)) && conservation(s);
+         s.avail >= (summaries_ ? ctx_.int_val(1 - spec::kMaxPermits)
+                                : ctx_.int_val(1 - static_cast<int>(bmax_))) &&
+         conservation(s);
 }
 
 z3::expr IndSystem::invariant(const IndState& s) const {
@@ -519,6 +556,10 @@ CheckRun run_induction(const spec::Ruleset& rules, const Bounds& b) {
         for (const IndStep& st : path.steps) {
           objectives.push_back(st.n);
           objectives.push_back(st.cmd.batch_size);
+        }
+        // A replacement on the same connection (L7) before a reconnect (L6).
+        for (const IndStep& st : path.steps) {
+          objectives.push_back(bit(sys.action_is(st, IndAction::kReplaceReconnect)));
         }
         for (const IndStep& st : path.steps) {
           const z3::expr b_mask = low_mask(resize(st.cmd.batch_size, st.cmd.width));

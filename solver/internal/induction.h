@@ -25,10 +25,12 @@
 #include <z3++.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "solver/internal/command_encoding.h"
+#include "solver/internal/summary.h"
 #include "spec/client_command.h"
 #include "spec/events.h"
 #include "spec/ruleset.h"
@@ -61,12 +63,16 @@ struct IndStep {
   z3::expr n;          // integer
   CommandVars cmd;     // receive
   CommandOutcome out;  // the command under the ruleset
+  std::optional<SummaryVars> sum;         // receive, in a system of command summaries
+  std::optional<SummaryOutcome> sum_out;  // the summary under the ruleset
 };
 
 // The system under one ruleset. Q and T are shared by every state of a query.
 class IndSystem {
  public:
-  IndSystem(z3::context& ctx, const spec::Ruleset& rules, unsigned bmax);
+  // `summaries`: a receive handles a command summary (summary.h: every B and P up to 2^31-1)
+  // instead of a bit-level command of B <= bmax; a dispatch then sends up to 2^31-1 units.
+  IndSystem(z3::context& ctx, const spec::Ruleset& rules, unsigned bmax, bool summaries = false);
 
   IndState fresh_state(const std::string& name);
   // A new step from `s`: its variables, and through *constraints its guard and the next state.
@@ -93,6 +99,7 @@ class IndSystem {
   z3::context& ctx_;
   const spec::Ruleset& rules_;
   unsigned bmax_;
+  bool summaries_;
   z3::expr q_, t_;
 };
 

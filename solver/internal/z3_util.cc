@@ -1,5 +1,9 @@
 #include "solver/internal/z3_util.h"
 
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
 #include <utility>
 
 namespace permitcheck::solver::internal {
@@ -61,6 +65,39 @@ unsigned bits_for(std::uint64_t n) {
   return bits;
 }
 
+namespace {
+
+thread_local std::uint64_t rlimit_high = 0;
+
+// The contexts of live queries, for interrupt_queries() from the signal thread.
+std::mutex live_mutex;
+std::multiset<Z3_context> live;
+std::atomic<bool> interrupted{false};
+
+// The context's resource count so far (cumulative; a query's `rlimit` is relative to it).
+std::uint64_t rlimit_count(z3::solver& s) {
+  const z3::stats st = s.statistics();
+  for (unsigned i = 0; i < st.size(); ++i) {
+    if (st.key(i) == "rlimit count") {
+      return st.is_uint(i) ? st.uint_value(i) : static_cast<std::uint64_t>(st.double_value(i));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void interrupt_queries() {
+  interrupted.store(true);
+  const std::lock_guard<std::mutex> lock(live_mutex);
+  for (Z3_context c : live) Z3_interrupt(c);
+}
+
+bool queries_interrupted() { return interrupted.load(); }
+
+std::uint64_t rlimit_high_water() { return rlimit_high; }
+void reset_rlimit_high_water() { rlimit_high = 0; }
+
 Query::Query(z3::context& ctx, const Limits& limits, bool bit_vectors_only)
     : solver_(bit_vectors_only ? z3::solver(ctx, "QF_FD") : z3::solver(ctx)) {
   // QF_FD is Z3's incremental SAT-based bit-vector solver: with push/pop it keeps bit-blasting
@@ -70,11 +107,28 @@ Query::Query(z3::context& ctx, const Limits& limits, bool bit_vectors_only)
   p.set("timeout", static_cast<unsigned>(limits.timeout.count()));
   if (limits.rlimit) p.set("rlimit", *limits.rlimit);
   solver_.set(p);
+  const std::lock_guard<std::mutex> lock(live_mutex);
+  live.insert(ctx);
+}
+
+Query::~Query() {
+  const std::lock_guard<std::mutex> lock(live_mutex);
+  live.erase(live.find(solver_.ctx()));
 }
 
 Answer Query::check() {
   ++queries_;
-  switch (solver_.check()) {
+  if (interrupted.load()) return {Verdict::kUnknown, "interrupted"};
+  const std::uint64_t before = rlimit_count(solver_);
+  z3::check_result result = z3::unknown;
+  try {
+    result = solver_.check();
+  } catch (const z3::exception& e) {  // an interrupt (Z3 "canceled") or another Z3 error
+    return {Verdict::kUnknown, interrupted.load() ? "interrupted" : e.msg()};
+  }
+  const std::uint64_t after = rlimit_count(solver_);
+  if (after > before) rlimit_high = std::max(rlimit_high, after - before);
+  switch (result) {
     case z3::sat:
       model_ = solver_.get_model();
       return {Verdict::kSat, ""};

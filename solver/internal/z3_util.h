@@ -60,12 +60,25 @@ struct Answer {
   std::string reason;  // Z3's reason_unknown() for kUnknown
 };
 
+// The largest Z3 resource count ("rlimit count") any one query of this thread used since the
+// last reset: what sizes a test's deterministic `Limits::rlimit` (tests/solver/solver_testing.h).
+std::uint64_t rlimit_high_water();
+void reset_rlimit_high_water();
+
+// Interrupts every live Query of every thread (Z3_interrupt on its context); from then on every
+// check answers kUnknown("interrupted") without solving (solver/interrupt.h).
+void interrupt_queries();
+bool queries_interrupted();
+
 // An incremental solver with limits. Every check() counts in `queries`.
 class Query {
  public:
   // `bit_vectors_only`: Z3's QF_FD solver (incremental SAT with bit-blasting, fastest for wide
   // bit-vectors); else Z3's general solver (integers and bit-vectors mixed).
   Query(z3::context& ctx, const Limits& limits, bool bit_vectors_only = true);
+  ~Query();
+  Query(const Query&) = delete;
+  Query& operator=(const Query&) = delete;
 
   void add(const z3::expr& e) { solver_.add(e); }
   void push() { solver_.push(); }

@@ -63,6 +63,11 @@ TEST(ExitCodes, Usage) {
   EXPECT_EQ(run_permitcheck({"check", "--shard", "2/2"}).code, kExitBadInput);
   EXPECT_EQ(run_permitcheck({"check", "--shard", "x"}).code, kExitBadInput);
   EXPECT_EQ(run_permitcheck({"prove", "--bound", "4"}).code, kExitBadInput);
+  for (const char* timeout : {"nan", "inf", "-inf", "1e300", "0", "-1"}) {
+    const testing::Run r = run_permitcheck({"prove", "--timeout", timeout});
+    EXPECT_EQ(r.code, kExitBadInput) << timeout;
+    EXPECT_NE(r.err.find("--timeout"), std::string::npos) << timeout << ": " << r.err;
+  }
   EXPECT_EQ(run_permitcheck({"validate", "--help"}).code, kExitPass);
   EXPECT_EQ(run_permitcheck({"render", "--help"}).code, kExitPass);
 }

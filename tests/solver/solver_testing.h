@@ -3,6 +3,7 @@
 #ifndef PERMITCHECK_TESTS_SOLVER_SOLVER_TESTING_H_
 #define PERMITCHECK_TESTS_SOLVER_SOLVER_TESTING_H_
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -20,6 +21,17 @@
 namespace permitcheck::solver {
 
 inline std::string dump(const Result& r) { return format_table({r}); }
+
+// Bounds for a test that proves something (issue 18): no wall-clock limit that matters (a day
+// per query), only Z3's deterministic resource limit per query, `rlimit`, sized from a
+// measurement (internal::rlimit_high_water()) with a wide margin, so the verdict never depends
+// on how busy the machine is.
+inline Bounds proof_bounds(unsigned rlimit) {
+  Bounds b;
+  b.timeout = std::chrono::hours(24);
+  b.rlimit = rlimit;
+  return b;
+}
 
 inline const Counterexample* counterexample(const Result& r) {
   return std::get_if<Counterexample>(&r.outcome);
