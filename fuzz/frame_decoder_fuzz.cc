@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "conformance/frame.h"
+#include "protocol/frame.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
