@@ -16,6 +16,7 @@ PACKAGES=(
   libasio-dev
   libcli11-dev
   libbenchmark-dev
+  libpcap-dev tcpdump
 )
 
 missing=()
