@@ -10,6 +10,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cli/capture.h"
 #include "cli/conform.h"
 #include "cli/explain.h"
 #include "cli/replay.h"
@@ -72,7 +73,9 @@ Commands::Commands(CLI::App& app) {
       "Check permit traces (trace-format.md) against the specification. Streams: constant "
       "memory in the trace length. Violations as \"line N: RULE explanation\"; known deviations "
       "apart. Exit 0 no violation, 1 a violation, 2 unreadable input.");
-  validate_->add_option("traces", traces_, "Trace files (JSON Lines); - reads standard input")
+  validate_->add_option("traces", traces_,
+                        "Trace files (JSON Lines) or packet captures (pcap, pcapng: by content); "
+                        "- reads standard input")
       ->required();
   validate_->add_option("--format", validate_format_, "Report format")
       ->check(CLI::IsMember(kReportFormats))
@@ -88,6 +91,7 @@ Commands::Commands(CLI::App& app) {
       ->check(CLI::Range(1, 2))
       ->capture_default_str();
   validate_->add_flag("--no-progress", no_progress_, "No progress line on stderr");
+  add_capture_options(validate_);  // pcap/pcapng inputs (cli/capture.h)
 
   render_ = app.add_subcommand(
       "render",
@@ -198,7 +202,8 @@ int Commands::run_validate(std::istream& in, std::ostream& out, std::ostream& er
         err << "\rvalidate " << shown << ": " << events << " events, line " << line << std::flush;
       };
     }
-    results.push_back(validate_path(path, in, options));
+    results.push_back(capture_file(path) ? validate_capture(path, options.ruleset, err)
+                                         : validate_path(path, in, options));
     if (progress) err << "\r\033[K" << std::flush;
     if (results.back().error) {
       err << "permitcheck validate: " << shown << ": " << *results.back().error << "\n";
