@@ -100,13 +100,29 @@ std::optional<std::string> StreamReassembler::flush(std::vector<StreamChunk>* ou
   return result;
 }
 
-std::optional<std::string> StreamReassembler::acknowledged(std::uint32_t ack) {
+std::optional<std::string> StreamReassembler::acknowledged(double time, std::uint32_t ack) {
   if (!started_ || broken_) return std::nullopt;
   const std::int64_t at = offset_of(ack);
   // A FIN takes one sequence number: an ack one past the data is not a lost byte.
-  if (at > static_cast<std::int64_t>(next_) + 1) {
+  if (at <= static_cast<std::int64_t>(next_) + 1) {
+    acked_past_hole_since_.reset();
+    return std::nullopt;
+  }
+  if (pending_.empty() ||
+      (acked_past_hole_since_ && time - *acked_past_hole_since_ > kReorderSeconds)) {
     return gap(absl::StrCat("lost segment: the peer acknowledged stream offset ", at,
                             " but the capture holds the stream only up to ", next_));
+  }
+  if (!acked_past_hole_since_) acked_past_hole_since_ = time;
+  return std::nullopt;
+}
+
+std::optional<std::string> StreamReassembler::ends_at(std::uint32_t seq) {
+  if (!started_ || broken_ || !pending_.empty()) return std::nullopt;
+  const std::int64_t at = offset_of(seq);
+  if (at > static_cast<std::int64_t>(next_)) {
+    return gap(absl::StrCat("lost segment: the stream ends at offset ", at,
+                            " but the capture holds it only up to ", next_));
   }
   return std::nullopt;
 }

@@ -45,8 +45,15 @@ class StreamReassembler {
   std::optional<std::string> add(double time, std::uint32_t seq, std::string_view payload,
                                  std::uint32_t missing, std::vector<StreamChunk>* out);
 
-  // The peer acknowledged every byte before `ack`: one the capture never held is a gap.
-  std::optional<std::string> acknowledged(std::uint32_t ack);
+  // The peer acknowledged, at `time`, every byte before `ack`: one the capture never held is a
+  // gap. With later bytes waiting behind a hole the capture may merely have reordered them,
+  // so the gap is declared when the hole stays open for kReorderSeconds after such an ack.
+  std::optional<std::string> acknowledged(double time, std::uint32_t ack);
+  static constexpr double kReorderSeconds = 0.5;
+
+  // The sender's FIN comes after the byte before `seq`: bytes before it never captured are a
+  // gap (nothing waiting behind a hole: a FIN overtaking a reordered segment waits).
+  std::optional<std::string> ends_at(std::uint32_t seq);
 
   // The end of the stream (FIN, RST, end of capture): a hole still open is a gap.
   std::optional<std::string> finish();
@@ -77,6 +84,7 @@ class StreamReassembler {
   std::uint64_t next_ = 0;    // offset of the next byte to deliver
   std::map<std::uint64_t, Pending> pending_;  // by offset
   std::size_t pending_bytes_ = 0;
+  std::optional<double> acked_past_hole_since_;
 };
 
 }  // namespace permitcheck::capture

@@ -92,6 +92,14 @@ void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegme
     c.dir[from].start(s.seq + 1);
     return;
   }
+  // The ack first: bytes of the peer it acknowledges come before this segment's own.
+  if (s.has_ack) {
+    if (std::optional<std::string> gap = c.dir[1 - from].acknowledged(time, s.ack)) {
+      give_up(c, time, absl::StrCat(c.client == -1 || 1 - from == c.client ? "client" : "broker",
+                                    " stream: ", *gap));
+      return;
+    }
+  }
   if (!s.payload.empty() || s.missing > 0) {
     c.last_activity = std::max(c.last_activity, time);
     c.quiet_reported = false;
@@ -105,15 +113,16 @@ void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegme
     }
   }
   if (c.state == State::kBroken || c.state == State::kIgnored) return;
-  if (s.has_ack) {
-    if (std::optional<std::string> gap = c.dir[1 - from].acknowledged(s.ack)) {
-      give_up(c, time, absl::StrCat(c.client == -1 || 1 - from == c.client ? "client" : "broker",
+  if (s.rst) return close(c, time);
+  if (s.fin) {
+    c.fin[from] = true;
+    const auto end = s.seq + static_cast<std::uint32_t>(s.payload.size() + s.missing);
+    if (std::optional<std::string> gap = c.dir[from].ends_at(end)) {
+      give_up(c, time, absl::StrCat(c.client == -1 || from == c.client ? "client" : "broker",
                                     " stream: ", *gap));
       return;
     }
   }
-  if (s.rst) return close(c, time);
-  if (s.fin) c.fin[from] = true;
   // A FIN closes once its direction has every byte before it (it may overtake a segment).
   for (int i = 0; i < 2; ++i) {
     if (c.fin[i] && !c.dir[i].has_hole()) return close(c, time);
