@@ -184,4 +184,51 @@ std::optional<TcpSegment> parse_packet(LinkType link, std::string_view b,
   return std::nullopt;
 }
 
+std::string encode_ip_packet(const TcpSegment& seg) {
+  auto put16 = [](std::string* o, std::uint32_t v) {
+    o->push_back(static_cast<char>(v >> 8));
+    o->push_back(static_cast<char>(v));
+  };
+  auto put32 = [&](std::string* o, std::uint32_t v) {
+    put16(o, v >> 16);
+    put16(o, v & 0xFFFF);
+  };
+  const std::size_t ip_header = seg.src.v6 ? 40 : 20;
+  const std::string_view payload = seg.payload.substr(0, 65535 - 20 - 40);
+  std::string tcp;
+  put16(&tcp, seg.src.port);
+  put16(&tcp, seg.dst.port);
+  put32(&tcp, seg.seq);
+  put32(&tcp, seg.ack);
+  tcp.push_back(static_cast<char>(5 << 4));
+  tcp.push_back(static_cast<char>((seg.fin ? 0x01 : 0) | (seg.syn ? 0x02 : 0) |
+                                  (seg.rst ? 0x04 : 0) | (payload.empty() ? 0 : 0x08) |
+                                  (seg.has_ack ? 0x10 : 0)));
+  put16(&tcp, 65535);
+  put32(&tcp, 0);
+  std::string out;
+  out.reserve(ip_header + tcp.size() + payload.size());
+  if (!seg.src.v6) {
+    out.push_back(0x45);
+    out.push_back(0);
+    put16(&out, static_cast<std::uint32_t>(20 + tcp.size() + payload.size()));
+    put32(&out, 0x00004000);  // id 0, don't fragment
+    out.push_back(64);
+    out.push_back(6);
+    put16(&out, 0);
+    out.append(reinterpret_cast<const char*>(seg.src.addr.data()), 4);
+    out.append(reinterpret_cast<const char*>(seg.dst.addr.data()), 4);
+  } else {
+    put32(&out, 0x60000000u);
+    put16(&out, static_cast<std::uint32_t>(tcp.size() + payload.size()));
+    out.push_back(6);
+    out.push_back(64);
+    out.append(reinterpret_cast<const char*>(seg.src.addr.data()), 16);
+    out.append(reinterpret_cast<const char*>(seg.dst.addr.data()), 16);
+  }
+  out += tcp;
+  out.append(payload);
+  return out;
+}
+
 }  // namespace permitcheck::capture

@@ -53,6 +53,10 @@ struct TcpSegment {
 std::optional<TcpSegment> parse_packet(LinkType link, std::string_view captured,
                                        std::uint32_t wire_length);
 
+// The IP packet (IPv4 or IPv6, as the endpoints are) carrying `segment`: what a raw-IP
+// capture holds. The payload is cut to what fits one IP packet. Checksums are left zero.
+std::string encode_ip_packet(const TcpSegment& segment);
+
 }  // namespace permitcheck::capture
 
 #endif  // PERMITCHECK_CAPTURE_PACKET_H_

@@ -47,14 +47,14 @@ FirstFrame classify_first_frame(std::string_view s) {
   if (total < 4 || total > conformance::kMaxFrameSize) return FirstFrame::kNotPulsar;
   if (s.size() < std::size_t{total} + 4) return FirstFrame::kNeedMore;
   const std::string_view frame = s.substr(0, std::size_t{total} + 4);
-  absl::StatusOr<Frame> f = decode_frame(frame);
-  if (!f.ok()) {
-    // A command outside our subset (a producer's, say) is still a Pulsar command.
-    const std::optional<std::uint64_t> type = peek_type(frame);
-    return type && *type > 0 && *type < 200 && !wire::BaseCommand::Type_IsValid(static_cast<int>(*type))
-               ? FirstFrame::kOtherCommand
-               : FirstFrame::kNotPulsar;
+  // A command outside our subset (a producer's, say) is still a Pulsar command.
+  const std::optional<std::uint64_t> type = peek_type(frame);
+  if (type && *type > 0 && *type < 200 &&
+      !wire::BaseCommand::Type_IsValid(static_cast<int>(*type))) {
+    return FirstFrame::kOtherCommand;
   }
+  absl::StatusOr<Frame> f = decode_frame(frame);
+  if (!f.ok()) return FirstFrame::kNotPulsar;
   return f->command.type() == wire::BaseCommand::CONNECT ? FirstFrame::kConnect
                                                         : FirstFrame::kOtherCommand;
 }
@@ -79,12 +79,13 @@ std::optional<std::string> PulsarConnection::on_bytes(Direction direction, doubl
     }
     if (!next->has_value()) return std::nullopt;
     ++frames_;
+    const std::optional<std::uint64_t> type = peek_type(**next);
+    if (type && *type > 0 && *type < 1000 &&
+        !wire::BaseCommand::Type_IsValid(static_cast<int>(*type))) {
+      continue;  // a command of the protocol we do not follow (producer, admin): no permits
+    }
     absl::StatusOr<Frame> frame = decode_frame(**next);
     if (!frame.ok()) {
-      const std::optional<std::uint64_t> type = peek_type(**next);
-      if (type && *type > 0 && !wire::BaseCommand::Type_IsValid(static_cast<int>(*type))) {
-        continue;  // a command of the protocol we do not follow (producer, admin): no permits
-      }
       broken_[d] = true;
       return absl::StrCat(side, " frame ", frames_, ": ", frame.status().message());
     }

@@ -265,6 +265,11 @@ void WireTraceBuilder::close(Connection& c, double time) {
   }
 }
 
+void WireTraceBuilder::tick(double now) {
+  stats_.last_time = std::max(stats_.last_time, now);
+  for (auto& [key, conn] : table_) check_quiet(*conn, now);
+}
+
 void WireTraceBuilder::finish() {
   for (auto& [key, conn] : table_) {
     Connection& c = *conn;

@@ -58,6 +58,8 @@ class WireTraceBuilder {
   ~WireTraceBuilder();
 
   void on_segment(double time, const TcpSegment& segment);
+  // Time passes without packets (a live tap): quiescence checks as of `now`.
+  void tick(double now);
   // End of capture: quiescence checks as of the last packet, open holes become gaps.
   void finish();
 

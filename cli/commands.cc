@@ -16,6 +16,7 @@
 #include "cli/replay.h"
 #include "cli/report.h"
 #include "cli/review.h"
+#include "cli/tap.h"
 #include "trace/reader.h"
 
 namespace permitcheck::cli {
@@ -25,6 +26,12 @@ namespace {
 // the Commands constructor; one per process, like the app.
 std::unique_ptr<ConformCommand>& conform_command() {
   static std::unique_ptr<ConformCommand> command;
+  return command;
+}
+
+// `tap` (cli/tap.h), likewise.
+std::unique_ptr<TapCommand>& tap_command() {
+  static std::unique_ptr<TapCommand> command;
   return command;
 }
 
@@ -67,6 +74,7 @@ Commands::Commands(CLI::App& app) {
   progress_ = isatty(STDERR_FILENO) == 1;
   conform_command() = std::make_unique<ConformCommand>(app);
   review_command() = std::make_unique<ReviewCommand>(app);
+  tap_command() = std::make_unique<TapCommand>(app);
 
   validate_ = app.add_subcommand(
       "validate",
@@ -172,6 +180,7 @@ std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostre
   if (prove_->parsed()) return run_prove(prove_options_, out, err);
   if (std::optional<int> code = conform_command()->run(out, err)) return code;
   if (std::optional<int> code = review_command()->run(out, err)) return code;
+  if (std::optional<int> code = tap_command()->run(out, err)) return code;
   return std::nullopt;
 }
 
