@@ -78,7 +78,15 @@ struct Tap::Impl {
   TapStats stats;
 
   Impl(TapOptions o, WireChecker* c)
-      : options(std::move(o)), checker(c), builder(options.decode, c->sink()) {}
+      : options(std::move(o)), checker(c), builder(decode_options(options), c->sink()) {}
+
+  // Every connection through the tap is meant to be Pulsar: one that is not is reported.
+  static CaptureOptions decode_options(const TapOptions& o) {
+    CaptureOptions d = o.decode;
+    absl::StatusOr<std::pair<std::string, std::uint16_t>> up = split_host_port(o.upstream);
+    if (up.ok()) d.port = up->second;
+    return d;
+  }
 
   // A copy of what was forwarded, to the decoder and the --pcap file.
   void record(Session& s, int from, std::string_view bytes, bool syn, bool fin) {
