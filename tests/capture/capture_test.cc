@@ -256,9 +256,8 @@ TEST(CaptureGaps, MidStreamStartIsNotUnderstoodOnTheGivenPort) {
 TEST(CaptureConnections, E2_E5_TwoInterleavedConnectionsKeepTheirOwnVerdicts) {
   std::vector<Packet> p = consumer_stream(client4(), server4(), Bad::kNone, 9).packets();
   const Endpoint other = testing::endpoint4(3, 40001);
-  for (Packet& q : consumer_stream(other, server4(), Bad::kOverGrant, 9, 1764600000.0005).packets()) {
-    p.push_back(q);
-  }
+  Conversation second = consumer_stream(other, server4(), Bad::kOverGrant, 9, 1764600000.0005);
+  for (const Packet& q : second.packets()) p.push_back(q);
   std::stable_sort(p.begin(), p.end(), [](const Packet& a, const Packet& b) { return a.time < b.time; });
   const Verdict v = check(pcap(p, LinkKind::kSll2));
   EXPECT_EQ(v.stats.pulsar, 2u);
