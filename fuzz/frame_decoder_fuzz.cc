@@ -1,4 +1,4 @@
-// libFuzzer target: the conformance broker's frame decoder (conformance/frame.h). Whatever
+// libFuzzer target: the Pulsar frame decoder (protocol/frame.h). Whatever
 // bytes a client sends, splitting, decoding and parsing payloads must return a status, never
 // crash, hang or read out of bounds.
 //

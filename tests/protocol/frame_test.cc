@@ -1,4 +1,4 @@
-// Tests of conformance/frame.h: encoding round trips, and a decoder that rejects garbage,
+// Tests of protocol/frame.h: encoding round trips, and a decoder that rejects garbage,
 // truncated and oversized frames with a clear status instead of crashing.
 #include "protocol/frame.h"
 
