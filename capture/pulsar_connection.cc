@@ -211,11 +211,14 @@ void PulsarConnection::server_frame(double time, const Frame& frame, std::vector
       spec::AckSet ack_set({m.ack_set().begin(), m.ack_set().end()});
       // B from the metadata, when it is intact (a corrupt payload's B is not trusted).
       std::optional<std::int64_t> b;
-      if (frame.has_payload && frame.checksum_ok) {
-        absl::StatusOr<conformance::MetadataAndPayload> mp =
-            conformance::parse_metadata_and_payload(frame.metadata_and_payload);
-        if (mp.ok()) {
-          b = mp->metadata.has_num_messages_in_batch() ? mp->metadata.num_messages_in_batch() : 1;
+      if (frame.has_payload && frame.checksum_ok && frame.metadata_and_payload.size() >= 4) {
+        // [metadata size][MessageMetadata]: parsed in place, the payload is not needed.
+        const std::string_view rest(frame.metadata_and_payload);
+        const std::uint32_t size = be32(rest);
+        wire::MessageMetadata meta;
+        if (size <= rest.size() - 4 &&
+            meta.ParseFromArray(rest.data() + 4, static_cast<int>(size))) {
+          b = meta.has_num_messages_in_batch() ? meta.num_messages_in_batch() : 1;
         }
       }
       const spec::Id cmd = spec::Id::number((*next_cmd_)++);

@@ -47,6 +47,15 @@ std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq
     at = static_cast<std::int64_t>(next_);
   }
   const auto offset = static_cast<std::uint64_t>(at);
+  if (offset == next_ && pending_.empty()) {  // in order, the common case: no waiting room
+    next_ += payload.size();
+    out->push_back(StreamChunk{time, std::string(payload)});
+    if (missing > 0) {
+      return gap(absl::StrCat("snap length too short: bytes from stream offset ", next_,
+                              " not captured"));
+    }
+    return std::nullopt;
+  }
   Pending& slot = pending_[offset];
   const bool fresh = slot.bytes.empty() && !slot.cut;
   if (fresh || payload.size() > slot.bytes.size() ||

@@ -10,10 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <thread>
 
+#include "capture/capture_file.h"
 #include "tests/capture/capture_testing.h"
 
 #ifdef PERMITCHECK_HAVE_TAP
@@ -72,7 +74,8 @@ struct Exchange {
 
 // The client sends `to_broker` and half-closes; the broker reads everything, answers
 // `to_client` and closes; all through a tap.
-Exchange through_tap(const std::string& to_broker, const std::string& to_client) {
+Exchange through_tap(const std::string& to_broker, const std::string& to_client,
+                     const std::string& pcap_path = "") {
   std::uint16_t broker_port = 0;
   const int listener = listen_any(&broker_port);
   Exchange x;
@@ -84,7 +87,8 @@ Exchange through_tap(const std::string& to_broker, const std::string& to_client)
   });
   WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
   Tap tap(TapOptions{.listen = "127.0.0.1:0",
-                     .upstream = "127.0.0.1:" + std::to_string(broker_port)},
+                     .upstream = "127.0.0.1:" + std::to_string(broker_port),
+                     .pcap_path = pcap_path},
           &checker);
   EXPECT_TRUE(tap.start().ok());
   std::thread serving([&] { tap.run(); });
@@ -123,7 +127,8 @@ TEST(Tap, UndecodableBytesAreForwardedUntouchedAndReportedAsNotUnderstood) {
 TEST(Tap, N4_FlowBeforeSubscribeSucceededIsFoundLiveAndTheBytesPassUnchanged) {
   const std::string up = frames::connect() + frames::subscribe(0, 1) + frames::flow(0, 10);
   const std::string down = frames::connected() + frames::success(1);
-  const Exchange x = through_tap(up, down);
+  const std::string pcap = ::testing::TempDir() + "/tap-n4.pcap";
+  const Exchange x = through_tap(up, down, pcap);
   EXPECT_EQ(x.broker_got, up);
   EXPECT_EQ(x.client_got, down);
   ASSERT_EQ(x.violations.size(), 1u);
@@ -132,6 +137,27 @@ TEST(Tap, N4_FlowBeforeSubscribeSucceededIsFoundLiveAndTheBytesPassUnchanged) {
   // connect, subscribe, flow, disconnect: the client's FIN ends the connection, as the broker
   // sees it, so the SUCCESS after it is forwarded but opens no incarnation.
   EXPECT_EQ(x.events, 4u);
+  // --pcap: the capture of what passed reads back to the same verdict.
+  WireChecker again(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
+  WireTraceBuilder builder(CaptureOptions{}, again.sink());
+  ASSERT_TRUE(read_capture_file(pcap, &builder).ok());
+  again.finish();
+  ASSERT_EQ(again.violations().size(), 1u);
+  EXPECT_EQ(again.violations()[0].rule, spec::RuleId::kN4);
+  EXPECT_EQ(again.events(), 4u);
+}
+
+TEST(Tap, BadAddressesAreUsageErrors) {
+  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
+  EXPECT_EQ(Tap(TapOptions{.listen = "nonsense", .upstream = "127.0.0.1:1"}, &checker).start().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Tap(TapOptions{.listen = "127.0.0.1:0", .upstream = "127.0.0.1"}, &checker).start().code(),
+            absl::StatusCode::kInvalidArgument);
+#ifdef PERMITCHECK_BIN
+  const int rc = std::system((std::string(PERMITCHECK_BIN) +
+                              " tap --listen 999.1.1.1:1 --upstream 127.0.0.1:1 >/dev/null 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+#endif
 }
 
 }  // namespace
