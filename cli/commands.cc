@@ -10,11 +10,13 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cli/capture.h"
 #include "cli/conform.h"
 #include "cli/explain.h"
 #include "cli/replay.h"
 #include "cli/report.h"
 #include "cli/review.h"
+#include "cli/tap.h"
 #include "trace/reader.h"
 
 namespace permitcheck::cli {
@@ -24,6 +26,12 @@ namespace {
 // the Commands constructor; one per process, like the app.
 std::unique_ptr<ConformCommand>& conform_command() {
   static std::unique_ptr<ConformCommand> command;
+  return command;
+}
+
+// `tap` (cli/tap.h), likewise.
+std::unique_ptr<TapCommand>& tap_command() {
+  static std::unique_ptr<TapCommand> command;
   return command;
 }
 
@@ -66,13 +74,16 @@ Commands::Commands(CLI::App& app) {
   progress_ = isatty(STDERR_FILENO) == 1;
   conform_command() = std::make_unique<ConformCommand>(app);
   review_command() = std::make_unique<ReviewCommand>(app);
+  tap_command() = std::make_unique<TapCommand>(app);
 
   validate_ = app.add_subcommand(
       "validate",
       "Check permit traces (trace-format.md) against the specification. Streams: constant "
       "memory in the trace length. Violations as \"line N: RULE explanation\"; known deviations "
       "apart. Exit 0 no violation, 1 a violation, 2 unreadable input.");
-  validate_->add_option("traces", traces_, "Trace files (JSON Lines); - reads standard input")
+  validate_->add_option("traces", traces_,
+                        "Trace files (JSON Lines) or packet captures (pcap, pcapng: by content); "
+                        "- reads standard input")
       ->required();
   validate_->add_option("--format", validate_format_, "Report format")
       ->check(CLI::IsMember(kReportFormats))
@@ -88,6 +99,7 @@ Commands::Commands(CLI::App& app) {
       ->check(CLI::Range(1, 2))
       ->capture_default_str();
   validate_->add_flag("--no-progress", no_progress_, "No progress line on stderr");
+  add_capture_options(validate_);  // pcap/pcapng inputs (cli/capture.h)
 
   render_ = app.add_subcommand(
       "render",
@@ -168,6 +180,7 @@ std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostre
   if (prove_->parsed()) return run_prove(prove_options_, out, err);
   if (std::optional<int> code = conform_command()->run(out, err)) return code;
   if (std::optional<int> code = review_command()->run(out, err)) return code;
+  if (std::optional<int> code = tap_command()->run(out, err)) return code;
   return std::nullopt;
 }
 
@@ -198,7 +211,8 @@ int Commands::run_validate(std::istream& in, std::ostream& out, std::ostream& er
         err << "\rvalidate " << shown << ": " << events << " events, line " << line << std::flush;
       };
     }
-    results.push_back(validate_path(path, in, options));
+    results.push_back(capture_file(path) ? validate_capture(path, options.ruleset, err)
+                                         : validate_path(path, in, options));
     if (progress) err << "\r\033[K" << std::flush;
     if (results.back().error) {
       err << "permitcheck validate: " << shown << ": " << *results.back().error << "\n";

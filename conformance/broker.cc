@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "asio.hpp"
-#include "conformance/frame.h"
+#include "protocol/frame.h"
 #include "spec/finalize.h"
 #include "spec/ruleset.h"
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the conformance broker's frame decoder (conformance/frame.h). Whatever
+// libFuzzer target: the Pulsar frame decoder (protocol/frame.h). Whatever
 // bytes a client sends, splitting, decoding and parsing payloads must return a status, never
 // crash, hang or read out of bounds.
 //
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "conformance/frame.h"
+#include "protocol/frame.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "conformance/frame.h"
+#include "protocol/frame.h"
 
 namespace permitcheck::conformance {
 namespace {

@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "asio.hpp"
 #include "conformance/conform.h"
-#include "conformance/frame.h"
+#include "protocol/frame.h"
 #include "conformance/scenario.h"
 
 namespace permitcheck::conformance {

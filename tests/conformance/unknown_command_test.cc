@@ -1,10 +1,10 @@
-// unknown_command (conformance/frame.h): a well-formed command of a type the broker does not
+// unknown_command (protocol/frame.h): a well-formed command of a type the broker does not
 // implement is told apart from garbage, with the request id the broker answers ERROR to.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "conformance/frame.h"
+#include "protocol/frame.h"
 
 namespace permitcheck::conformance {
 namespace {

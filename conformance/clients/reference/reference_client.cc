@@ -38,7 +38,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "asio.hpp"
-#include "conformance/frame.h"
+#include "protocol/frame.h"
 #include "spec/client_command.h"
 #include "spec/permit_state.h"
 #include "spec/ruleset.h"

@@ -1,4 +1,4 @@
-#include "conformance/frame.h"
+#include "protocol/frame.h"
 
 #include <array>
 

@@ -1,6 +1,6 @@
-// Tests of conformance/frame.h: encoding round trips, and a decoder that rejects garbage,
+// Tests of protocol/frame.h: encoding round trips, and a decoder that rejects garbage,
 // truncated and oversized frames with a clear status instead of crashing.
-#include "conformance/frame.h"
+#include "protocol/frame.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>

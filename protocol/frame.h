@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "conformance/proto/pulsar_wire.pb.h"
+#include "protocol/proto/pulsar_wire.pb.h"
 
 namespace permitcheck::conformance {
 

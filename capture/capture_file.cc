@@ -1,0 +1,90 @@
+#include "capture/capture_file.h"
+
+#include <pcap/pcap.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace permitcheck::capture {
+namespace {
+
+// Reads every packet of an opened handle; closes it.
+absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder) {
+  const int dlt = pcap_datalink(handle);
+  const std::optional<LinkType> link = link_type_from_dlt(dlt);
+  if (!link) {
+    pcap_close(handle);
+    const char* name = pcap_datalink_val_to_name(dlt);
+    return absl::InvalidArgumentError(absl::StrCat("link type ", dlt, " (", name ? name : "?",
+                                                   ") is not one we decode (Ethernet, Linux "
+                                                   "cooked SLL/SLL2, loopback, raw IP)"));
+  }
+  std::uint64_t packets = 0;
+  while (true) {
+    pcap_pkthdr* header = nullptr;
+    const u_char* data = nullptr;
+    const int rc = pcap_next_ex(handle, &header, &data);
+    if (rc == PCAP_ERROR_BREAK) break;  // end of file
+    if (rc != 1) {
+      std::string why = pcap_geterr(handle);
+      pcap_close(handle);
+      builder->finish();
+      return absl::InvalidArgumentError(
+          absl::StrCat("after packet ", packets, ": ", why.empty() ? "unreadable" : why));
+    }
+    ++packets;
+    const double time = static_cast<double>(header->ts.tv_sec) +
+                        static_cast<double>(header->ts.tv_usec) / 1e6;
+    const std::string_view bytes(reinterpret_cast<const char*>(data), header->caplen);
+    if (std::optional<TcpSegment> s = parse_packet(*link, bytes, header->len)) {
+      builder->on_segment(time, *s);
+    }
+  }
+  pcap_close(handle);
+  builder->finish();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool is_capture_magic(std::string_view head) {
+  if (head.size() < 4) return false;
+  auto is = [&](std::uint32_t m) {
+    const char be[4] = {static_cast<char>(m >> 24), static_cast<char>(m >> 16),
+                        static_cast<char>(m >> 8), static_cast<char>(m)};
+    const char le[4] = {be[3], be[2], be[1], be[0]};
+    return head.substr(0, 4) == std::string_view(be, 4) || head.substr(0, 4) == std::string_view(le, 4);
+  };
+  return is(0xA1B2C3D4) || is(0xA1B23C4D) || is(0x0A0D0D0A);
+}
+
+bool looks_like_capture(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  char head[4];
+  return file.read(head, 4) && is_capture_magic(std::string_view(head, 4));
+}
+
+absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builder) {
+  char err[PCAP_ERRBUF_SIZE] = "";
+  pcap_t* handle = pcap_open_offline(path.c_str(), err);
+  if (handle == nullptr) return absl::InvalidArgumentError(err);
+  return read_all(handle, builder);
+}
+
+absl::Status read_capture_bytes(std::string_view bytes, WireTraceBuilder* builder) {
+  // fmemopen of an empty buffer is undefined; an empty capture is an error anyway.
+  if (bytes.empty()) return absl::InvalidArgumentError("empty capture");
+  std::FILE* file = fmemopen(const_cast<char*>(bytes.data()), bytes.size(), "rb");
+  if (file == nullptr) return absl::InternalError("fmemopen failed");
+  char err[PCAP_ERRBUF_SIZE] = "";
+  pcap_t* handle = pcap_fopen_offline(file, err);  // owns `file` from here
+  if (handle == nullptr) {
+    std::fclose(file);
+    return absl::InvalidArgumentError(err);
+  }
+  return read_all(handle, builder);
+}
+
+}  // namespace permitcheck::capture

@@ -1,0 +1,35 @@
+// Reading packet captures with libpcap: pcap (either byte order, micro- or nanosecond) and
+// pcapng, recognised by their first bytes, never by the file name. Each packet is decoded to
+// its TCP segment (capture/packet.h) and handed to a WireTraceBuilder.
+//
+//   if (is_capture_magic(first_four_bytes)) {
+//     absl::Status s = read_capture_file("broker.pcap", &builder);  // InvalidArgument: why
+//   }
+#ifndef PERMITCHECK_CAPTURE_CAPTURE_FILE_H_
+#define PERMITCHECK_CAPTURE_CAPTURE_FILE_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "capture/wire_trace.h"
+
+namespace permitcheck::capture {
+
+// True when `head` starts with the magic number of a pcap or pcapng file.
+bool is_capture_magic(std::string_view head);
+
+// True when the file at `path` starts with a capture's magic number (false if unreadable).
+bool looks_like_capture(const std::string& path);
+
+// Feeds every packet of the capture at `path` to `builder`, then calls builder->finish().
+// InvalidArgument with the reason for an empty, truncated or garbled file, or a link type we
+// do not decode (the packets before a truncation have been fed then).
+absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builder);
+
+// The same for a capture held in memory (tests, the fuzzer).
+absl::Status read_capture_bytes(std::string_view bytes, WireTraceBuilder* builder);
+
+}  // namespace permitcheck::capture
+
+#endif  // PERMITCHECK_CAPTURE_CAPTURE_FILE_H_

@@ -1,0 +1,62 @@
+// Packet decoding for the capture reader: one captured frame of a given link type (Ethernet,
+// Linux cooked SLL and SLL2, BSD loopback/null, raw IP) down to its TCP segment, over IPv4 or
+// IPv6. Pure functions on bytes: no I/O, never trusts its input.
+//
+//   std::optional<LinkType> link = link_type_from_dlt(pcap_datalink(handle));
+//   std::optional<TcpSegment> s = parse_packet(*link, captured_bytes, original_length);
+//   if (s) use(s->src, s->dst, s->seq, s->payload, s->missing);
+#ifndef PERMITCHECK_CAPTURE_PACKET_H_
+#define PERMITCHECK_CAPTURE_PACKET_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace permitcheck::capture {
+
+enum class LinkType { kEthernet, kLinuxSll, kLinuxSll2, kNull, kLoop, kRaw, kIpv4, kIpv6 };
+
+// The link type of a libpcap DLT_ value; nullopt for one we do not decode.
+std::optional<LinkType> link_type_from_dlt(int dlt);
+// "Ethernet", "Linux cooked (SLL2)", ...
+std::string_view link_type_name(LinkType link);
+
+// One side of a TCP connection.
+struct Endpoint {
+  std::array<std::uint8_t, 16> addr{};  // IPv4 in the first 4 bytes
+  bool v6 = false;
+  std::uint16_t port = 0;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+  // 10.0.0.1:6650 or [::1]:6650
+  std::string to_string() const;
+  template <typename H>
+  friend H AbslHashValue(H h, const Endpoint& e) {
+    return H::combine(std::move(h), e.addr, e.v6, e.port);
+  }
+};
+
+// A TCP segment as captured. `payload` points into the captured bytes; `missing` counts the
+// payload bytes the IP header announces but the capture does not hold (snap length too short).
+struct TcpSegment {
+  Endpoint src, dst;
+  std::uint32_t seq = 0, ack = 0;
+  bool syn = false, fin = false, rst = false, has_ack = false;
+  std::string_view payload;
+  std::uint32_t missing = 0;
+};
+
+// The TCP segment in one captured frame, or nullopt when it holds none we can attribute
+// (another protocol, an IP fragment, headers cut short by the snap length, garbage).
+// `wire_length` is the frame's original length (pcap's len), `captured` its first caplen bytes.
+std::optional<TcpSegment> parse_packet(LinkType link, std::string_view captured,
+                                       std::uint32_t wire_length);
+
+// The IP packet (IPv4 or IPv6, as the endpoints are) carrying `segment`: what a raw-IP
+// capture holds. The payload is cut to what fits one IP packet. Checksums are left zero.
+std::string encode_ip_packet(const TcpSegment& segment);
+
+}  // namespace permitcheck::capture
+
+#endif  // PERMITCHECK_CAPTURE_PACKET_H_

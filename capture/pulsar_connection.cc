@@ -1,0 +1,275 @@
+#include "capture/pulsar_connection.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace permitcheck::capture {
+namespace {
+
+using conformance::decode_frame;
+using conformance::Frame;
+
+std::optional<std::string> validation_error_name(wire::CommandAck::ValidationError e) {
+  switch (e) {
+    case wire::CommandAck::UncompressedSizeCorruption: return "uncompressed_size";
+    case wire::CommandAck::DecompressionError: return "decompression";
+    case wire::CommandAck::ChecksumMismatch: return "checksum";
+    case wire::CommandAck::BatchDeSerializeError: return "batch_deserialize";
+    case wire::CommandAck::DecryptionError: return "decryption";
+  }
+  return std::nullopt;
+}
+
+// The command type of a frame whose BaseCommand does not parse with our (consumer-side)
+// subset of the protocol: field 1 is the type, serialized first. nullopt when unreadable.
+std::optional<std::uint64_t> peek_type(std::string_view frame) {
+  if (frame.size() < 9 || static_cast<unsigned char>(frame[8]) != 0x08) return std::nullopt;
+  std::uint64_t v = 0;
+  for (std::size_t i = 9, shift = 0; i < frame.size() && shift < 64; ++i, shift += 7) {
+    const auto b = static_cast<unsigned char>(frame[i]);
+    v |= std::uint64_t{b & 0x7Fu} << shift;
+    if ((b & 0x80) == 0) return v;
+  }
+  return std::nullopt;
+}
+
+std::uint32_t be32(std::string_view b) {
+  return (std::uint32_t{static_cast<unsigned char>(b[0])} << 24) |
+         (std::uint32_t{static_cast<unsigned char>(b[1])} << 16) |
+         (std::uint32_t{static_cast<unsigned char>(b[2])} << 8) |
+         std::uint32_t{static_cast<unsigned char>(b[3])};
+}
+
+}  // namespace
+
+FirstFrame classify_first_frame(std::string_view s) {
+  if (s.size() < 4) return FirstFrame::kNeedMore;
+  const std::uint32_t total = be32(s);
+  if (total < 4 || total > conformance::kMaxFrameSize) return FirstFrame::kNotPulsar;
+  if (s.size() < std::size_t{total} + 4) return FirstFrame::kNeedMore;
+  const std::string_view frame = s.substr(0, std::size_t{total} + 4);
+  // A command outside our subset (a producer's, say) is still a Pulsar command.
+  const std::optional<std::uint64_t> type = peek_type(frame);
+  if (type && *type > 0 && *type < 200 &&
+      !wire::BaseCommand::Type_IsValid(static_cast<int>(*type))) {
+    return FirstFrame::kOtherCommand;
+  }
+  absl::StatusOr<Frame> f = decode_frame(frame);
+  if (!f.ok()) return FirstFrame::kNotPulsar;
+  return f->command.type() == wire::BaseCommand::CONNECT ? FirstFrame::kConnect
+                                                        : FirstFrame::kOtherCommand;
+}
+
+std::size_t PulsarConnection::buffered() const {
+  return splitter_[0].buffered() + splitter_[1].buffered();
+}
+
+std::optional<std::string> PulsarConnection::on_bytes(Direction direction, double time,
+                                                      std::string_view bytes,
+                                                      std::vector<TimedEvent>* out) {
+  const int d = static_cast<int>(direction);
+  if (broken_[d] || closed_) return std::nullopt;
+  conformance::FrameSplitter& splitter = splitter_[d];
+  splitter.append(bytes);
+  const char* side = direction == Direction::kToServer ? "client" : "broker";
+  while (true) {
+    absl::StatusOr<std::optional<std::string>> next = splitter.next();
+    if (!next.ok()) {
+      broken_[d] = true;
+      return absl::StrCat(side, " stream: ", next.status().message());
+    }
+    if (!next->has_value()) return std::nullopt;
+    ++frames_;
+    const std::optional<std::uint64_t> type = peek_type(**next);
+    if (type && *type > 0 && *type < 1000 &&
+        !wire::BaseCommand::Type_IsValid(static_cast<int>(*type))) {
+      continue;  // a command of the protocol we do not follow (producer, admin): no permits
+    }
+    absl::StatusOr<Frame> frame = decode_frame(**next);
+    if (!frame.ok()) {
+      broken_[d] = true;
+      return absl::StrCat(side, " frame ", frames_, ": ", frame.status().message());
+    }
+    if (direction == Direction::kToServer) {
+      client_frame(time, *frame, out);
+    } else {
+      server_frame(time, *frame, out);
+    }
+  }
+}
+
+void PulsarConnection::client_frame(double time, const Frame& frame, std::vector<TimedEvent>* out) {
+  const wire::BaseCommand& in = frame.command;
+  switch (in.type()) {
+    case wire::BaseCommand::CONNECT:
+      out->push_back({time, spec::Connect{cnx_}});
+      return;
+    case wire::BaseCommand::SUBSCRIBE: {
+      const std::uint64_t consumer = in.subscribe().consumer_id();
+      pending_subscribes_[in.subscribe().request_id()] = consumer;
+      if (pending_subscribes_.size() > 4096) pending_subscribes_.erase(pending_subscribes_.begin());
+      out->push_back({time, spec::Subscribe{cnx_, consumer, std::nullopt}});
+      return;
+    }
+    case wire::BaseCommand::FLOW: {
+      const std::uint64_t consumer = in.flow().consumer_id();
+      const auto permits = static_cast<std::int64_t>(in.flow().messagepermits());
+      auto it = consumers_.find(consumer);
+      if (it != consumers_.end() && it->second.subscribed) ++it->second.flows;
+      out->push_back({time, spec::Flow{cnx_, consumer, permits, std::nullopt}});
+      return;
+    }
+    case wire::BaseCommand::ACK:
+      on_ack(time, in.ack(), out);
+      return;
+    case wire::BaseCommand::REDELIVER_UNACKNOWLEDGED_MESSAGES: {
+      const auto& r = in.redeliverunacknowledgedmessages();
+      out->push_back({time, spec::Extension{"x-redeliver"}});
+      auto it = consumers_.find(r.consumer_id());
+      if (it == consumers_.end()) return;
+      if (r.message_ids_size() == 0) {
+        it->second.entries.clear();  // everything unacknowledged comes again, as new
+      }
+      for (const wire::MessageIdData& id : r.message_ids()) {
+        it->second.entries.erase({id.ledgerid(), id.entryid()});
+      }
+      return;
+    }
+    case wire::BaseCommand::CLOSE_CONSUMER:
+    case wire::BaseCommand::UNSUBSCRIBE: {
+      const std::uint64_t consumer = in.type() == wire::BaseCommand::CLOSE_CONSUMER
+                                         ? in.close_consumer().consumer_id()
+                                         : in.unsubscribe().consumer_id();
+      consumers_.erase(consumer);
+      out->push_back({time, spec::CloseConsumer{cnx_, consumer}});
+      return;
+    }
+    default:
+      return;  // lookups, pings, stats: no permits
+  }
+}
+
+void PulsarConnection::on_ack(double time, const wire::CommandAck& ack,
+                              std::vector<TimedEvent>* out) {
+  auto it = consumers_.find(ack.consumer_id());
+  const bool cumulative = ack.ack_type() == wire::CommandAck::Cumulative;
+  for (const wire::MessageIdData& id : ack.message_id()) {
+    std::optional<spec::Id> cmd;
+    if (it != consumers_.end()) {
+      auto& entries = it->second.entries;
+      const std::pair<std::uint64_t, std::uint64_t> key{id.ledgerid(), id.entryid()};
+      for (auto e = entries.begin(); e != entries.end();) {
+        const bool hit = e->first == key;
+        if (!hit && !(cumulative && e->first < key)) {
+          ++e;
+          continue;
+        }
+        Entry& st = e->second;
+        if (hit) cmd = st.cmd;
+        if (ack.has_validation_error() || cumulative || st.any_ack_settles ||
+            (id.batch_index() < 0 && id.ack_set_size() == 0)) {
+          st.acked = st.deliverable;
+        } else if (id.batch_index() >= 0) {
+          st.acked.insert(id.batch_index());
+        } else {
+          const spec::AckSet remaining({id.ack_set().begin(), id.ack_set().end()});
+          for (std::int64_t i : st.deliverable) {
+            if (!remaining.is_deliverable(i)) st.acked.insert(i);
+          }
+        }
+        e = st.acked.size() >= st.deliverable.size() ? entries.erase(e) : std::next(e);
+      }
+    }
+    std::optional<std::string> error;
+    if (ack.has_validation_error()) error = validation_error_name(ack.validation_error());
+    out->push_back({time, spec::Ack{cnx_, ack.consumer_id(),
+                                    cmd.value_or(spec::Id::text(absl::StrCat("e", id.entryid()))),
+                                    error}});
+  }
+}
+
+void PulsarConnection::server_frame(double time, const Frame& frame, std::vector<TimedEvent>* out) {
+  const wire::BaseCommand& in = frame.command;
+  switch (in.type()) {
+    case wire::BaseCommand::SUCCESS:
+    case wire::BaseCommand::ERROR: {
+      const bool ok = in.type() == wire::BaseCommand::SUCCESS;
+      const std::uint64_t request = ok ? in.success().request_id() : in.error().request_id();
+      auto it = pending_subscribes_.find(request);
+      if (it == pending_subscribes_.end()) return;
+      const std::uint64_t consumer = it->second;
+      pending_subscribes_.erase(it);
+      if (ok) {
+        consumers_[consumer] = Consumer{.subscribed = true};
+        out->push_back({time, spec::SubscribeOk{cnx_, consumer}});
+      } else {
+        out->push_back({time, spec::SubscribeFail{cnx_, consumer}});
+      }
+      return;
+    }
+    case wire::BaseCommand::MESSAGE: {
+      const wire::CommandMessage& m = in.message();
+      spec::AckSet ack_set({m.ack_set().begin(), m.ack_set().end()});
+      // B from the metadata, when it is intact (a corrupt payload's B is not trusted).
+      std::optional<std::int64_t> b;
+      if (frame.has_payload && frame.checksum_ok && frame.metadata_and_payload.size() >= 4) {
+        // [metadata size][MessageMetadata]: parsed in place, the payload is not needed.
+        const std::string_view rest(frame.metadata_and_payload);
+        const std::uint32_t size = be32(rest);
+        wire::MessageMetadata meta;
+        if (size <= rest.size() - 4 &&
+            meta.ParseFromArray(rest.data() + 4, static_cast<int>(size))) {
+          b = meta.has_num_messages_in_batch() ? meta.num_messages_in_batch() : 1;
+        }
+      }
+      const spec::Id cmd = spec::Id::number((*next_cmd_)++);
+      auto it = consumers_.find(m.consumer_id());
+      if (it != consumers_.end() && it->second.subscribed && (!b || *b >= 1)) {
+        Entry e{.cmd = cmd};
+        const std::int64_t count = b.value_or(1);
+        e.any_ack_settles = !b;
+        for (std::int64_t i = 0; i < count && i < 65536; ++i) {
+          if (ack_set.absent() || ack_set.is_deliverable(i)) e.deliverable.insert(i);
+        }
+        if (!e.deliverable.empty()) {
+          it->second.entries[{m.message_id().ledgerid(), m.message_id().entryid()}] = std::move(e);
+        }
+      }
+      std::optional<std::uint64_t> permits;
+      if (m.has_message_permits()) permits = m.message_permits();
+      out->push_back({time, spec::Message{.cnx = cnx_,
+                                          .consumer = m.consumer_id(),
+                                          .cmd = cmd,
+                                          .message_permits = permits,
+                                          .ack_set = std::move(ack_set),
+                                          .batch_size = b,
+                                          .epoch = std::nullopt}});
+      return;
+    }
+    case wire::BaseCommand::CLOSE_CONSUMER: {
+      const std::uint64_t consumer = in.close_consumer().consumer_id();
+      consumers_.erase(consumer);
+      out->push_back({time, spec::CloseConsumer{cnx_, consumer}});
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void PulsarConnection::on_close(double time, std::vector<TimedEvent>* out) {
+  if (closed_) return;
+  closed_ = true;
+  consumers_.clear();
+  out->push_back({time, spec::Disconnect{cnx_}});
+}
+
+void PulsarConnection::quiescent(double time, std::vector<TimedEvent>* out) {
+  if (closed_) return;
+  for (const auto& [id, c] : consumers_) {
+    if (c.subscribed && c.flows > 0 && c.entries.empty()) {
+      out->push_back({time, spec::Quiescent{cnx_, id}});
+    }
+  }
+}
+
+}  // namespace permitcheck::capture

@@ -1,0 +1,92 @@
+// TCP reassembly of one direction of one connection: segments in capture order in, the byte
+// stream in sequence order out. Out-of-order segments wait (bounded), retransmissions and
+// overlaps are trimmed to the bytes not yet delivered. What cannot be recovered (a segment the
+// capture lacks, bytes cut by the snap length) is a gap: the stream ends there, with a reason.
+//
+//   StreamReassembler r(/*max_pending_bytes=*/1 << 20);
+//   r.start(syn_seq + 1);
+//   std::vector<StreamChunk> out;
+//   if (std::optional<std::string> gap = r.add(time, seg.seq, seg.payload, seg.missing, &out))
+//     stop_following(*gap);
+#ifndef PERMITCHECK_CAPTURE_REASSEMBLY_H_
+#define PERMITCHECK_CAPTURE_REASSEMBLY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace permitcheck::capture {
+
+// Bytes of the stream, in order, with the capture time by which they had been sent: the
+// earliest capture time of these bytes or of any later byte delivered with them (data is sent
+// in sequence order, so a later byte seen first bounds the earlier one's time).
+struct StreamChunk {
+  double time = 0;
+  std::string bytes;
+};
+
+class StreamReassembler {
+ public:
+  // REQUIRES: max_pending_bytes >= 1.
+  explicit StreamReassembler(std::size_t max_pending_bytes) : max_pending_(max_pending_bytes) {}
+
+  // The stream's first byte has sequence number `seq` (a SYN's seq + 1, or the first data
+  // segment's when the handshake was not captured).
+  void start(std::uint32_t seq);
+  bool started() const { return started_; }
+
+  // Adds a segment captured at `time` with `missing` payload bytes beyond `payload` that the
+  // capture does not hold. Appends newly contiguous bytes to `out`. Returns the reason when
+  // the stream has a gap from here on (nothing more is delivered after one).
+  std::optional<std::string> add(double time, std::uint32_t seq, std::string_view payload,
+                                 std::uint32_t missing, std::vector<StreamChunk>* out);
+
+  // The peer acknowledged, at `time`, every byte before `ack`: one the capture never held is a
+  // gap. With later bytes waiting behind a hole the capture may merely have reordered them,
+  // so the gap is declared when the hole stays open for kReorderSeconds after such an ack.
+  std::optional<std::string> acknowledged(double time, std::uint32_t ack);
+  static constexpr double kReorderSeconds = 0.5;
+
+  // The sender's FIN comes after the byte before `seq`: bytes before it never captured are a
+  // gap (nothing waiting behind a hole: a FIN overtaking a reordered segment waits).
+  std::optional<std::string> ends_at(std::uint32_t seq);
+
+  // The end of the stream (FIN, RST, end of capture): a hole still open is a gap.
+  std::optional<std::string> finish();
+
+  // Bytes waiting behind a hole.
+  bool has_hole() const { return !pending_.empty(); }
+  std::size_t pending_bytes() const { return pending_bytes_; }
+  // Bytes delivered so far.
+  std::uint64_t delivered() const { return next_; }
+  bool broken() const { return broken_; }
+
+ private:
+  struct Pending {
+    double time = 0;
+    std::string bytes;
+    bool cut = false;  // the segment's tail was not captured
+  };
+  // Stream offset of sequence number `seq`, relative to the next byte expected.
+  std::int64_t offset_of(std::uint32_t seq) const;
+  std::optional<std::string> gap(std::string reason);
+  // Delivers pending segments that have become contiguous.
+  std::optional<std::string> flush(std::vector<StreamChunk>* out, std::size_t first_new);
+
+  std::size_t max_pending_;
+  bool started_ = false;
+  bool broken_ = false;
+  std::uint32_t isn_ = 0;     // sequence number of offset 0
+  std::uint64_t next_ = 0;    // offset of the next byte to deliver
+  std::map<std::uint64_t, Pending> pending_;  // by offset
+  std::size_t pending_bytes_ = 0;
+  std::optional<double> acked_past_hole_since_;
+};
+
+}  // namespace permitcheck::capture
+
+#endif  // PERMITCHECK_CAPTURE_REASSEMBLY_H_

@@ -1,0 +1,289 @@
+#include "capture/tap.h"
+
+#include <pcap/pcap.h>
+
+#include <array>
+#include <chrono>
+#include <map>
+#include <mutex>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "asio.hpp"
+
+namespace permitcheck::capture {
+namespace {
+
+using asio::ip::tcp;
+
+constexpr std::size_t kReadBuffer = 32 * 1024;  // per direction: the memory bound of forwarding
+
+absl::StatusOr<std::pair<std::string, std::uint16_t>> split_host_port(const std::string& s) {
+  const std::size_t colon = s.rfind(':');
+  std::uint32_t port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(s.substr(colon + 1), &port) || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("\"", s, "\": expected HOST:PORT"));
+  }
+  std::string host = s.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return std::make_pair(host, static_cast<std::uint16_t>(port));
+}
+
+Endpoint to_endpoint(const tcp::endpoint& e) {
+  Endpoint out;
+  out.port = e.port();
+  if (e.address().is_v4()) {
+    const auto b = e.address().to_v4().to_bytes();
+    std::copy(b.begin(), b.end(), out.addr.begin());
+  } else {
+    out.v6 = true;
+    const auto b = e.address().to_v6().to_bytes();
+    std::copy(b.begin(), b.end(), out.addr.begin());
+  }
+  return out;
+}
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+struct Tap::Impl {
+  struct Session {
+    explicit Session(asio::io_context& io) : client(io), upstream(io) {}
+    tcp::socket client, upstream;
+    std::array<char, kReadBuffer> buffer[2];
+    Endpoint side[2];           // 0: the client, 1: the broker
+    std::uint32_t seq[2] = {1, 1};
+    bool done[2] = {false, false};  // direction d has ended
+    bool closed = false;
+    int id = 0;
+  };
+
+  TapOptions options;
+  WireChecker* checker;
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  tcp::endpoint upstream;
+  asio::signal_set signals{io};
+  asio::steady_timer ticker{io};
+  WireTraceBuilder builder;
+  std::map<int, std::shared_ptr<Session>> sessions;
+  int next_id = 0;
+  bool stopping = false;
+  pcap_t* dead = nullptr;
+  pcap_dumper_t* dumper = nullptr;
+  mutable std::mutex stats_mu;
+  TapStats stats;
+
+  Impl(TapOptions o, WireChecker* c)
+      : options(std::move(o)), checker(c), builder(decode_options(options), c->sink()) {}
+
+  // Every connection through the tap is meant to be Pulsar: one that is not is reported.
+  static CaptureOptions decode_options(const TapOptions& o) {
+    CaptureOptions d = o.decode;
+    absl::StatusOr<std::pair<std::string, std::uint16_t>> up = split_host_port(o.upstream);
+    if (up.ok()) d.port = up->second;
+    return d;
+  }
+
+  // A copy of what was forwarded, to the decoder and the --pcap file.
+  void record(Session& s, int from, std::string_view bytes, bool syn, bool fin) {
+    TcpSegment seg;
+    seg.src = s.side[from];
+    seg.dst = s.side[1 - from];
+    seg.seq = s.seq[from];
+    seg.ack = s.seq[1 - from];
+    seg.has_ack = !(syn && from == 0);
+    seg.syn = syn;
+    seg.fin = fin;
+    seg.payload = bytes;
+    s.seq[from] += static_cast<std::uint32_t>(bytes.size()) + (syn || fin ? 1 : 0);
+    const double t = now_seconds();
+    builder.on_segment(t, seg);
+    if (dumper) {
+      const std::string packet = encode_ip_packet(seg);
+      pcap_pkthdr h{};
+      h.ts.tv_sec = static_cast<long>(t);
+      h.ts.tv_usec = static_cast<long>((t - static_cast<double>(h.ts.tv_sec)) * 1e6);
+      h.caplen = h.len = static_cast<bpf_u_int32>(packet.size());
+      pcap_dump(reinterpret_cast<u_char*>(dumper), &h,
+                reinterpret_cast<const u_char*>(packet.data()));
+    }
+  }
+
+  void accept() {
+    auto s = std::make_shared<Session>(io);
+    acceptor.async_accept(s->client, [this, s](const asio::error_code& ec) {
+      if (ec || stopping) return;
+      s->id = ++next_id;
+      sessions[s->id] = s;
+      {
+        std::lock_guard<std::mutex> lock(stats_mu);
+        ++stats.connections;
+      }
+      asio::error_code ignored;
+      s->client.set_option(tcp::no_delay(true), ignored);
+      s->upstream.async_connect(upstream, [this, s](const asio::error_code& cec) {
+        if (cec) {
+          close(s);
+          return;
+        }
+        asio::error_code e1, e2;
+        s->upstream.set_option(tcp::no_delay(true), e1);
+        s->side[0] = to_endpoint(s->client.remote_endpoint(e1));
+        s->side[1] = to_endpoint(s->upstream.remote_endpoint(e2));
+        record(*s, 0, {}, true, false);
+        record(*s, 1, {}, true, false);
+        pump(s, 0);
+        pump(s, 1);
+      });
+      accept();
+    });
+  }
+
+  // Reads from side `from`, forwards, decodes the copy, reads again once the write is done
+  // (so at most one buffer per direction is in flight).
+  void pump(const std::shared_ptr<Session>& s, int from) {
+    tcp::socket& in = from == 0 ? s->client : s->upstream;
+    in.async_read_some(asio::buffer(s->buffer[from]),
+                       [this, s, from](const asio::error_code& ec, std::size_t n) {
+      if (ec) {
+        end_direction(s, from);
+        return;
+      }
+      tcp::socket& out = from == 0 ? s->upstream : s->client;
+      asio::async_write(out, asio::buffer(s->buffer[from].data(), n),
+                        [this, s, from](const asio::error_code& wec, std::size_t) {
+                          if (wec) {
+                            close(s);
+                            return;
+                          }
+                          pump(s, from);
+                        });
+      {
+        std::lock_guard<std::mutex> lock(stats_mu);
+        (from == 0 ? stats.bytes_to_broker : stats.bytes_to_client) += n;
+      }
+      record(*s, from, std::string_view(s->buffer[from].data(), n), false, false);
+    });
+  }
+
+  // Side `from` closed its sending half: pass the half-close on.
+  void end_direction(const std::shared_ptr<Session>& s, int from) {
+    if (s->closed || s->done[from]) return;
+    s->done[from] = true;
+    record(*s, from, {}, false, true);
+    asio::error_code ignored;
+    (from == 0 ? s->upstream : s->client).shutdown(tcp::socket::shutdown_send, ignored);
+    if (s->done[0] && s->done[1]) close(s);
+  }
+
+  void close(const std::shared_ptr<Session>& s) {
+    if (s->closed) return;
+    for (int d = 0; d < 2; ++d) {
+      if (!s->done[d]) {
+        s->done[d] = true;
+        record(*s, d, {}, false, true);
+      }
+    }
+    s->closed = true;
+    asio::error_code ignored;
+    s->client.close(ignored);
+    s->upstream.close(ignored);
+    sessions.erase(s->id);
+  }
+
+  void tick() {
+    ticker.expires_after(std::chrono::milliseconds(100));
+    ticker.async_wait([this](const asio::error_code& ec) {
+      if (ec || stopping) return;
+      builder.tick(now_seconds());
+      tick();
+    });
+  }
+
+  void shutdown() {
+    if (stopping) return;
+    stopping = true;
+    asio::error_code ignored;
+    acceptor.close(ignored);
+    signals.cancel(ignored);
+    ticker.cancel();
+    auto all = sessions;
+    for (auto& [id, s] : all) close(s);
+  }
+};
+
+Tap::Tap(TapOptions options, WireChecker* checker)
+    : impl_(std::make_unique<Impl>(std::move(options), checker)) {}
+
+Tap::~Tap() {
+  if (impl_->dumper) pcap_dump_close(impl_->dumper);
+  if (impl_->dead) pcap_close(impl_->dead);
+}
+
+absl::Status Tap::start() {
+  absl::StatusOr<std::pair<std::string, std::uint16_t>> listen = split_host_port(impl_->options.listen);
+  if (!listen.ok()) return absl::InvalidArgumentError(absl::StrCat("--listen ", listen.status().message()));
+  absl::StatusOr<std::pair<std::string, std::uint16_t>> up = split_host_port(impl_->options.upstream);
+  if (!up.ok()) return absl::InvalidArgumentError(absl::StrCat("--upstream ", up.status().message()));
+  asio::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(listen->first, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat("--listen: \"", listen->first, "\" is not an IP address"));
+  tcp::resolver resolver(impl_->io);
+  auto resolved = resolver.resolve(up->first, std::to_string(up->second), ec);
+  if (ec || resolved.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--upstream: cannot resolve \"", up->first, "\": ", ec.message()));
+  }
+  impl_->upstream = resolved.begin()->endpoint();
+  const tcp::endpoint endpoint(address, listen->second);
+  impl_->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl_->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) impl_->acceptor.bind(endpoint, ec);
+  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot listen on ", impl_->options.listen, ": ", ec.message()));
+  if (!impl_->options.pcap_path.empty()) {
+    impl_->dead = pcap_open_dead(DLT_RAW, 65535);
+    impl_->dumper = impl_->dead ? pcap_dump_open(impl_->dead, impl_->options.pcap_path.c_str()) : nullptr;
+    if (!impl_->dumper) {
+      return absl::UnavailableError(absl::StrCat("--pcap: cannot write ", impl_->options.pcap_path,
+                                                 impl_->dead ? absl::StrCat(": ", pcap_geterr(impl_->dead)) : ""));
+    }
+  }
+  impl_->accept();
+  impl_->tick();
+  return absl::OkStatus();
+}
+
+std::uint16_t Tap::port() const {
+  asio::error_code ec;
+  return impl_->acceptor.local_endpoint(ec).port();
+}
+
+void Tap::handle_signals() {
+  asio::error_code ignored;
+  impl_->signals.add(SIGINT, ignored);
+  impl_->signals.add(SIGTERM, ignored);
+  impl_->signals.async_wait([this](const asio::error_code& ec, int) {
+    if (!ec) impl_->shutdown();
+  });
+}
+
+void Tap::run() {
+  impl_->io.run();
+  impl_->builder.finish();
+  if (impl_->dumper) pcap_dump_flush(impl_->dumper);
+}
+
+void Tap::stop() {
+  asio::post(impl_->io, [this] { impl_->shutdown(); });
+}
+
+TapStats Tap::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->stats_mu);
+  return impl_->stats;
+}
+
+}  // namespace permitcheck::capture

@@ -1,0 +1,62 @@
+// Tap: a transparent TCP proxy between any Pulsar client and any broker. Every byte is
+// forwarded unchanged as soon as it arrives; a copy is decoded (the same path as a capture:
+// wire_trace.h) and checked live by the Monitor (checker.h). A stream it cannot decode is
+// still forwarded untouched and reported as not understood. Memory per connection is bounded
+// (one read buffer per direction, the decoder's bounds). TLS is out of scope: a TLS stream is
+// forwarded and reported as not understood.
+//
+//   Tap tap(TapOptions{.listen = "127.0.0.1:6651", .upstream = "127.0.0.1:6650"}, &checker);
+//   absl::Status s = tap.start();      // binds; tap.port() is the port it listens on
+//   tap.run();                         // until stop() (from a signal handler's thread, say)
+#ifndef PERMITCHECK_CAPTURE_TAP_H_
+#define PERMITCHECK_CAPTURE_TAP_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "capture/checker.h"
+#include "capture/wire_trace.h"
+
+namespace permitcheck::capture {
+
+struct TapOptions {
+  std::string listen;    // ADDR:PORT (port 0: any free one)
+  std::string upstream;  // HOST:PORT of the broker
+  CaptureOptions decode;  // idle, bounds (port is ignored)
+  std::string pcap_path;  // when not empty, every forwarded segment is also written here
+};
+
+struct TapStats {
+  std::uint64_t connections = 0;
+  std::uint64_t bytes_to_broker = 0, bytes_to_client = 0;
+};
+
+class Tap {
+ public:
+  // REQUIRES: `checker` outlives the tap.
+  Tap(TapOptions options, WireChecker* checker);
+  ~Tap();
+
+  // Binds the listening socket and opens the --pcap file. InvalidArgument for a bad address,
+  // Unavailable when it cannot listen or write.
+  absl::Status start();
+  std::uint16_t port() const;
+  // Serves until stop(); then closes every connection (their disconnects are recorded) and
+  // finishes the decoding (last quiescence checks).
+  void run();
+  // Thread-safe; also what SIGINT and SIGTERM do when `handle_signals` ran.
+  void stop();
+  void handle_signals();
+  TapStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace permitcheck::capture
+
+#endif  // PERMITCHECK_CAPTURE_TAP_H_

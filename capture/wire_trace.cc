@@ -1,0 +1,293 @@
+#include "capture/wire_trace.h"
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+
+namespace permitcheck::capture {
+namespace {
+
+// Bytes a first frame may take before a stream is judged not Pulsar.
+constexpr std::size_t kMaxProbeBytes = 64 * 1024;
+
+bool before(const Endpoint& x, const Endpoint& y) {
+  return std::tie(x.addr, x.v6, x.port) < std::tie(y.addr, y.v6, y.port);
+}
+
+}  // namespace
+
+struct WireTraceBuilder::Connection {
+  enum class State { kProbing, kPulsar, kIgnored, kBroken };
+  explicit Connection(std::size_t max_pending)
+      : dir{StreamReassembler(max_pending), StreamReassembler(max_pending)} {}
+
+  Endpoint side[2];  // side[0] sent the SYN, or the first segment seen
+  State state = State::kProbing;
+  bool syn_seen = false;
+  int client = -1;   // index of the client's side, once known
+  std::array<StreamReassembler, 2> dir;
+  std::array<std::string, 2> probe;
+  std::array<double, 2> probe_time{};
+  std::unique_ptr<PulsarConnection> pulsar;
+  std::string label;
+  std::vector<TimedEvent> held;
+  double last_activity = 0;
+  bool quiet_reported = true;
+  bool fin[2] = {false, false};
+
+  std::string pair_label() const {
+    return absl::StrCat(side[0].to_string(), "<>", side[1].to_string());
+  }
+  bool any_hole() const { return dir[0].has_hole() || dir[1].has_hole(); }
+};
+
+WireTraceBuilder::WireTraceBuilder(CaptureOptions options, WireSink sink)
+    : options_(options), sink_(std::move(sink)) {}
+
+WireTraceBuilder::~WireTraceBuilder() = default;
+
+void WireTraceBuilder::on_segment(double time, const TcpSegment& s) {
+  ++stats_.packets;
+  if (stats_.packets == 1) stats_.first_time = time;
+  stats_.last_time = std::max(stats_.last_time, time);
+  if (options_.port && s.src.port != *options_.port && s.dst.port != *options_.port) return;
+  const auto key = before(s.src, s.dst) ? std::make_pair(s.src, s.dst) : std::make_pair(s.dst, s.src);
+  auto it = table_.find(key);
+  if (it == table_.end()) {
+    // Only a SYN or data opens a connection: a stray ACK, FIN or RST of one we never followed
+    // leaves nothing behind.
+    if (!s.syn && s.payload.empty() && s.missing == 0) return;
+    if (table_.size() >= options_.max_connections) {
+      ++stats_.ignored;
+      return;
+    }
+    auto c = std::make_unique<Connection>(options_.max_pending_bytes);
+    const bool from_server = s.syn && s.has_ack;  // SYN-ACK: the capture missed the SYN
+    c->side[0] = from_server ? s.dst : s.src;
+    c->side[1] = from_server ? s.src : s.dst;
+    c->syn_seen = s.syn;
+    if (s.syn) c->client = 0;
+    ++stats_.connections;
+    it = table_.emplace(key, std::move(c)).first;
+  }
+  Connection& c = *it->second;
+  const int from = s.src == c.side[0] ? 0 : 1;
+  feed(c, from, time, s);
+  const bool done = c.state == Connection::State::kIgnored || c.state == Connection::State::kBroken
+                        ? (s.rst || (c.fin[0] && c.fin[1]))
+                        : false;
+  if (done) table_.erase(it);
+}
+
+void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegment& s) {
+  using State = Connection::State;
+  if (c.state == State::kIgnored || c.state == State::kBroken) {
+    c.fin[from] = c.fin[from] || s.fin;
+    return;
+  }
+  check_quiet(c, time);
+  if (s.syn) {
+    c.dir[from].start(s.seq + 1);
+    return;
+  }
+  // The ack first: bytes of the peer it acknowledges come before this segment's own.
+  if (s.has_ack) {
+    if (std::optional<std::string> gap = c.dir[1 - from].acknowledged(time, s.ack)) {
+      give_up(c, time, absl::StrCat(c.client == -1 || 1 - from == c.client ? "client" : "broker",
+                                    " stream: ", *gap));
+      return;
+    }
+  }
+  if (!s.payload.empty() || s.missing > 0) {
+    c.last_activity = std::max(c.last_activity, time);
+    c.quiet_reported = false;
+    std::vector<StreamChunk> chunks;
+    std::optional<std::string> gap = c.dir[from].add(time, s.seq, s.payload, s.missing, &chunks);
+    deliver(c, from, chunks);
+    if (gap && c.state != State::kBroken && c.state != State::kIgnored) {
+      give_up(c, time, absl::StrCat(c.client == -1 || from == c.client ? "client" : "broker",
+                                    " stream: ", *gap));
+      return;
+    }
+  }
+  if (c.state == State::kBroken || c.state == State::kIgnored) return;
+  if (s.rst) return close(c, time);
+  if (s.fin) {
+    c.fin[from] = true;
+    const auto end = s.seq + static_cast<std::uint32_t>(s.payload.size() + s.missing);
+    if (std::optional<std::string> gap = c.dir[from].ends_at(end)) {
+      give_up(c, time, absl::StrCat(c.client == -1 || from == c.client ? "client" : "broker",
+                                    " stream: ", *gap));
+      return;
+    }
+  }
+  // A FIN closes once its direction has every byte before it (it may overtake a segment).
+  for (int i = 0; i < 2; ++i) {
+    if (c.fin[i] && !c.dir[i].has_hole()) return close(c, time);
+  }
+}
+
+void WireTraceBuilder::deliver(Connection& c, int from, std::vector<StreamChunk>& chunks) {
+  using State = Connection::State;
+  if (chunks.empty()) return;
+  if (c.state == State::kProbing) {
+    if (c.probe[from].empty()) c.probe_time[from] = chunks.front().time;
+    for (StreamChunk& chunk : chunks) {
+      if (c.probe[from].size() <= kMaxProbeBytes) c.probe[from] += chunk.bytes;
+    }
+    decide(c);
+    return;
+  }
+  if (c.state != State::kPulsar) return;
+  const Direction d = from == c.client ? Direction::kToServer : Direction::kToClient;
+  std::vector<TimedEvent> events;
+  for (const StreamChunk& chunk : chunks) {
+    if (std::optional<std::string> why = c.pulsar->on_bytes(d, chunk.time, chunk.bytes, &events)) {
+      emit(c, events, from);
+      give_up(c, chunk.time, *why);
+      return;
+    }
+  }
+  emit(c, events, from);
+}
+
+void WireTraceBuilder::decide(Connection& c) {
+  using State = Connection::State;
+  const std::array<FirstFrame, 2> first = {classify_first_frame(c.probe[0]),
+                                           classify_first_frame(c.probe[1])};
+  auto gives_up = [&](std::string reason) {
+    if (options_.port) {
+      give_up(c, std::max(c.probe_time[0], c.probe_time[1]), reason);
+    } else {
+      c.state = State::kIgnored;  // not Pulsar, as far as anyone asked
+      ++stats_.ignored;
+    }
+    c.probe[0].clear();
+    c.probe[1].clear();
+  };
+  int client = -1;
+  for (int i = 0; i < 2; ++i) {
+    if (first[i] == FirstFrame::kConnect && (c.client == -1 || c.client == i)) client = i;
+  }
+  if (client == -1) {
+    for (int i = 0; i < 2; ++i) {
+      if (first[i] == FirstFrame::kOtherCommand) {
+        return gives_up(c.syn_seen ? "the client's first frame is not a CONNECT"
+                                   : "capture started mid-stream: the first Pulsar frame seen is "
+                                     "not the client's CONNECT");
+      }
+      if (first[i] == FirstFrame::kNotPulsar || c.probe[i].size() > kMaxProbeBytes) {
+        return gives_up(c.syn_seen ? "the stream does not start with a Pulsar frame"
+                                   : "capture started mid-stream: the stream does not start "
+                                     "at a Pulsar frame");
+      }
+    }
+    return;  // more bytes needed
+  }
+  c.client = client;
+  c.state = State::kPulsar;
+  ++stats_.pulsar;
+  const std::string base =
+      absl::StrCat(c.side[client].to_string(), ">", c.side[1 - client].to_string());
+  const int use = ++label_uses_[base];
+  c.label = use == 1 ? base : absl::StrCat(base, "#", use);
+  c.pulsar = std::make_unique<PulsarConnection>(spec::Id::text(c.label), &next_cmd_);
+  std::array<std::string, 2> probe = {std::move(c.probe[0]), std::move(c.probe[1])};
+  for (int i : {client, 1 - client}) {
+    if (probe[i].empty()) continue;
+    std::vector<StreamChunk> chunk;
+    chunk.push_back(StreamChunk{c.probe_time[i], std::move(probe[i])});
+    deliver(c, i, chunk);
+    if (c.state != State::kPulsar) return;
+  }
+}
+
+void WireTraceBuilder::emit(Connection& c, std::vector<TimedEvent>& events, int /*from*/) {
+  if (events.empty() && c.held.empty()) return;
+  c.held.insert(c.held.end(), std::make_move_iterator(events.begin()),
+                std::make_move_iterator(events.end()));
+  events.clear();
+  if (c.any_hole()) {
+    // A missing segment of one direction may hold events before these: wait for it.
+    if (c.held.size() > options_.max_held_events) {
+      give_up(c, c.held.back().time,
+              absl::StrCat("a missing segment kept ", c.held.size(), " events waiting"));
+    }
+    return;
+  }
+  std::stable_sort(c.held.begin(), c.held.end(),
+                   [](const TimedEvent& x, const TimedEvent& y) { return x.time < y.time; });
+  for (const TimedEvent& e : c.held) {
+    ++stats_.events;
+    if (sink_.event) sink_.event(c.label, e);
+  }
+  c.held.clear();
+}
+
+void WireTraceBuilder::give_up(Connection& c, double time, const std::string& reason) {
+  using State = Connection::State;
+  if (c.state == State::kBroken) return;
+  c.held.clear();  // not known to be in order: dropped, never reported
+  ++stats_.not_understood;
+  if (sink_.not_understood) {
+    sink_.not_understood(c.label.empty() ? c.pair_label() : c.label, time, reason);
+  }
+  c.state = State::kBroken;
+  c.pulsar.reset();
+  c.probe[0].clear();
+  c.probe[1].clear();
+  c.dir[0] = StreamReassembler(1);
+  c.dir[1] = StreamReassembler(1);
+}
+
+void WireTraceBuilder::check_quiet(Connection& c, double now) {
+  if (c.state != Connection::State::kPulsar || c.quiet_reported) return;
+  if (now - c.last_activity < options_.idle_seconds) return;
+  c.quiet_reported = true;
+  std::vector<TimedEvent> events;
+  c.pulsar->quiescent(c.last_activity + options_.idle_seconds, &events);
+  emit(c, events, 0);
+}
+
+void WireTraceBuilder::close(Connection& c, double time) {
+  using State = Connection::State;
+  if (c.state == State::kPulsar) {
+    std::vector<TimedEvent> events;
+    c.pulsar->on_close(time, &events);
+    emit(c, events, 0);
+  }
+  if (c.state == State::kProbing || c.state == State::kPulsar) {
+    if (c.state == State::kProbing) ++stats_.ignored;
+    c.state = State::kIgnored;  // finished: later segments of it are only counted
+    c.pulsar.reset();
+  }
+}
+
+void WireTraceBuilder::tick(double now) {
+  stats_.last_time = std::max(stats_.last_time, now);
+  for (auto& [key, conn] : table_) check_quiet(*conn, now);
+}
+
+void WireTraceBuilder::finish() {
+  for (auto& [key, conn] : table_) {
+    Connection& c = *conn;
+    if (c.state == Connection::State::kPulsar) {
+      for (int i = 0; i < 2; ++i) {
+        if (std::optional<std::string> gap = c.dir[i].finish()) {
+          give_up(c, stats_.last_time,
+                  absl::StrCat(i == c.client ? "client" : "broker", " stream: ", *gap));
+          break;
+        }
+      }
+      check_quiet(c, stats_.last_time);
+    } else if (c.state == Connection::State::kProbing && options_.port &&
+               !(c.probe[0].empty() && c.probe[1].empty())) {
+      give_up(c, stats_.last_time, "the capture ends before the first whole frame");
+    }
+  }
+  table_.clear();
+}
+
+}  // namespace permitcheck::capture

@@ -1,0 +1,89 @@
+// WireTraceBuilder: TCP segments in capture order in, the wire trace of every Pulsar
+// connection out. Connections are told apart by their address pairs; each direction is
+// reassembled (capture/reassembly.h) and decoded (capture/pulsar_connection.h). A connection is
+// Pulsar when its client's first frame is a CONNECT, on any port (`port` restricts). A gap in
+// either direction makes the connection "not understood from here on": nothing more of it is
+// reported, so a lost segment never becomes a false violation. While one direction waits for
+// a missing segment, the other's events wait too, so events keep their order.
+//
+//   WireTraceBuilder b(CaptureOptions{.idle_seconds = 1}, sink);
+//   for (each packet) if (auto s = parse_packet(link, bytes, len)) b.on_segment(time, *s);
+//   b.finish();   // the end of the capture: last quiescence checks, open holes are gaps
+#ifndef PERMITCHECK_CAPTURE_WIRE_TRACE_H_
+#define PERMITCHECK_CAPTURE_WIRE_TRACE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "capture/packet.h"
+#include "capture/pulsar_connection.h"
+#include "capture/reassembly.h"
+
+namespace permitcheck::capture {
+
+struct CaptureOptions {
+  std::optional<std::uint16_t> port;  // only connections with this port on either side
+  double idle_seconds = 1.0;          // silence that, with everything acked, is quiescence
+  std::size_t max_pending_bytes = std::size_t{1} << 20;  // out-of-order bytes per direction
+  std::size_t max_held_events = 4096;  // events held per connection while a hole is open
+  std::size_t max_connections = 65536;  // connections followed at once
+};
+
+// Where the builder reports. `connection` is "client-address:port>server-address:port".
+struct WireSink {
+  std::function<void(const std::string& connection, const TimedEvent& event)> event;
+  // A connection (or a stream) that cannot be followed from `time` on, and why.
+  std::function<void(const std::string& connection, double time, const std::string& reason)>
+      not_understood;
+};
+
+struct CaptureStats {
+  std::uint64_t packets = 0;        // TCP segments seen
+  std::uint64_t connections = 0;    // TCP connections seen
+  std::uint64_t pulsar = 0;         // of them, Pulsar connections followed
+  std::uint64_t not_understood = 0;
+  std::uint64_t ignored = 0;        // not Pulsar (or filtered out by the port)
+  std::uint64_t events = 0;
+  double first_time = 0, last_time = 0;
+};
+
+class WireTraceBuilder {
+ public:
+  WireTraceBuilder(CaptureOptions options, WireSink sink);
+  ~WireTraceBuilder();
+
+  void on_segment(double time, const TcpSegment& segment);
+  // Time passes without packets (a live tap): quiescence checks as of `now`.
+  void tick(double now);
+  // End of capture: quiescence checks as of the last packet, open holes become gaps.
+  void finish();
+
+  const CaptureStats& stats() const { return stats_; }
+
+ private:
+  struct Connection;
+  void feed(Connection& c, int from, double time, const TcpSegment& s);
+  void deliver(Connection& c, int from, std::vector<StreamChunk>& chunks);
+  void decide(Connection& c);
+  void emit(Connection& c, std::vector<TimedEvent>& events, int from);
+  void give_up(Connection& c, double time, const std::string& reason);
+  void check_quiet(Connection& c, double now);
+  void close(Connection& c, double time);
+
+  CaptureOptions options_;
+  WireSink sink_;
+  CaptureStats stats_;
+  std::uint64_t next_cmd_ = 1;
+  absl::flat_hash_map<std::string, int> label_uses_;
+  // Keyed by the endpoint pair in a canonical order.
+  absl::flat_hash_map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Connection>> table_;
+};
+
+}  // namespace permitcheck::capture
+
+#endif  // PERMITCHECK_CAPTURE_WIRE_TRACE_H_

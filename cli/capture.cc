@@ -1,0 +1,129 @@
+#include "cli/capture.h"
+
+#include <chrono>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#ifdef PERMITCHECK_HAVE_CAPTURE
+#include "capture/capture_file.h"
+#include "capture/checker.h"
+#endif
+
+namespace permitcheck::cli {
+#ifndef PERMITCHECK_HAVE_CAPTURE
+void add_capture_options(CLI::App*) {}
+bool capture_file(const std::string&) { return false; }
+FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId>,
+                            std::ostream&) {
+  FileResult r;
+  r.name = path;
+  r.error = "captures are not read in this build (libpcap missing)";
+  return r;
+}
+#else
+namespace {
+
+struct CaptureFlags {
+  std::optional<std::uint16_t> port;
+  double idle = 1.0;
+  std::optional<std::int64_t> q;
+  std::optional<std::int64_t> t;
+  std::string emit_trace;
+  int captures_written = 0;
+};
+
+CaptureFlags& flags() {
+  static CaptureFlags f;
+  return f;
+}
+
+}  // namespace
+
+void add_capture_options(CLI::App* validate) {
+  CaptureFlags& f = flags();
+  validate->add_option("--port", f.port,
+                       "Captures: only TCP connections with this port on either side (default: "
+                       "any connection whose client starts with a Pulsar CONNECT)");
+  validate->add_option("--idle", f.idle,
+                       "Captures: seconds of silence after which a consumer with every entry "
+                       "acknowledged is quiescent (E5/E6 checked there)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  validate->add_option("--q", f.q, "Captures: receiver queue size Q (default: the first Flow "
+                                   "after a successful subscribe)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
+  validate->add_option("--threshold", f.t, "Captures: the client's Flow threshold T")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
+  validate->add_option("--emit-trace", f.emit_trace,
+                       "Captures: write the derived wire trace (trace format) to this file");
+}
+
+bool capture_file(const std::string& path) {
+  return path != "-" && capture::looks_like_capture(path);
+}
+
+FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId> ruleset,
+                            std::ostream& err) {
+  const auto start = std::chrono::steady_clock::now();
+  CaptureFlags& f = flags();
+  FileResult result;
+  result.name = path;
+  spec::TraceHeader header{.source = spec::TraceSource::kWire,
+                           .ruleset = ruleset.value_or(spec::RulesetId::kRevD),
+                           .q = f.q,
+                           .t = f.t};
+  result.header = header;
+  std::ofstream trace_file;
+  if (!f.emit_trace.empty()) {
+    if (++f.captures_written > 1) {
+      result.error = "--emit-trace takes one capture (a trace file has one header)";
+      return result;
+    }
+    trace_file.open(f.emit_trace, std::ios::binary);
+    if (!trace_file.is_open()) {
+      result.error = absl::StrCat("--emit-trace: cannot write ", f.emit_trace);
+      return result;
+    }
+  }
+  capture::WireChecker checker(header, trace_file.is_open() ? &trace_file : nullptr, {},
+                               [&](const capture::NotUnderstood& n) {
+                                 err << "permitcheck validate: " << path << ": connection "
+                                     << n.connection << " not understood from "
+                                     << capture::format_capture_time(n.time) << ": " << n.reason
+                                     << "\n";
+                               });
+  capture::WireTraceBuilder builder(
+      capture::CaptureOptions{.port = f.port, .idle_seconds = f.idle}, checker.sink());
+  const absl::Status read = capture::read_capture_file(path, &builder);
+  checker.finish();
+  result.events = checker.events();
+  result.last_line = checker.last_line();
+  result.families.wire = checker.events();
+  result.families.extension = 0;
+  result.families.quiescent = checker.quiescent();
+  result.families.sized_messages = checker.sized_messages();
+  result.violations = checker.violations();
+  result.deviations = checker.deviations();
+  const capture::CaptureStats& s = builder.stats();
+  if (!read.ok()) {
+    result.error = absl::StrCat("capture: ", read.message());
+  } else if (s.pulsar == 0) {
+    result.error = absl::StrCat("capture: no Pulsar connection found (", s.packets,
+                                " TCP segments, ", s.connections, " TCP connections",
+                                f.port ? absl::StrCat(" on port ", *f.port) : "",
+                                "; a connection counts when its client's first frame is a "
+                                "CONNECT)");
+  }
+  if (trace_file.is_open()) {
+    trace_file.flush();
+    if (!trace_file.good() && !result.error) {
+      result.error = absl::StrCat("--emit-trace: cannot write ", f.emit_trace);
+    }
+  }
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+#endif  // PERMITCHECK_HAVE_CAPTURE
+
+}  // namespace permitcheck::cli

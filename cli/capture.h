@@ -1,0 +1,34 @@
+// `permitcheck validate` on packet captures: a file whose first bytes are a pcap or pcapng
+// magic number is read with libpcap (capture/), its Pulsar connections become a wire trace,
+// and the Monitor checks it live. The capture options (--port, --idle, --q, --threshold,
+// --emit-trace) are registered on the validate subcommand.
+//
+//   add_capture_options(validate_subcommand);
+//   if (capture_file(path)) results.push_back(validate_capture(path, ruleset, std::cerr));
+#ifndef PERMITCHECK_CLI_CAPTURE_H_
+#define PERMITCHECK_CLI_CAPTURE_H_
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "cli/validate.h"
+
+namespace permitcheck::cli {
+
+// Adds --port, --idle, --q, --threshold and --emit-trace to `validate`.
+void add_capture_options(CLI::App* validate);
+
+// Whether `path` is a capture (by content); false for "-" and for unreadable files.
+bool capture_file(const std::string& path);
+
+// Validates the capture at `path`: the derived wire trace (source wire), checked against
+// `ruleset` (default rev-d). Connections it cannot follow are reported on `err`, naming the
+// file; a capture without any Pulsar connection, or an unreadable one, is an error (exit 2).
+FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId> ruleset,
+                            std::ostream& err);
+
+}  // namespace permitcheck::cli
+
+#endif  // PERMITCHECK_CLI_CAPTURE_H_

@@ -1,0 +1,120 @@
+#include "cli/tap.h"
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "cli/validate.h"
+#include "trace/writer.h"
+#ifdef PERMITCHECK_HAVE_TAP
+#include "capture/tap.h"
+#endif
+
+namespace permitcheck::cli {
+
+TapCommand::TapCommand(CLI::App& app) {
+  command_ = app.add_subcommand(
+      "tap",
+      "Transparent TCP proxy between a Pulsar client and a broker: forwards every byte "
+      "unchanged, checks a decoded copy live and prints each finding when it happens. TLS is "
+      "not decoded (forwarded, reported as not understood). SIGINT/SIGTERM ends it with a "
+      "summary. Exit 0 no violation, 1 a violation, 2 usage.");
+  command_->add_option("--listen", listen_, "ADDR:PORT to accept clients on (port 0: any)")
+      ->required();
+  command_->add_option("--upstream", upstream_, "HOST:PORT of the broker")->required();
+  command_->add_option("--format", format_, "How findings are printed")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  command_->add_option("--trace", trace_, "Write the wire trace (trace format) to this file");
+  command_->add_option("--pcap", pcap_, "Write a capture (pcap, raw IP) of the traffic here");
+  command_->add_option("--idle", idle_, "Seconds of silence that, with everything "
+                                        "acknowledged, make a consumer quiescent")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  command_->add_option("--q", q_, "Receiver queue size Q (default: the first Flow)");
+  command_->add_option("--threshold", t_, "The client's Flow threshold T");
+}
+
+std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
+  if (!command_->parsed()) return std::nullopt;
+#ifndef PERMITCHECK_HAVE_TAP
+  (void)out;
+  err << "permitcheck tap: not built in this configuration (needs libpcap, protobuf, asio)\n";
+  return kExitBadInput;
+#else
+  std::ofstream trace_file;
+  if (!trace_.empty()) {
+    trace_file.open(trace_, std::ios::binary);
+    if (!trace_file.is_open()) {
+      err << "permitcheck tap: --trace: cannot write " << trace_ << "\n";
+      return kExitBadInput;
+    }
+  }
+  const bool json = format_ == "json";
+  const spec::TraceHeader header{.source = spec::TraceSource::kWire, .q = q_, .t = t_};
+  capture::WireChecker checker(
+      header, trace_file.is_open() ? &trace_file : nullptr,
+      [&](const capture::WireFinding& f) {
+        const char* kind = f.deviation ? "deviation" : "violation";
+        if (json) {
+          out << "{\"finding\":\"" << kind << "\",\"rule\":\"" << spec::rule_name(f.finding.rule)
+              << "\",\"line\":" << f.finding.line << ",\"connection\":"
+              << trace::json_string(f.connection) << ",\"time\":\""
+              << capture::format_capture_time(f.time)
+              << "\",\"text\":" << trace::json_string(f.finding.explanation) << "}\n"
+              << std::flush;
+        } else {
+          out << kind << ": " << spec::format_finding(f.finding) << "\n" << std::flush;
+        }
+        if (trace_file.is_open()) trace_file.flush();
+      },
+      [&](const capture::NotUnderstood& n) {
+        if (json) {
+          out << "{\"not_understood\":" << trace::json_string(n.connection) << ",\"time\":\""
+              << capture::format_capture_time(n.time)
+              << "\",\"reason\":" << trace::json_string(n.reason) << "}\n"
+              << std::flush;
+        } else {
+          out << "not understood: connection " << n.connection << " from "
+              << capture::format_capture_time(n.time) << ": " << n.reason
+              << " (still forwarded)\n"
+              << std::flush;
+        }
+      });
+  capture::Tap tap(capture::TapOptions{.listen = listen_,
+                                       .upstream = upstream_,
+                                       .decode = capture::CaptureOptions{.idle_seconds = idle_},
+                                       .pcap_path = pcap_},
+                   &checker);
+  if (absl::Status s = tap.start(); !s.ok()) {
+    err << "permitcheck tap: " << s.message() << "\n";
+    return kExitBadInput;
+  }
+  tap.handle_signals();
+  err << "permitcheck tap: listening on " << listen_.substr(0, listen_.rfind(':')) << ":"
+      << tap.port() << ", forwarding to " << upstream_ << "\n"
+      << std::flush;
+  tap.run();
+  checker.finish();
+  const capture::TapStats st = tap.stats();
+  const bool ok = checker.violations().empty();
+  if (json) {
+    out << "{\"summary\":{\"ok\":" << (ok ? "true" : "false") << ",\"connections\":"
+        << st.connections << ",\"bytes_to_broker\":" << st.bytes_to_broker
+        << ",\"bytes_to_client\":" << st.bytes_to_client << ",\"events\":" << checker.events()
+        << ",\"violations\":" << checker.violations().size()
+        << ",\"deviations\":" << checker.deviations().size()
+        << ",\"not_understood\":" << checker.not_understood().size() << "}}\n";
+  } else {
+    out << "tap: " << st.connections << " connection(s), " << st.bytes_to_broker
+        << " bytes to the broker, " << st.bytes_to_client << " to clients, "
+        << checker.events() << " wire events, " << checker.violations().size()
+        << " violation(s), " << checker.deviations().size() << " known deviation(s), "
+        << checker.not_understood().size() << " not understood\n"
+        << "verdict: " << (ok ? "PASS" : "FAIL") << "\n";
+  }
+  out << std::flush;
+  return ok ? kExitPass : kExitViolation;
+#endif
+}
+
+}  // namespace permitcheck::cli
