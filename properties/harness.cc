@@ -10,6 +10,9 @@ namespace {
 
 absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
+// impl's reason for an N7 protocol error (internal/consumer.cc).
+constexpr std::string_view kOverflowReason = "permit accumulator overflow";
+
 std::uint64_t cmd_number(const spec::Id& id) { return id.is_number() ? id.as_number() : 0; }
 
 }  // namespace
@@ -306,6 +309,7 @@ void Harness::collect() {
       if (s->reason == spec::SkipReason::kBeforeStart) before_start_.insert(cmd_number(s->cmd));
     } else if (const auto* m = std::get_if<spec::Message>(&e)) {
       consumer_of_cmd_[cmd_number(m->cmd)] = m->consumer;
+      if (world_->corrupted_on_wire(cmd_number(m->cmd))) corrupted_consumers_.insert(m->consumer);
     } else if (const auto* d = std::get_if<spec::DirectReturn>(&e)) {
       direct_cmds_.insert(cmd_number(d->cmd));
     } else if (const auto* o = std::get_if<spec::IncOpen>(&e)) {
@@ -341,8 +345,9 @@ void Harness::collect() {
     bool explained = false;
     if (e != nullptr) {
       if (const auto* m = std::get_if<spec::Message>(e);
-          m != nullptr && f.rule == spec::RuleId::kW2 && world_->corrupted_on_wire(cmd_number(m->cmd))) {
-        explained = true;  // the injected fault itself
+          m != nullptr && (f.rule == spec::RuleId::kW2 || f.rule == spec::RuleId::kE4) &&
+          world_->corrupted_on_wire(cmd_number(m->cmd))) {
+        explained = true;  // the injected fault itself (out of range: W2; in range: E4)
       }
       // Legacy Pulsar credits a late return on the same pooled connection to the replacement
       // and may write that Flow before the replacement's Subscribe succeeded (the L7 path);
@@ -352,11 +357,24 @@ void Harness::collect() {
           f.rule == spec::RuleId::kN4 && std::holds_alternative<spec::Flow>(*e)) {
         explained = true;
       }
+      // An injected in-range value near 2^31 - 1, settled as C5 says, overflows the
+      // accumulator: the connection closes by N7, which the monitor reads as a C5 close.
+      if (const auto* pe = std::get_if<spec::ProtocolError>(e);
+          pe != nullptr && f.rule == spec::RuleId::kC5 && !corrupted_consumers_.empty() &&
+          pe->reason == kOverflowReason) {
+        explained = true;
+      }
       if (f.rule == spec::RuleId::kE2 || f.rule == spec::RuleId::kE5 || f.rule == spec::RuleId::kE6) {
         const std::optional<std::uint64_t> consumer = consumer_of_event(*e);
         if (consumer && deviated_consumers_.contains(*consumer) &&
             (std::holds_alternative<spec::Flow>(*e) || std::holds_alternative<spec::Quiescent>(*e))) {
           explained = true;  // the balance carries an accepted inexactness (X1, X2, X5, X6)
+        }
+        // An in-range wrong message_permits makes the client settle the value it was told
+        // (C5), not what the broker debited: the balance carries the injected difference.
+        if (consumer && corrupted_consumers_.contains(*consumer) &&
+            (std::holds_alternative<spec::Flow>(*e) || std::holds_alternative<spec::Quiescent>(*e))) {
+          explained = true;
         }
       }
     }

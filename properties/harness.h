@@ -128,6 +128,7 @@ class Harness {
   std::set<std::uint64_t> before_start_;                       // cmds with such a skip
   std::map<std::uint64_t, std::uint64_t> consumer_of_cmd_;     // cmd -> consumer
   std::set<std::uint64_t> deviated_consumers_;                 // X1/X2/X6 seen on them
+  std::set<std::uint64_t> corrupted_consumers_;                // got an injected wire value
   std::set<std::uint64_t> direct_cmds_;                        // cmds with a direct return
   std::map<std::string, std::uint64_t> consumer_of_inc_;       // client inc -> consumer
 };

@@ -240,8 +240,21 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
     }
     for (const spec::Id& m : run.handed_off) handed_off.insert(m.as_text());
   }
+  // N7: a return the accumulator cannot take closes the connection instead of crediting;
+  // the returns before it are credited, it and the rest are not made.
   std::int64_t expected = 0;
-  for (std::int64_t n : returns) expected += n;
+  bool overflow = false;
+  ClientInc* ci = inc(p.inc);
+  for (std::int64_t n : returns) {
+    if (ci != nullptr && ci->state.current() && n > 0) {
+      absl::StatusOr<std::optional<std::int64_t>> r = ci->state.credit(n);
+      if (absl::IsOutOfRange(r.status())) {
+        overflow = true;
+        break;
+      }
+    }
+    expected += n;
+  }
 
   const std::int64_t actual = world.command_returned(cmd).value_or(0);
   const std::string name = absl::StrCat("command ", cmd);
@@ -256,13 +269,12 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
         {spec::RuleId::kK2, absl::StrCat(name, " handed off ", join(p.handed_off),
                                          "; the specification hands off ", join(handed_off))});
   }
-  if (run.closes_connection != p.protocol_error) {
+  if ((run.closes_connection || overflow) != p.protocol_error) {
     command_mismatches_.push_back(
         {spec::RuleId::kC4, absl::StrCat(name, run.closes_connection ? " must" : " must not",
                                          " close its connection (protocol error)")});
   }
   for (const std::string& m : handed_off) message_inc_[m] = p.inc;
-  for (std::int64_t n : returns) credit(p.inc, n);
 }
 
 void SpecModel::compare(const impl::World& world, std::vector<ModelMismatch>* out) {

@@ -466,8 +466,15 @@ class ConsumerImpl::Handling {
                                    .validation_error = std::string(error)});
   }
 
+  // N7: a return the accumulator cannot take is a protocol error instead of a credit; the
+  // return itself is not recorded (the connection closes, ending the incarnation).
+  bool overflows(std::int64_t n) const {
+    return !c_.legacy() && n > 0 && state_ && state_->current && state_->accumulator > kMaxPermits - n;
+  }
+
   // Units returned straight from the command (K6, S2, S3).
   void direct(std::int64_t n, std::string path) {
+    if (overflows(n)) return credit(n);
     c_.record(spec::DirectReturn{.cmd = cmd_, .n = n, .path = std::move(path)});
     c_.returned_[m_.cmd] += n;
     credit(n);
@@ -475,11 +482,13 @@ class ConsumerImpl::Handling {
 
   // K5: the terminal transition; the cleanup after it returns whatever is left (nothing).
   void settle(std::int64_t n) {
+    if (overflows(n)) return credit(n);
     c_.record(spec::Settle{.cmd = cmd_, .n = n});
     c_.returned_[m_.cmd] += n;
     credit(n);
     if (c_.legacy()) return;
     if (const std::int64_t again = budget_.finish(); again > 0) {
+      if (overflows(again)) return credit(again);
       c_.record(spec::Settle{.cmd = cmd_, .n = again});
       c_.returned_[m_.cmd] += again;
       credit(again);
