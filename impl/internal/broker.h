@@ -28,6 +28,7 @@ struct StoredEntry {
   std::int64_t id = 0;
   std::shared_ptr<const Payload> payload;
   std::vector<bool> acked;  // per batch index
+  std::vector<std::int64_t> stray_bits;  // ack_set bits at or beyond B (EntrySpec)
   int redelivery_count = 0;
   int pending_owner = -1;   // serial of the consumer it is pending at, -1 if none
   bool done = false;        // every index acknowledged (or dropped, non-persistent)
