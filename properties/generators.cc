@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "spec/permit_state.h"
 
 namespace permitcheck::properties {
 namespace {
@@ -260,7 +261,7 @@ std::string show_config(const impl::WorldConfig& c) {
   std::string out = absl::StrCat(
       "mode=", av(impl::mode_name(c.mode)), " dispatcher=", av(spec::dispatcher_name(c.dispatcher)),
       " broker=", av(impl::broker_flavour_name(c.flavour)), " consumers=", c.consumers,
-      " connections=", c.connections, " Q=", c.q, " T=", c.threshold());
+      " connections=", c.connections, " Q=", c.q, " T=", c.t > 0 ? c.t : spec::default_threshold(c.q));
   if (c.options.start_message_id) {
     absl::StrAppend(&out, " startMessageId=", c.options.start_message_id->entry, ":",
                     c.options.start_message_id->index);

@@ -44,7 +44,7 @@ Harness::Harness(const impl::WorldConfig& config, Goal goal, spec::RulesetId rul
     : config_(config), goal_(std::move(goal)), rules_(rules), last_failure_(last_failure) {
   model_ = std::make_unique<SpecModel>(rules, config_);
   world_ = std::make_unique<impl::World>(config_, model_.get());
-  monitor_ = std::make_unique<spec::Monitor>(world_->trace_header(rules),
+  monitor_ = std::make_unique<spec::Monitor>(rulebook_header(config_, rules),
                                              spec::MonitorOptions{.retain_ledger = false});
 }
 
@@ -99,9 +99,75 @@ void Harness::corrupt_next_field(std::uint64_t value, std::string shown) {
   world_->corrupt_next_field(value);
   after_step(std::move(shown));
 }
+void Harness::follow_consumers(const spec::Event& e) {
+  auto of_inc = [this](std::uint64_t inc) -> TraceConsumer* {
+    for (auto& [consumer, c] : trace_consumers_) {
+      if (c.inc == inc) return &c;
+    }
+    return nullptr;
+  };
+  if (const auto* o = std::get_if<spec::IncOpen>(&e)) {
+    trace_consumers_[o->consumer] = TraceConsumer{.inc = o->inc.as_number(), .cnx = o->cnx, .live = true};
+  } else if (const auto* f = std::get_if<spec::IncFlowEnabled>(&e)) {
+    if (TraceConsumer* c = of_inc(f->inc.as_number())) c->flow_enabled = true;
+  } else if (const auto* c = std::get_if<spec::IncClose>(&e)) {
+    if (TraceConsumer* tc = of_inc(c->inc.as_number())) tc->live = false;
+  } else if (const auto* d = std::get_if<spec::Disconnect>(&e)) {
+    for (auto& [consumer, tc] : trace_consumers_) {
+      if (tc.cnx == d->cnx) tc.live = false;
+    }
+  } else if (const auto* r = std::get_if<spec::Recv>(&e)) {
+    inc_of_cmd_[cmd_number(r->cmd)] = r->inc.as_number();
+  } else if (const auto* cl = std::get_if<spec::Claim>(&e)) {
+    cmds_with_progress_.insert(cmd_number(cl->cmd));
+  } else if (const auto* dr = std::get_if<spec::DirectReturn>(&e)) {
+    cmds_with_progress_.insert(cmd_number(dr->cmd));
+  } else if (const auto* co = std::get_if<spec::Corrupt>(&e)) {
+    cmds_with_progress_.insert(cmd_number(co->cmd));
+  } else if (const auto* st = std::get_if<spec::Settle>(&e)) {
+    // What the run was given decides whether the command holds its units: an encrypted
+    // payload under cryptoFailureAction FAIL (X3), or a chunk that neither returned nor
+    // delivered anything (the X4 failure branch).
+    const std::uint64_t cmd = cmd_number(st->cmd);
+    const std::shared_ptr<const impl::Payload> payload = world_->payload_of(cmd);
+    auto inc = inc_of_cmd_.find(cmd);
+    if (payload == nullptr || inc == inc_of_cmd_.end() || cmds_with_progress_.contains(cmd)) return;
+    const bool crypto_fail = payload->encrypted && !payload->chunked() &&
+                             config_.options.crypto_action == impl::CryptoAction::kFail;
+    if (crypto_fail || payload->chunked()) {
+      if (TraceConsumer* tc = of_inc(inc->second)) tc->holding = true;
+    }
+  }
+}
+
+bool Harness::quiesce_from_trace() {
+  if (!world_->settle()) return false;
+  collect();  // follow what settling recorded
+  for (int k = 0; k < world_->consumers(); ++k) {
+    const auto consumer = static_cast<std::uint64_t>(k);
+    auto it = trace_consumers_.find(consumer);
+    if (it == trace_consumers_.end() || !it->second.live || !it->second.flow_enabled) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kE6,
+           .text = absl::StrCat("consumer ", k, " is stalled at quiescence: ",
+                                it == trace_consumers_.end() ? "it never subscribed"
+                                : !it->second.live
+                                    ? absl::StrCat("its incarnation ", it->second.inc,
+                                                   " ended and no replacement subscribed")
+                                    : absl::StrCat("its incarnation ", it->second.inc,
+                                                   " never became Flow-enabled")),
+           .step = finished_ ? steps_.size() + 1 : steps_.size()});
+      continue;
+    }
+    if (it->second.holding) continue;  // X3/X4 hold units until the incarnation ends
+    world_->declare_quiescent(consumer, it->second.cnx);
+  }
+  return true;
+}
+
 void Harness::quiesce(std::string shown) {
-  const bool settled = world_->quiesce();
   steps_.push_back(std::move(shown));
+  const bool settled = quiesce_from_trace();
   if (!settled) {
     add({.source = "quiesce", .text = "the system did not settle (livelock)", .step = steps_.size()});
   }
@@ -111,7 +177,7 @@ void Harness::quiesce(std::string shown) {
 void Harness::finish() {
   if (finished_) return;
   finished_ = true;
-  const bool settled = world_->quiesce();
+  const bool settled = quiesce_from_trace();
   if (!settled) {
     add({.source = "quiesce", .text = "the system did not settle (livelock)",
          .step = steps_.size() + 1});
@@ -292,7 +358,7 @@ void Harness::add(Problem p) {
     *last_failure_ = CaseRecord{.config = config_,
                                 .steps = steps_,
                                 .problem = added,
-                                .header = world_->trace_header(spec::RulesetId::kRevD),
+                                .header = rulebook_header(config_, spec::RulesetId::kRevD),
                                 .events = world_->events()};
   }
   RC_FAIL(format_problem(added));
@@ -315,6 +381,7 @@ void Harness::collect() {
     } else if (const auto* o = std::get_if<spec::IncOpen>(&e)) {
       consumer_of_inc_[o->inc.to_string()] = o->consumer;
     }
+    follow_consumers(e);
     monitor_->on_event(e, next_event_ + 2);
     if (!model_diverged_) model_->on_event(e, *world_);
   }

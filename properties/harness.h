@@ -100,6 +100,11 @@ class Harness {
 
  private:
   void after_step(std::string shown);
+  // Settles the world, then declares quiescent every consumer the trace shows subscribed,
+  // Flow-enabled and holding nothing back; a consumer whose last incarnation ended with no
+  // replacement (or never became Flow-enabled) is a stall (E6). False if it did not settle.
+  bool quiesce_from_trace();
+  void follow_consumers(const spec::Event& e);
   void collect();
   void add(Problem p);
   std::optional<std::string> legacy_signature(const spec::Finding& f, bool deviation) const;
@@ -131,6 +136,18 @@ class Harness {
   std::set<std::uint64_t> corrupted_consumers_;                // got an injected wire value
   std::set<std::uint64_t> direct_cmds_;                        // cmds with a direct return
   std::map<std::string, std::uint64_t> consumer_of_inc_;       // client inc -> consumer
+
+  // Each consumer's latest incarnation as the trace shows it (not the implementation's flags).
+  struct TraceConsumer {
+    std::uint64_t inc = 0;
+    spec::Id cnx;
+    bool live = false;
+    bool flow_enabled = false;
+    bool holding = false;  // X3 (crypto FAIL) or X4 (chunk failure branch) holds units
+  };
+  std::map<std::uint64_t, TraceConsumer> trace_consumers_;
+  std::map<std::uint64_t, std::uint64_t> inc_of_cmd_;          // cmd -> client inc (recv)
+  std::set<std::uint64_t> cmds_with_progress_;                 // claims, direct returns, corrupt
 };
 
 }  // namespace permitcheck::properties

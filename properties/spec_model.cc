@@ -34,6 +34,17 @@ std::string join(const std::set<std::string>& s) {
 
 }  // namespace
 
+std::int64_t rulebook_threshold(const impl::WorldConfig& config) {
+  return config.t > 0 ? config.t : spec::default_threshold(config.q);
+}
+
+spec::TraceHeader rulebook_header(const impl::WorldConfig& config, spec::RulesetId rules) {
+  return spec::TraceHeader{.source = spec::TraceSource::kModel,
+                           .ruleset = rules,
+                           .q = config.q,
+                           .t = rulebook_threshold(config)};
+}
+
 SpecModel::SpecModel(spec::RulesetId rules, const impl::WorldConfig& config)
     : rules_(spec::ruleset(rules)), config_(config) {}
 
@@ -89,7 +100,7 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
           if (auto cur = current_.find(e.consumer); cur != current_.end()) {
             if (ClientInc* old = inc(cur->second)) old->state.end();  // N2
           }
-          incs_.emplace(id, ClientInc{spec::PermitState(config_.q, config_.threshold()),
+          incs_.emplace(id, ClientInc{spec::PermitState(config_.q, rulebook_threshold(config_)),
                                       e.consumer, e.cnx});
           current_[e.consumer] = id;
         } else if constexpr (std::is_same_v<T, spec::IncFlowEnabled>) {
