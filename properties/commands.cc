@@ -89,7 +89,7 @@ struct CorruptField : StepCommand {
   // Out of range (0, 2^31, 2^32 - 1: C4, a protocol error) or in range but wrong (1, 7,
   // 2^31 - 1: C5, inconsistent data; the review finding F4 needs it) in every run.
   std::uint64_t value = *weighted<std::uint64_t>(
-      {{2, 7}, {1, 0}, {1, 2147483648ULL}, {1, 4294967295ULL}, {1, 1}, {1, 2147483647ULL}});
+      {{2, 7}, {1, 0}, {1, 2147483648ULL}, {1, 4294967295ULL}, {1, 1}, {3, 2147483647ULL}});
   explicit CorruptField(const ModelState&) {}
   void run(const ModelState&, Harness& h) const override {
     h.corrupt_next_field(value, shown(*this));

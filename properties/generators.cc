@@ -212,7 +212,7 @@ rc::Gen<std::vector<impl::EntrySpec>> gen_entries(const ModelState& state) {
   const std::int64_t uuid = state.published;
   return rc::gen::exec([chunks, uuid] {
     std::vector<impl::EntrySpec> out;
-    if (chunks && *weighted<bool>({{9, false}, {1, true}})) {
+    if (chunks && *weighted<bool>({{4, false}, {1, true}})) {
       const int n = *rc::gen::inRange(2, 4);
       for (int i = 0; i < n; ++i) {
         impl::EntrySpec e;
@@ -220,6 +220,12 @@ rc::Gen<std::vector<impl::EntrySpec>> gen_entries(const ModelState& state) {
         e.payload.chunk_id = i;
         e.payload.num_chunks = n;
         out.push_back(e);
+      }
+      // A producer retry can publish one chunk twice: the duplicate takes the chunk failure
+      // branch (X4).
+      if (*weighted<bool>({{3, false}, {1, true}})) {
+        const int dup = *rc::gen::inRange(0, n);
+        out.insert(out.begin() + dup + 1, out[static_cast<std::size_t>(dup)]);
       }
       return out;
     }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "impl/world.h"
+#include "properties/coverage.h"
 #include "properties/spec_model.h"
 #include "spec/monitor.h"
 
@@ -75,6 +76,8 @@ class Harness {
   ~Harness();
 
   void start();  // set-up: subscribe, initial grants (step 0)
+  // Counts what this case reaches (check --coverage); must outlive the harness's steps.
+  void set_coverage(CaseCoverage* coverage) { coverage_ = coverage; }
 
   // ---- Steps ----
   void publish(const std::vector<impl::EntrySpec>& entries, std::string shown);
@@ -119,6 +122,7 @@ class Harness {
   std::unique_ptr<SpecModel> model_;
   std::unique_ptr<impl::World> world_;
   std::unique_ptr<spec::Monitor> monitor_;
+  CaseCoverage* coverage_ = nullptr;
   std::size_t next_event_ = 0;
   std::size_t violations_seen_ = 0;
   std::size_t deviations_seen_ = 0;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "impl/config.h"
+#include "properties/coverage.h"
 #include "properties/harness.h"
 
 namespace permitcheck::properties {
@@ -44,6 +45,8 @@ struct PropertySpec {
   Goal goal = Goal::conform();
   // Also rewrite message_permits to an in-range wrong value (C5; the review finding F4).
   bool in_range_corruption = false;
+  // When set, every case's coverage is added here (check --coverage).
+  Coverage* coverage = nullptr;
 };
 
 struct PropertyResult {
