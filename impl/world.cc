@@ -197,6 +197,8 @@ std::vector<World::BrokerConsumerView> World::broker_consumers() const {
   return out;
 }
 
+bool World::broker_backlog() const { return parts_->broker.has_backlog(); }
+
 std::optional<std::int64_t> World::dispatcher_aggregate() const { return parts_->broker.aggregate(); }
 
 World::ClientConsumerView World::client_consumer(int consumer) const {

@@ -1,9 +1,11 @@
 #include "properties/harness.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "rapidcheck.h"
+#include "spec/finalize.h"
 
 namespace permitcheck::properties {
 namespace {
@@ -162,6 +164,28 @@ bool Harness::quiesce_from_trace() {
     }
     if (it->second.holding) continue;  // X3/X4 hold units until the incarnation ends
     world_->declare_quiescent(consumer, it->second.cnx);
+  }
+  // B13 (E6): settled with backlog while a consumer (and the aggregate) has permits: nothing
+  // triggered the read that should have served it.
+  const std::optional<std::int64_t> aggregate = world_->dispatcher_aggregate();
+  if (world_->broker_backlog() && rules_ != spec::RulesetId::kLegacy && (!aggregate || *aggregate > 0) &&
+      !spec::is_sticky_key(config_.dispatcher) &&  // Key_Shared may hold a key back (draining)
+      config_.dispatcher != spec::DispatcherKind::kNonPersistentShared &&  // no stored backlog
+      config_.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared) {
+    const std::vector<impl::World::BrokerConsumerView> live = world_->broker_consumers();
+    // Single active: only the active consumer is served; which one that is the trace does not
+    // say, so judge only when every live consumer has permits.
+    const bool single = config_.dispatcher == spec::DispatcherKind::kSingleActive;
+    const bool all_positive = std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0; });
+    for (const impl::World::BrokerConsumerView& b : live) {
+      if (b.available <= 0 || (single && !all_positive)) continue;
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kE6,
+           .text = absl::StrCat("B13: settled with backlog while broker consumer ", b.inc, " has ",
+                                b.available, " available permit(s); nothing was dispatched"),
+           .step = finished_ ? steps_.size() + 1 : steps_.size()});
+      break;
+    }
   }
   return true;
 }

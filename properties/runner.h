@@ -28,7 +28,7 @@ struct PropertyParams {
   int cases = 200;       // cases of a conformance run
   int max_steps = 50;    // steps per case
   int find_cases = 4000; // budget for finding one legacy bug
-  int mutant_cases = 3000;  // budget for killing one mutant
+  int mutant_cases = 5000;  // budget for killing one mutant
   int searches = 4;         // independent searches per legacy bug; the shortest one is kept
   bool shrink = true;
 

@@ -93,6 +93,14 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
               rules_, e.dispatcher.value_or(spec::DispatcherKind::kSingleActive), entries);
           if (!r.ok()) return;
           BrokerInc& b = broker_[e.inc->as_text()];
+          // B12: a send starts only while the consumer's available permits are positive.
+          if (b.balance.available() <= 0 && rules_.id != spec::RulesetId::kLegacy) {
+            command_mismatches_.push_back(
+                {spec::RuleId::kB4,
+                 absl::StrCat("B12: broker consumer ", e.inc->as_text(), " was sent to with ",
+                              b.balance.available(), " available permit(s) (a send starts "
+                              "only while they are positive)")});
+          }
           (void)b.balance.debit(r->consumer_debit, r->unacked_increase);  // B4, B5, B9
           b.unacked_total += r->unacked_increase;
         } else if constexpr (std::is_same_v<T, spec::IncOpen>) {

@@ -257,7 +257,7 @@ void Dispatcher::remove_consumer(BrokerConsumer* c) {
 void Dispatcher::consumer_flow(BrokerConsumer* c, std::int64_t permits) {
   c->flow(permits);
   if (has_aggregate()) total_available_permits_ += permits;
-  schedule_read();
+  if (!PC_MUTANT(kFlowWithoutRead, true, false)) schedule_read();  // B13
 }
 
 void Dispatcher::on_publish(std::vector<StoredEntry*>) { schedule_read(); }

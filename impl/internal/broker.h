@@ -190,6 +190,7 @@ class Broker {
 
   std::vector<const BrokerConsumer*> live_consumers() const;
   std::optional<std::int64_t> aggregate() const;
+  bool has_backlog() const { return sub_.has_backlog(); }
   bool corrupted(std::uint64_t cmd) const { return ctx_.corrupted_cmds.contains(cmd); }
   std::shared_ptr<const Payload> payload_of(std::uint64_t cmd) const {
     auto it = ctx_.sent_payloads.find(cmd);
