@@ -280,7 +280,9 @@ std::optional<std::string> Harness::review_signature(const spec::Finding& f,
     case spec::RuleId::kC6: {
       // F4: the pooled connection closed over inconsistent data ends the incarnations of
       // other consumers on it too.
-      if (!std::holds_alternative<spec::ProtocolError>(e)) return std::nullopt;
+      // An N7 overflow closes the connection by the rulebook (section 12, item 6): not F4.
+      const auto* pe = std::get_if<spec::ProtocolError>(&e);
+      if (pe == nullptr || pe->reason == kOverflowReason) return std::nullopt;
       std::set<std::uint64_t> ended;
       const std::vector<spec::Event>& events = world_->events();
       for (std::size_t i = static_cast<std::size_t>(f.line - 1); i < events.size(); ++i) {
