@@ -140,6 +140,10 @@ Commands::Commands(CLI::App& app) {
   check_->add_option("--steps", check_options_.steps, "Steps per case")->capture_default_str();
   check_->add_option("--shard", shard_, "Run shard i of n (i/n, 0-based), to split a sweep")
       ->capture_default_str();
+  check_->add_flag("--coverage", check_options_.coverage,
+                   "Also report what the cases reached: each ruleset decision point (taken which "
+                   "way) and rule, and the generators' distributions; exit 1 when a decision "
+                   "point or rule was never reached");
   check_->add_option("--format", check_options_.format, "Report format")
       ->check(CLI::IsMember(kReportFormats))
       ->capture_default_str();

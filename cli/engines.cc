@@ -86,7 +86,10 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   spec.mode = impl::mode_of(rules->id);  // every ruleset has an implementation mode
   spec.rules = against->id;
   spec.goal = properties::Goal::conform();
+  properties::Coverage coverage;
+  if (o.coverage) spec.coverage = &coverage;
   const properties::PropertyResult r = properties::run_property(spec, params);
+  const std::vector<std::string> unreached = o.coverage ? coverage.unreached() : std::vector<std::string>{};
   if (!r.passed && r.counterexample && !o.counterexample.empty()) {
     std::string recheck;
     const properties::Problem& p = r.counterexample->problem;
@@ -106,6 +109,10 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
         << ",\"against\":" << internal::json_string(against->name) << ",\"shard\":\"" << shard
         << "\",\"seed\":" << r.seed << ",\"cases\":" << r.cases << ",\"steps\":" << r.max_steps
         << ",\"passed\":" << (r.passed ? "true" : "false");
+    if (o.coverage) {
+      out << ",\"coverage\":" << internal::json_string(coverage.format(coverage.cases()))
+          << ",\"unreached\":" << unreached.size();
+    }
     if (!r.passed) out << ",\"failure\":" << internal::json_string(properties::format_failure(r));
     out << "}\n";
   } else if (o.format == "junit") {
@@ -125,6 +132,12 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
     } else {
       out << properties::format_failure(r);
     }
+    if (o.coverage) out << "\n" << coverage.format(coverage.cases());
+  }
+  if (o.coverage && !unreached.empty()) {
+    err << "permitcheck check: coverage: " << unreached.size()
+        << " decision point(s) or rule(s) never reached in " << coverage.cases() << " case(s)\n";
+    return kViolation;
   }
   return r.passed ? kPass : kViolation;
 #endif

@@ -26,6 +26,9 @@ struct CheckOptions {
   int shard_index = 0;            // --shard i/n: this process runs shard i of n
   int shard_count = 1;
   std::string format = "text";    // text, json, junit
+  // Also report coverage: decision points and rules reached, generator distributions; a
+  // decision point or rule no case reached makes the run exit 1.
+  bool coverage = false;
 };
 
 // `--ruleset legacy` (against rev-d, the default) runs Pulsar's legacy behaviour and expects

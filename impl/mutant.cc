@@ -77,6 +77,10 @@ constexpr std::array kMutants = {
                "a stale-epoch discard leaves the prefetch gauges raised"},
     MutantInfo{Mutant::kProtocolErrorSettles, "protocol_error_settles", "C4",
                "an out-of-range message_permits is settled instead of closing the connection"},
+    MutantInfo{Mutant::kSendAtZeroPermits, "send_at_zero_permits", "B12",
+               "the single-active dispatcher starts a send when the consumer has no permits"},
+    MutantInfo{Mutant::kFlowWithoutRead, "flow_without_read", "B13",
+               "a Flow that makes available positive does not trigger a read"},
 };
 
 }  // namespace

@@ -55,6 +55,8 @@ enum class Mutant {
   kRedeliverClearsWithoutReturn,    // M1: messages cleared by redelivery never return
   kStaleKeepsGauges,                // M2: stale-epoch discard leaves the prefetch gauges
   kProtocolErrorSettles,            // C4: out-of-range value settled instead of closing
+  kSendAtZeroPermits,               // B12: single active sends one entry at zero permits
+  kFlowWithoutRead,                 // B13: a Flow does not trigger a read
 };
 
 struct MutantInfo {

@@ -42,6 +42,9 @@ struct Payload {
 struct EntrySpec {
   Payload payload;
   std::vector<std::int64_t> pre_acked;  // ack_set of redeliveries: these bits are cleared
+  // Bits the broker's ack_set words carry at or beyond B (B2 ignores them, X6 before B is
+  // known); only on the wire when some index is acknowledged (an ack_set is sent).
+  std::vector<std::int64_t> stray_ack_bits;
 };
 
 // ---- Frames ----

@@ -149,6 +149,25 @@ void World::fail_next_subscribe() { parts_->broker.fail_next_subscribe(); }
 void World::corrupt_next_field(std::uint64_t value) { parts_->broker.corrupt_next_field(value); }
 
 bool World::quiesce() {
+  if (!settle()) return false;
+  Parts& p = *parts_;
+  for (int k = 0; k < p.client.consumer_count(); ++k) {
+    const internal::ConsumerImpl& c = p.client.consumer(k);
+    if (c.cnx() < 0 || !p.network.connection(c.cnx()).open || !c.ready() || !c.flow_enabled() ||
+        c.holding()) {
+      continue;
+    }
+    p.recorder.record(spec::Quiescent{.cnx = spec::Id::text(p.network.connection(c.cnx()).name),
+                                      .consumer = c.id()});
+  }
+  return true;
+}
+
+void World::declare_quiescent(std::uint64_t consumer, const spec::Id& cnx) {
+  parts_->recorder.record(spec::Quiescent{.cnx = cnx, .consumer = consumer});
+}
+
+bool World::settle() {
   Parts& p = *parts_;
   bool settled = false;
   std::uint64_t tasks = 0;
@@ -164,17 +183,7 @@ bool World::quiesce() {
       break;
     }
   }
-  if (!settled) return false;
-  for (int k = 0; k < p.client.consumer_count(); ++k) {
-    const internal::ConsumerImpl& c = p.client.consumer(k);
-    if (c.cnx() < 0 || !p.network.connection(c.cnx()).open || !c.ready() || !c.flow_enabled() ||
-        c.holding()) {
-      continue;
-    }
-    p.recorder.record(spec::Quiescent{.cnx = spec::Id::text(p.network.connection(c.cnx()).name),
-                                      .consumer = c.id()});
-  }
-  return true;
+  return settled;
 }
 
 std::vector<World::BrokerConsumerView> World::broker_consumers() const {
@@ -187,6 +196,8 @@ std::vector<World::BrokerConsumerView> World::broker_consumers() const {
   }
   return out;
 }
+
+bool World::broker_backlog() const { return parts_->broker.has_backlog(); }
 
 std::optional<std::int64_t> World::dispatcher_aggregate() const { return parts_->broker.aggregate(); }
 

@@ -59,6 +59,10 @@ class World {
   // a `quiescent` event for every consumer that is subscribed and holds nothing back (crypto
   // FAIL, X3; a chunk failure branch, X4). False if the system did not settle.
   bool quiesce();
+  // The same without declaring anything: the caller decides from the trace which consumers
+  // are quiescent and records it with declare_quiescent.
+  bool settle();
+  void declare_quiescent(std::uint64_t consumer, const spec::Id& cnx);
 
   // ---- Inspection ----
   struct BrokerConsumerView {
@@ -68,6 +72,8 @@ class World {
     std::int64_t unacked_total = 0;
   };
   std::vector<BrokerConsumerView> broker_consumers() const;
+  // Entries the subscription still has to dispatch (unread, or redeliveries not pending).
+  bool broker_backlog() const;
   std::optional<std::int64_t> dispatcher_aggregate() const;
 
   struct ClientConsumerView {

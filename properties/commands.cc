@@ -86,11 +86,11 @@ struct FailNextSubscribe : StepCommand {
 };
 
 struct CorruptField : StepCommand {
-  explicit CorruptField(const ModelState& s)
-      : value(s.in_range_corruption
-                  ? *weighted<std::uint64_t>({{1, 0}, {1, 2147483648ULL}, {3, 7}})
-                  : *weighted<std::uint64_t>({{1, 0}, {1, 2147483648ULL}, {1, 4294967295ULL}})) {}
-  std::uint64_t value;
+  // Out of range (0, 2^31, 2^32 - 1: C4, a protocol error) or in range but wrong (1, 7,
+  // 2^31 - 1: C5, inconsistent data; the review finding F4 needs it) in every run.
+  std::uint64_t value = *weighted<std::uint64_t>(
+      {{2, 7}, {1, 0}, {1, 2147483648ULL}, {1, 4294967295ULL}, {1, 1}, {3, 2147483647ULL}});
+  explicit CorruptField(const ModelState&) {}
   void run(const ModelState&, Harness& h) const override {
     h.corrupt_next_field(value, shown(*this));
   }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "spec/permit_state.h"
 
 namespace permitcheck::properties {
 namespace {
@@ -12,6 +13,18 @@ absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.
 
 enum class Fault { kNone, kChecksum, kMetadata, kDecompress, kParse, kHandoff, kCompacted,
                    kEncrypted, kCustom };
+
+// An index of a batch of B where a failure happens: the first, the last, a 64-bit word
+// boundary, or anywhere (often one the ack_set clears: L5's situation).
+rc::Gen<std::int64_t> gen_position(std::int64_t b) {
+  std::vector<std::int64_t> edges = {0, b - 1};
+  for (std::int64_t k : {63, 64}) {
+    if (k < b) edges.push_back(k);
+  }
+  return weighted_one_of<std::int64_t>({{3, rc::gen::inRange<std::int64_t>(0, b)},
+                                        {1, rc::gen::just<std::int64_t>(b - 1)},
+                                        {1, rc::gen::elementOf(edges)}});
+}
 
 }  // namespace
 
@@ -45,7 +58,9 @@ rc::Gen<impl::WorldConfig> gen_world_config(impl::Mode mode, impl::Mutant mutant
     c.consumers = *weighted<int>({{3, 1}, {3, 2}, {2, 3}});
     c.connections = *weighted<int>({{3, 1}, {2, 2}});
     c.q = *weighted<std::int64_t>(
-        {{3, 2}, {3, 4}, {2, 1}, {2, 3}, {1, 8}, {1, 16}, {1, 100}, {1, 1000}});
+        {{3, 2}, {3, 4}, {2, 1}, {2, 3}, {1, 5}, {1, 8}, {1, 16}, {1, 17}, {1, 100}, {1, 1000}});
+    // T: Java's default (Q / 2, at least 1) most often; the extremes T = 1 and T = Q too.
+    c.t = *weighted<std::int64_t>({{6, 0}, {1, 1}, {1, c.q}});
     if (*weighted<bool>({{7, false}, {3, true}})) {
       c.options.start_message_id = impl::MessagePosition{*rc::gen::inRange<std::int64_t>(0, 4),
                                                          *rc::gen::inRange<std::int64_t>(0, 4)};
@@ -63,17 +78,67 @@ rc::Gen<impl::WorldConfig> gen_world_config(impl::Mode mode, impl::Mutant mutant
 rc::Gen<std::vector<std::int64_t>> gen_ack_set(std::int64_t b) {
   return rc::gen::exec([b] {
     std::vector<std::int64_t> acked;
-    const int kind = *weighted<int>({{6, 0}, {3, 1}, {2, 2}});
-    if (kind == 0 || b < 2) return acked;
+    enum Kind { kNone, kDense, kSparse, kBoundary, kOneLeft, kAll };
+    const Kind kind = *weighted<Kind>(
+        {{12, kNone}, {6, kDense}, {4, kSparse}, {3, kBoundary}, {2, kOneLeft}, {1, kAll}});
+    if (kind == kNone) return acked;
+    if (kind == kAll) {  // fully acknowledged: candidate P = 0, nothing is sent (B3)
+      for (std::int64_t i = 0; i < b; ++i) acked.push_back(i);
+      return acked;
+    }
+    if (b < 2) return acked;
+    if (kind == kOneLeft) {
+      // Only one index left to deliver: the last one, or one at a 64-bit word boundary.
+      std::vector<std::int64_t> candidates = {0, b - 1};
+      for (std::int64_t k : {63, 64, 127, 128}) {
+        if (k < b) candidates.push_back(k);
+      }
+      const std::int64_t left = *rc::gen::elementOf(candidates);
+      for (std::int64_t i = 0; i < b; ++i) {
+        if (i != left) acked.push_back(i);
+      }
+      return acked;
+    }
+    if (kind == kBoundary) {
+      // The indexes either side of each 64-bit word boundary (and the last one) acknowledged.
+      for (std::int64_t k = 64; k <= b; k += 64) {
+        acked.push_back(k - 1);
+        if (k < b) acked.push_back(k);
+      }
+      if (acked.empty() || acked.back() != b - 1) acked.push_back(b - 1);
+      if (static_cast<std::int64_t>(acked.size()) >= b) acked.erase(acked.begin());
+      return acked;
+    }
     const std::int64_t stride = *rc::gen::inRange<std::int64_t>(2, 9);
     const std::int64_t offset = *rc::gen::inRange<std::int64_t>(0, stride);
     for (std::int64_t i = 0; i < b; ++i) {
       const bool on_stride = i % stride == offset;
-      // kind 1: a few acknowledged (dense ack_set); kind 2: most acknowledged (sparse one).
-      if ((kind == 1) == on_stride) acked.push_back(i);
+      // kDense: a few acknowledged (a dense ack_set); kSparse: most acknowledged (sparse).
+      if ((kind == kDense) == on_stride) acked.push_back(i);
     }
     if (static_cast<std::int64_t>(acked.size()) >= b) acked.erase(acked.begin());
     return acked;
+  });
+}
+
+rc::Gen<std::vector<std::int64_t>> gen_stray_bits(std::int64_t b) {
+  return rc::gen::exec([b] {
+    std::vector<std::int64_t> bits;
+    const std::int64_t word_end = (b + 63) / 64 * 64;  // first index of the next word
+    switch (*weighted<int>({{10, 0}, {4, 1}, {1, 2}, {1, 3}})) {
+      case 1:  // exactly index B
+        bits.push_back(b);
+        break;
+      case 2:  // the rest of B's last word
+        for (std::int64_t i = b; i < std::max(word_end, b + 1); ++i) bits.push_back(i);
+        break;
+      case 3:  // a bit in a word beyond the last one B needs
+        bits.push_back(std::max(word_end, b + 1) + *rc::gen::inRange<std::int64_t>(0, 64));
+        break;
+      default:
+        break;
+    }
+    return bits;
   });
 }
 
@@ -100,13 +165,10 @@ rc::Gen<impl::Payload> gen_fault(impl::Payload payload) {
         break;
       case Fault::kParse:
         // Anywhere, or at the last index, often one the ack_set clears (L5's situation).
-        if (payload.batched) {
-          payload.parse_fails_at = *weighted_one_of<std::int64_t>(
-              {{2, rc::gen::inRange<std::int64_t>(0, b)}, {1, rc::gen::just<std::int64_t>(b - 1)}});
-        }
+        if (payload.batched) payload.parse_fails_at = *gen_position(b);
         break;
       case Fault::kHandoff:
-        payload.handoff_fails_at = *rc::gen::inRange<std::int64_t>(0, b);
+        payload.handoff_fails_at = *gen_position(b);
         break;
       case Fault::kCompacted:
         if (payload.batched) {
@@ -132,12 +194,14 @@ rc::Gen<impl::EntrySpec> gen_entry() {
         {35, rc::gen::just<std::int64_t>(1)},
         {35, rc::gen::inRange<std::int64_t>(2, 9)},
         {20, rc::gen::inRange<std::int64_t>(9, 65)},
+        {6, rc::gen::elementOf(std::vector<std::int64_t>{63, 64, 65, 127, 128, 129})},
         {10, rc::gen::inRange<std::int64_t>(65, 1001)},
     });
     e.payload.batch_size = b;
     e.payload.batched = b > 1;
     e.payload.key = *rc::gen::inRange(0, 4);
     e.pre_acked = *gen_ack_set(b);
+    if (!e.pre_acked.empty()) e.stray_ack_bits = *gen_stray_bits(b);
     e.payload = *gen_fault(e.payload);
     return e;
   });
@@ -148,7 +212,7 @@ rc::Gen<std::vector<impl::EntrySpec>> gen_entries(const ModelState& state) {
   const std::int64_t uuid = state.published;
   return rc::gen::exec([chunks, uuid] {
     std::vector<impl::EntrySpec> out;
-    if (chunks && *weighted<bool>({{9, false}, {1, true}})) {
+    if (chunks && *weighted<bool>({{4, false}, {1, true}})) {
       const int n = *rc::gen::inRange(2, 4);
       for (int i = 0; i < n; ++i) {
         impl::EntrySpec e;
@@ -156,6 +220,12 @@ rc::Gen<std::vector<impl::EntrySpec>> gen_entries(const ModelState& state) {
         e.payload.chunk_id = i;
         e.payload.num_chunks = n;
         out.push_back(e);
+      }
+      // A producer retry can publish one chunk twice: the duplicate takes the chunk failure
+      // branch (X4).
+      if (*weighted<bool>({{3, false}, {1, true}})) {
+        const int dup = *rc::gen::inRange(0, n);
+        out.insert(out.begin() + dup + 1, out[static_cast<std::size_t>(dup)]);
       }
       return out;
     }
@@ -178,6 +248,9 @@ std::string show_entry(const impl::EntrySpec& e) {
       absl::StrAppend(&out, " acked ", e.pre_acked.size(), "/", p.batch_size);
     }
   }
+  if (!e.stray_ack_bits.empty()) {
+    absl::StrAppend(&out, " ack_set-bits-beyond-B{", absl::StrJoin(e.stray_ack_bits, ","), "}");
+  }
   if (!p.checksum_ok) absl::StrAppend(&out, " checksum-fails");
   if (!p.metadata_ok) absl::StrAppend(&out, " metadata-fails");
   if (!p.decompress_ok) absl::StrAppend(&out, " decompression-fails");
@@ -194,7 +267,7 @@ std::string show_config(const impl::WorldConfig& c) {
   std::string out = absl::StrCat(
       "mode=", av(impl::mode_name(c.mode)), " dispatcher=", av(spec::dispatcher_name(c.dispatcher)),
       " broker=", av(impl::broker_flavour_name(c.flavour)), " consumers=", c.consumers,
-      " connections=", c.connections, " Q=", c.q, " T=", c.threshold());
+      " connections=", c.connections, " Q=", c.q, " T=", c.t > 0 ? c.t : spec::default_threshold(c.q));
   if (c.options.start_message_id) {
     absl::StrAppend(&out, " startMessageId=", c.options.start_message_id->entry, ":",
                     c.options.start_message_id->index);

@@ -43,8 +43,14 @@ rc::Gen<T> weighted_one_of(std::vector<std::pair<std::size_t, rc::Gen<T>>> choic
 rc::Gen<impl::WorldConfig> gen_world_config(impl::Mode mode, impl::Mutant mutant = impl::Mutant::kNone);
 
 // Indexes of a batch of B the subscription already acknowledged: none (complete batch),
-// a few (a dense ack_set on the wire) or most (a sparse one); never all of them.
+// a few (a dense ack_set on the wire), most (a sparse one), the indexes either side of each
+// 64-bit word boundary, all but one (the last or one at a word boundary), or all of them
+// (nothing left to send: B3).
 rc::Gen<std::vector<std::int64_t>> gen_ack_set(std::int64_t b);
+
+// Bits of the wire ack_set at or beyond B (B2 ignores them): none, exactly B, the rest of
+// B's last 64-bit word, or one in a later word.
+rc::Gen<std::vector<std::int64_t>> gen_stray_bits(std::int64_t b);
 
 // The payload with at most one fault: checksum, metadata, decompression, batch parse at an
 // index, failed hand-off at an index, compacted-out indexes, encryption or a custom format.

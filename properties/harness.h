@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "impl/world.h"
+#include "properties/coverage.h"
 #include "properties/spec_model.h"
 #include "spec/monitor.h"
 
@@ -75,6 +76,8 @@ class Harness {
   ~Harness();
 
   void start();  // set-up: subscribe, initial grants (step 0)
+  // Counts what this case reaches (check --coverage); must outlive the harness's steps.
+  void set_coverage(CaseCoverage* coverage) { coverage_ = coverage; }
 
   // ---- Steps ----
   void publish(const std::vector<impl::EntrySpec>& entries, std::string shown);
@@ -100,6 +103,11 @@ class Harness {
 
  private:
   void after_step(std::string shown);
+  // Settles the world, then declares quiescent every consumer the trace shows subscribed,
+  // Flow-enabled and holding nothing back; a consumer whose last incarnation ended with no
+  // replacement (or never became Flow-enabled) is a stall (E6). False if it did not settle.
+  bool quiesce_from_trace();
+  void follow_consumers(const spec::Event& e);
   void collect();
   void add(Problem p);
   std::optional<std::string> legacy_signature(const spec::Finding& f, bool deviation) const;
@@ -114,6 +122,7 @@ class Harness {
   std::unique_ptr<SpecModel> model_;
   std::unique_ptr<impl::World> world_;
   std::unique_ptr<spec::Monitor> monitor_;
+  CaseCoverage* coverage_ = nullptr;
   std::size_t next_event_ = 0;
   std::size_t violations_seen_ = 0;
   std::size_t deviations_seen_ = 0;
@@ -128,8 +137,21 @@ class Harness {
   std::set<std::uint64_t> before_start_;                       // cmds with such a skip
   std::map<std::uint64_t, std::uint64_t> consumer_of_cmd_;     // cmd -> consumer
   std::set<std::uint64_t> deviated_consumers_;                 // X1/X2/X6 seen on them
+  std::set<std::uint64_t> corrupted_consumers_;                // got an injected wire value
   std::set<std::uint64_t> direct_cmds_;                        // cmds with a direct return
   std::map<std::string, std::uint64_t> consumer_of_inc_;       // client inc -> consumer
+
+  // Each consumer's latest incarnation as the trace shows it (not the implementation's flags).
+  struct TraceConsumer {
+    std::uint64_t inc = 0;
+    spec::Id cnx;
+    bool live = false;
+    bool flow_enabled = false;
+    bool holding = false;  // X3 (crypto FAIL) or X4 (chunk failure branch) holds units
+  };
+  std::map<std::uint64_t, TraceConsumer> trace_consumers_;
+  std::map<std::uint64_t, std::uint64_t> inc_of_cmd_;          // cmd -> client inc (recv)
+  std::set<std::uint64_t> cmds_with_progress_;                 // claims, direct returns, corrupt
 };
 
 }  // namespace permitcheck::properties

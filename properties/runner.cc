@@ -75,9 +75,15 @@ PropertyResult run_property(const PropertySpec& spec, const PropertyParams& para
     s0.in_range_corruption = spec.in_range_corruption;
     const auto steps = *rc::state::gen::commands(s0, &gen_command);
     Harness h(config, spec.goal, spec.rules, &last);
+    std::optional<CaseCoverage> coverage;
+    if (spec.coverage != nullptr) h.set_coverage(&coverage.emplace(config));
     h.start();
     rc::state::runAll(steps, s0, h);
     h.finish();
+    if (coverage) {
+      coverage->classify();
+      spec.coverage->add(*coverage);
+    }
   };
   rc::detail::TestParams tp;
   tp.seed = params.seed;
@@ -100,6 +106,7 @@ PropertyResult run_property(const PropertySpec& spec, const PropertyParams& para
   if (result.match(success)) {
     out.passed = true;
     out.cases = success.numSuccess;
+    if (spec.coverage != nullptr) spec.coverage->add_distribution(success.distribution);
   } else if (result.match(failure)) {
     out.cases = failure.numSuccess + 1;
     out.counterexample = std::move(last);

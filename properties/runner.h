@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "impl/config.h"
+#include "properties/coverage.h"
 #include "properties/harness.h"
 
 namespace permitcheck::properties {
@@ -27,7 +28,7 @@ struct PropertyParams {
   int cases = 200;       // cases of a conformance run
   int max_steps = 50;    // steps per case
   int find_cases = 4000; // budget for finding one legacy bug
-  int mutant_cases = 3000;  // budget for killing one mutant
+  int mutant_cases = 5000;  // budget for killing one mutant
   int searches = 4;         // independent searches per legacy bug; the shortest one is kept
   bool shrink = true;
 
@@ -44,6 +45,8 @@ struct PropertySpec {
   Goal goal = Goal::conform();
   // Also rewrite message_permits to an in-range wrong value (C5; the review finding F4).
   bool in_range_corruption = false;
+  // When set, every case's coverage is added here (check --coverage).
+  Coverage* coverage = nullptr;
 };
 
 struct PropertyResult {

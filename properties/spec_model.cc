@@ -34,6 +34,17 @@ std::string join(const std::set<std::string>& s) {
 
 }  // namespace
 
+std::int64_t rulebook_threshold(const impl::WorldConfig& config) {
+  return config.t > 0 ? config.t : spec::default_threshold(config.q);
+}
+
+spec::TraceHeader rulebook_header(const impl::WorldConfig& config, spec::RulesetId rules) {
+  return spec::TraceHeader{.source = spec::TraceSource::kModel,
+                           .ruleset = rules,
+                           .q = config.q,
+                           .t = rulebook_threshold(config)};
+}
+
 SpecModel::SpecModel(spec::RulesetId rules, const impl::WorldConfig& config)
     : rules_(spec::ruleset(rules)), config_(config) {}
 
@@ -82,6 +93,14 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
               rules_, e.dispatcher.value_or(spec::DispatcherKind::kSingleActive), entries);
           if (!r.ok()) return;
           BrokerInc& b = broker_[e.inc->as_text()];
+          // B12: a send starts only while the consumer's available permits are positive.
+          if (b.balance.available() <= 0 && rules_.id != spec::RulesetId::kLegacy) {
+            command_mismatches_.push_back(
+                {spec::RuleId::kB4,
+                 absl::StrCat("B12: broker consumer ", e.inc->as_text(), " was sent to with ",
+                              b.balance.available(), " available permit(s) (a send starts "
+                              "only while they are positive)")});
+          }
           (void)b.balance.debit(r->consumer_debit, r->unacked_increase);  // B4, B5, B9
           b.unacked_total += r->unacked_increase;
         } else if constexpr (std::is_same_v<T, spec::IncOpen>) {
@@ -89,7 +108,7 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
           if (auto cur = current_.find(e.consumer); cur != current_.end()) {
             if (ClientInc* old = inc(cur->second)) old->state.end();  // N2
           }
-          incs_.emplace(id, ClientInc{spec::PermitState(config_.q, config_.threshold()),
+          incs_.emplace(id, ClientInc{spec::PermitState(config_.q, rulebook_threshold(config_)),
                                       e.consumer, e.cnx});
           current_[e.consumer] = id;
         } else if constexpr (std::is_same_v<T, spec::IncFlowEnabled>) {
@@ -240,8 +259,21 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
     }
     for (const spec::Id& m : run.handed_off) handed_off.insert(m.as_text());
   }
+  // N7: a return the accumulator cannot take closes the connection instead of crediting;
+  // the returns before it are credited, it and the rest are not made.
   std::int64_t expected = 0;
-  for (std::int64_t n : returns) expected += n;
+  bool overflow = false;
+  ClientInc* ci = inc(p.inc);
+  for (std::int64_t n : returns) {
+    if (ci != nullptr && ci->state.current() && n > 0) {
+      absl::StatusOr<std::optional<std::int64_t>> r = ci->state.credit(n);
+      if (absl::IsOutOfRange(r.status())) {
+        overflow = true;
+        break;
+      }
+    }
+    expected += n;
+  }
 
   const std::int64_t actual = world.command_returned(cmd).value_or(0);
   const std::string name = absl::StrCat("command ", cmd);
@@ -256,13 +288,12 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
         {spec::RuleId::kK2, absl::StrCat(name, " handed off ", join(p.handed_off),
                                          "; the specification hands off ", join(handed_off))});
   }
-  if (run.closes_connection != p.protocol_error) {
+  if ((run.closes_connection || overflow) != p.protocol_error) {
     command_mismatches_.push_back(
         {spec::RuleId::kC4, absl::StrCat(name, run.closes_connection ? " must" : " must not",
                                          " close its connection (protocol error)")});
   }
   for (const std::string& m : handed_off) message_inc_[m] = p.inc;
-  for (std::int64_t n : returns) credit(p.inc, n);
 }
 
 void SpecModel::compare(const impl::World& world, std::vector<ModelMismatch>* out) {

@@ -32,6 +32,14 @@
 
 namespace permitcheck::properties {
 
+// T as the rulebook defines it: the configured threshold, else Java's default
+// (spec::default_threshold). Never WorldConfig::threshold(), which the implementation uses:
+// a wrong default there must show as a disagreement, not be shared by the model.
+std::int64_t rulebook_threshold(const impl::WorldConfig& config);
+
+// The trace header the oracle checks a run with: Q as configured, T from the rulebook.
+spec::TraceHeader rulebook_header(const impl::WorldConfig& config, spec::RulesetId rules);
+
 struct ModelMismatch {
   spec::RuleId rule;  // the rule the disagreement is about
   std::string text;   // "broker b2 available: implementation -3, specification 1"

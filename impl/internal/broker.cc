@@ -30,6 +30,9 @@ void Subscription::append(const EntrySpec& spec) {
   for (std::int64_t i : spec.pre_acked) {
     if (i >= 0 && i < b) e.acked[static_cast<std::size_t>(i)] = true;
   }
+  for (std::int64_t i : spec.stray_ack_bits) {
+    if (i >= b && i < b + 4096) e.stray_bits.push_back(i);
+  }
   e.done = std::all_of(e.acked.begin(), e.acked.end(), [](bool a) { return a; });
   entries_.push_back(std::move(e));
 }
@@ -96,13 +99,17 @@ std::vector<std::int64_t> broker_ack_set(const StoredEntry& e) {
   const std::int64_t b = batch_size_of(e);
   const bool any_acked = std::any_of(e.acked.begin(), e.acked.end(), [](bool a) { return a; });
   if (!any_acked) return {};
-  std::vector<std::int64_t> words(static_cast<std::size_t>((b + 63) / 64), 0);
+  std::int64_t bits = b;
+  for (std::int64_t i : e.stray_bits) bits = std::max(bits, i + 1);
+  std::vector<std::int64_t> words(static_cast<std::size_t>((bits + 63) / 64), 0);
+  const auto set = [&words](std::int64_t i) {
+    auto& w = words[static_cast<std::size_t>(i / 64)];
+    w = static_cast<std::int64_t>(static_cast<std::uint64_t>(w) | (std::uint64_t{1} << (i % 64)));
+  };
   for (std::int64_t i = 0; i < b; ++i) {
-    if (!e.acked[static_cast<std::size_t>(i)]) {
-      auto& w = words[static_cast<std::size_t>(i / 64)];
-      w = static_cast<std::int64_t>(static_cast<std::uint64_t>(w) | (std::uint64_t{1} << (i % 64)));
-    }
+    if (!e.acked[static_cast<std::size_t>(i)]) set(i);
   }
+  for (std::int64_t i : e.stray_bits) set(i);  // outside [0, B): B2 ignores them
   return words;
 }
 
@@ -250,7 +257,7 @@ void Dispatcher::remove_consumer(BrokerConsumer* c) {
 void Dispatcher::consumer_flow(BrokerConsumer* c, std::int64_t permits) {
   c->flow(permits);
   if (has_aggregate()) total_available_permits_ += permits;
-  schedule_read();
+  if (!PC_MUTANT(kFlowWithoutRead, true, false)) schedule_read();  // B13
 }
 
 void Dispatcher::on_publish(std::vector<StoredEntry*>) { schedule_read(); }

@@ -28,6 +28,7 @@ struct StoredEntry {
   std::int64_t id = 0;
   std::shared_ptr<const Payload> payload;
   std::vector<bool> acked;  // per batch index
+  std::vector<std::int64_t> stray_bits;  // ack_set bits at or beyond B (EntrySpec)
   int redelivery_count = 0;
   int pending_owner = -1;   // serial of the consumer it is pending at, -1 if none
   bool done = false;        // every index acknowledged (or dropped, non-persistent)
@@ -189,6 +190,7 @@ class Broker {
 
   std::vector<const BrokerConsumer*> live_consumers() const;
   std::optional<std::int64_t> aggregate() const;
+  bool has_backlog() const { return sub_.has_backlog(); }
   bool corrupted(std::uint64_t cmd) const { return ctx_.corrupted_cmds.contains(cmd); }
   std::shared_ptr<const Payload> payload_of(std::uint64_t cmd) const {
     auto it = ctx_.sent_payloads.find(cmd);

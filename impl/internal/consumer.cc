@@ -466,8 +466,15 @@ class ConsumerImpl::Handling {
                                    .validation_error = std::string(error)});
   }
 
+  // N7: a return the accumulator cannot take is a protocol error instead of a credit; the
+  // return itself is not recorded (the connection closes, ending the incarnation).
+  bool overflows(std::int64_t n) const {
+    return !c_.legacy() && n > 0 && state_ && state_->current && state_->accumulator > kMaxPermits - n;
+  }
+
   // Units returned straight from the command (K6, S2, S3).
   void direct(std::int64_t n, std::string path) {
+    if (overflows(n)) return credit(n);
     c_.record(spec::DirectReturn{.cmd = cmd_, .n = n, .path = std::move(path)});
     c_.returned_[m_.cmd] += n;
     credit(n);
@@ -475,11 +482,13 @@ class ConsumerImpl::Handling {
 
   // K5: the terminal transition; the cleanup after it returns whatever is left (nothing).
   void settle(std::int64_t n) {
+    if (overflows(n)) return credit(n);
     c_.record(spec::Settle{.cmd = cmd_, .n = n});
     c_.returned_[m_.cmd] += n;
     credit(n);
     if (c_.legacy()) return;
     if (const std::int64_t again = budget_.finish(); again > 0) {
+      if (overflows(again)) return credit(again);
       c_.record(spec::Settle{.cmd = cmd_, .n = again});
       c_.returned_[m_.cmd] += again;
       credit(again);
@@ -749,118 +758,6 @@ void ConsumerImpl::return_message(const ClientMessage& msg,
   } else {
     record(spec::Drop{.msg = Id::text(msg.msg_id), .n = 1});
   }
-}
-
-// ---- Application ----
-
-bool ConsumerImpl::receive() {
-  if (incoming_.empty()) {
-    // ZeroQueueConsumerImpl.internalReceive: grant one permit, then wait for the message.
-    if (zero_queue() && ready_ && cnx_ >= 0 && client_.open(cnx_)) {
-      const int cnx = cnx_;
-      client_.execute(cnx, [this, cnx] {
-        record(spec::Flow{.cnx = cnx_id(cnx), .consumer = id_, .permits = 1});
-        client_.send(cnx, CommandFlow{.consumer_id = id_, .permits = 1});
-      });
-    }
-    return false;
-  }
-  ClientMessage msg = std::move(incoming_.front());
-  incoming_.pop_front();
-  process(msg);
-  return true;
-}
-
-bool ConsumerImpl::receive_async() {
-  if (incoming_.empty()) return false;
-  ClientMessage msg = std::move(incoming_.front());
-  incoming_.pop_front();
-  ++in_listener_;
-  client_.scheduler().post(client_.listener_queue(), [this, msg = std::move(msg)] {
-    --in_listener_;
-    process(msg);
-  });
-  return true;
-}
-
-void ConsumerImpl::process(const ClientMessage& msg) {
-  if (single_active() && msg.epoch < epoch_) {
-    // M2: a message of an older consumer epoch is discarded after hand-off.
-    record(spec::Extension{.ev = "x-stale-epoch-discard"});
-    if (legacy()) {
-      // increaseAvailablePermits(cnx()) through the current connection; gauges not closed (L6).
-      if (!msg.processor_owned) {
-        record(spec::MsgReturn{.msg = Id::text(msg.msg_id), .n = 1});
-        increase_available_permits(cnx_, 1);
-      }
-      return;
-    }
-    if (!PC_MUTANT(kStaleKeepsGauges, true, false)) close_gauges(msg);
-    if (!msg.processor_owned) return_message(msg, PC_MUTANT(kStaleEpochToCurrent, permits_, msg.state));
-    return;
-  }
-  close_gauges(msg);  // messageProcessed
-  if (!msg.processor_owned) {
-    if (legacy()) {
-      // Connection-scoped credit: a message of another connection is ignored; one of the same
-      // pooled connection credits whatever incarnation is current now (L7).
-      if (msg.cnx == cnx_) {
-        record(spec::MsgReturn{.msg = Id::text(msg.msg_id), .n = 1});
-        increase_available_permits(cnx_, 1);
-      } else {
-        record(spec::Drop{.msg = Id::text(msg.msg_id), .n = 1});
-      }
-    } else {
-      return_message(msg, PC_MUTANT(kReturnToCurrentState, permits_, msg.state));
-    }
-  }
-  acknowledge(msg);
-}
-
-void ConsumerImpl::acknowledge(const ClientMessage& msg) {
-  if (msg.chunk_entries.empty()) {
-    acked_.insert(msg.pos);
-    send_ack(msg.cmd, CommandAck{.consumer_id = id_, .entry = msg.pos.entry, .indexes = {msg.pos.index}});
-    return;
-  }
-  for (std::int64_t entry : msg.chunk_entries) {
-    acked_.insert(MessagePosition{entry, 0});
-    send_ack(msg.cmd, CommandAck{.consumer_id = id_, .entry = entry, .indexes = {0}});
-  }
-}
-
-void ConsumerImpl::send_ack(std::uint64_t cmd, CommandAck ack) {
-  const int cnx = cnx_;
-  if (cnx < 0 || !client_.open(cnx)) return;
-  client_.execute(cnx, [this, cnx, cmd, ack = std::move(ack)]() mutable {
-    record(spec::Ack{.cnx = cnx_id(cnx), .consumer = id_, .cmd = Id::number(cmd),
-                     .validation_error = ack.validation_error});
-    client_.send(cnx, std::move(ack));
-  });
-}
-
-void ConsumerImpl::redeliver_unacknowledged_messages() {
-  if (single_active()) ++epoch_;  // Failover/Exclusive consumers start a new epoch
-  for (const ClientMessage& msg : incoming_) {
-    close_gauges(msg);
-    if (msg.processor_owned) continue;
-    // M1: a message cleared from the queue returns its unit.
-    if (legacy()) {
-      record(spec::MsgReturn{.msg = Id::text(msg.msg_id), .n = 1});
-      increase_available_permits(cnx_, 1);
-    } else if (!PC_MUTANT(kRedeliverClearsWithoutReturn, true, false)) {
-      return_message(msg, msg.state);
-    }
-  }
-  incoming_.clear();
-  chunks_.clear();
-  held_.clear();
-  const int cnx = cnx_;
-  if (cnx < 0 || !ready_ || !client_.open(cnx)) return;
-  const std::int64_t epoch = epoch_;
-  client_.execute(cnx, [this, cnx, epoch] {
-    client_.send(cnx, CommandRedeliverUnacknowledgedMessages{.consumer_id = id_, .epoch = epoch});
-  });
 }
 
 }  // namespace permitcheck::impl::internal

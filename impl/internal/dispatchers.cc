@@ -320,13 +320,14 @@ class SingleActive : public Dispatcher {
   void read_more_entries() override {
     if (consumers_.empty()) return;
     BrokerConsumer* active = consumers_.front();
-    if (active->permits() <= 0) return;
+    if (active->permits() <= PC_MUTANT(kSendAtZeroPermits, -1, 0)) return;  // B12
     bool replay = false;
     const std::vector<StoredEntry*> entries = read_batch(&replay);
     if (entries.empty()) return;
     std::size_t i = 0;
     std::vector<StoredEntry*> batch;
     take_for(*active, entries, &i, &batch);
+    if (PC_MUTANT(kSendAtZeroPermits, batch.empty(), false)) batch.push_back(entries[i++]);
     for (std::size_t j = i; j < entries.size(); ++j) sub_.release(entries[j]);
     BrokerConsumer::SendOutcome out = active->send_messages(batch, *this);
     for (StoredEntry* e : out.rejected) sub_.release(e);

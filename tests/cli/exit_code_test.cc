@@ -163,8 +163,10 @@ TEST(Engines, C7_CheckLegacyAgainstRevDIsAViolationWithACounterexampleFile) {
   if (!check_available()) GTEST_SKIP() << "properties not built";
   EXPECT_EQ(run_permitcheck({"check", "--cases", "100"}).code, kExitPass);
   const std::string cex = ::testing::TempDir() + "/check_legacy_cex.jsonl";
-  const testing::Run r =
-      run_permitcheck({"check", "--ruleset", "legacy", "--cases", "100", "--counterexample", cex});
+  // Seed 1: at the default seed the first legacy failure is the M2 prefetch-gauge leak, which
+  // the harness sees in the implementation's gauges but no trace shows (nothing to re-check).
+  const testing::Run r = run_permitcheck(
+      {"check", "--ruleset", "legacy", "--cases", "100", "--seed", "1", "--counterexample", cex});
   EXPECT_EQ(r.code, kExitViolation) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("legacy implementation against rev-d\" FAILED"));
   EXPECT_THAT(r.err, HasSubstr("counterexample written to " + cex));
@@ -172,6 +174,32 @@ TEST(Engines, C7_CheckLegacyAgainstRevDIsAViolationWithACounterexampleFile) {
   EXPECT_EQ(run_permitcheck({"check", "--ruleset", "legacy", "--against", "legacy", "--cases", "100"}).code,
             kExitPass);
   EXPECT_EQ(run_permitcheck({"check", "--against", "rev-z"}).code, kExitBadInput);
+}
+
+// The plain check, at its default options, finds each revision's review finding: rev-a's
+// connection-scoped credit (E3), rev-b's double return (K7), rev-c's widened disconnect (C5).
+TEST(Engines, E3_K7_C5_PlainCheckFindsEachRevisionsFindingAtDefaultOptions) {
+  if (!check_available()) GTEST_SKIP() << "properties not built";
+  const std::pair<const char*, const char*> expected[] = {
+      {"rev-a", "monitor E3"}, {"rev-b", "monitor K7"}, {"rev-c", "monitor C5"}};
+  for (const auto& [ruleset, finding] : expected) {
+    const testing::Run r = run_permitcheck({"check", "--ruleset", ruleset});
+    EXPECT_EQ(r.code, kExitViolation) << ruleset << ": " << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr(finding)) << ruleset;
+  }
+}
+
+// --coverage lists what no case reached and exits 1 for it; enough cases reach everything.
+TEST(Engines, CheckCoverageFailsOnUnreachedAndPassesWhenEverythingIsReached) {
+  if (!check_available()) GTEST_SKIP() << "properties not built";
+  const testing::Run few = run_permitcheck({"check", "--coverage", "--cases", "2"});
+  EXPECT_EQ(few.code, kExitViolation) << few.out << few.err;
+  EXPECT_THAT(few.out, HasSubstr("UNREACHED"));
+  EXPECT_THAT(few.err, HasSubstr("never reached"));
+  const testing::Run all = run_permitcheck({"check", "--coverage", "--cases", "5000"});
+  EXPECT_EQ(all.code, kExitPass) << all.out << all.err;
+  EXPECT_THAT(all.out, HasSubstr("unreached: none"));
+  EXPECT_THAT(all.out, HasSubstr("inconsistent"));
 }
 
 TEST(Engines, E1_E3_ProveRevDProvedLegacyRefuted) {

@@ -1,0 +1,147 @@
+// Tests of the property generators themselves: that they reach the situations the properties
+// rely on (ack_set bits at and beyond B, words beyond the first, empty and full ack states,
+// failure positions at the edges, the T and Q extremes, every fault kind of the step mix).
+#include "properties/generators.h"
+
+#include <algorithm>
+#include <set>
+
+#include "gtest/gtest.h"
+#include "impl/wire.h"
+
+namespace permitcheck::properties {
+namespace {
+
+template <typename T>
+std::vector<T> sample(const rc::Gen<T>& gen, int n) {
+  std::vector<T> out;
+  rc::Random random(12345);
+  for (int i = 0; i < n; ++i) {
+    rc::Random r = random.split();
+    out.push_back(gen(r, 50).value());
+  }
+  return out;
+}
+
+TEST(GenAckSet, AcknowledgedIndexesStayInsideTheBatch) {
+  for (std::int64_t b : {1, 2, 63, 64, 65, 130}) {
+    for (const std::vector<std::int64_t>& acked : sample(gen_ack_set(b), 300)) {
+      for (std::int64_t i : acked) {
+        EXPECT_GE(i, 0);
+        EXPECT_LT(i, b);
+      }
+      EXPECT_TRUE(std::is_sorted(acked.begin(), acked.end()));
+    }
+  }
+}
+
+TEST(GenAckSet, ReachesEmptyFullOneLeftAndBothWordsOfALargeBatch) {
+  const std::int64_t b = 130;
+  bool empty = false, full = false, one_left = false, second_word = false, third_word = false;
+  bool dense = false, sparse = false, boundary = false;
+  for (const std::vector<std::int64_t>& acked : sample(gen_ack_set(b), 2000)) {
+    const auto n = static_cast<std::int64_t>(acked.size());
+    empty |= n == 0;
+    full |= n == b;
+    one_left |= n == b - 1;
+    dense |= n > 0 && n < b / 2;
+    sparse |= n > b / 2 && n < b - 1;
+    for (std::int64_t i : acked) {
+      second_word |= i >= 64 && i < 128;
+      third_word |= i >= 128;
+    }
+    boundary |= std::binary_search(acked.begin(), acked.end(), 63) &&
+                std::binary_search(acked.begin(), acked.end(), 64);
+  }
+  EXPECT_TRUE(empty);
+  EXPECT_TRUE(full);
+  EXPECT_TRUE(one_left);
+  EXPECT_TRUE(dense);
+  EXPECT_TRUE(sparse);
+  EXPECT_TRUE(second_word);
+  EXPECT_TRUE(third_word);
+  EXPECT_TRUE(boundary);
+}
+
+TEST(GenStrayBits, ReachesExactlyBTheRestOfTheWordAndLaterWords) {
+  for (std::int64_t b : {1, 5, 63, 64, 65}) {
+    const std::int64_t word_end = std::max<std::int64_t>((b + 63) / 64 * 64, b + 1);
+    bool none = false, at_b = false, rest = false, later = false;
+    for (const std::vector<std::int64_t>& bits : sample(gen_stray_bits(b), 1000)) {
+      none |= bits.empty();
+      for (std::int64_t i : bits) EXPECT_GE(i, b) << "a stray bit inside [0, B)";
+      at_b |= bits.size() == 1 && bits[0] == b;
+      rest |= bits.size() == static_cast<std::size_t>(word_end - b) && bits.size() > 1;
+      later |= bits.size() == 1 && bits[0] >= word_end;
+    }
+    EXPECT_TRUE(none) << b;
+    EXPECT_TRUE(at_b) << b;
+    EXPECT_TRUE(later) << b;
+    if (word_end - b > 1) EXPECT_TRUE(rest) << b;
+  }
+}
+
+TEST(GenEntry, ReachesWordBoundaryBatchSizesAndStrayBitsOnlyWithAnAckSet) {
+  std::set<std::int64_t> sizes;
+  bool stray = false;
+  for (const impl::EntrySpec& e : sample(gen_entry(), 3000)) {
+    sizes.insert(e.payload.batch_size);
+    if (!e.stray_ack_bits.empty()) {
+      stray = true;
+      EXPECT_FALSE(e.pre_acked.empty()) << "stray bits without an ack_set on the wire";
+    }
+    EXPECT_GE(e.payload.batch_size, 1);
+    EXPECT_LE(e.payload.batch_size, 1000);
+  }
+  for (std::int64_t b : {1, 63, 64, 65, 127, 128, 129}) EXPECT_TRUE(sizes.contains(b)) << b;
+  EXPECT_TRUE(stray);
+}
+
+TEST(GenFault, EveryFaultKindAndFailurePositionsAtTheEdges) {
+  impl::Payload base;
+  base.batch_size = 100;
+  base.batched = true;
+  bool none = false, checksum = false, metadata = false, decompress = false, encrypted = false,
+       custom = false, compacted = false;
+  std::set<std::int64_t> parse_at, handoff_at;
+  for (const impl::Payload& p : sample(gen_fault(base), 4000)) {
+    const int faults = !p.checksum_ok + !p.metadata_ok + !p.decompress_ok +
+                       (p.parse_fails_at >= 0) + (p.handoff_fails_at >= 0) +
+                       !p.compacted_out.empty() + p.encrypted + p.custom_format;
+    EXPECT_LE(faults, 1);
+    none |= faults == 0;
+    checksum |= !p.checksum_ok;
+    metadata |= !p.metadata_ok;
+    decompress |= !p.decompress_ok;
+    encrypted |= p.encrypted;
+    custom |= p.custom_format;
+    compacted |= !p.compacted_out.empty();
+    if (p.parse_fails_at >= 0) parse_at.insert(p.parse_fails_at);
+    if (p.handoff_fails_at >= 0) handoff_at.insert(p.handoff_fails_at);
+  }
+  EXPECT_TRUE(none && checksum && metadata && decompress && encrypted && custom && compacted);
+  for (std::int64_t i : {0, 63, 64, 99}) {
+    EXPECT_TRUE(parse_at.contains(i)) << "parse failure at " << i;
+    EXPECT_TRUE(handoff_at.contains(i)) << "hand-off failure at " << i;
+  }
+}
+
+TEST(GenWorldConfig, OddAndEvenQAndTheThresholdExtremes) {
+  bool odd = false, even = false, t_one = false, t_q = false, t_default = false;
+  for (const impl::WorldConfig& c : sample(gen_world_config(impl::Mode::kRevD), 2000)) {
+    ASSERT_GE(c.q, 1);
+    odd |= c.q % 2 == 1 && c.q > 1;
+    even |= c.q % 2 == 0;
+    t_default |= c.t == 0;
+    t_one |= c.t == 1 && c.q > 2;
+    t_q |= c.t == c.q && c.q > 2;
+  }
+  EXPECT_TRUE(odd);
+  EXPECT_TRUE(even);
+  EXPECT_TRUE(t_default);
+  EXPECT_TRUE(t_one);
+  EXPECT_TRUE(t_q);
+}
+
+}  // namespace
+}  // namespace permitcheck::properties
