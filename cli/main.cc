@@ -19,7 +19,8 @@ constexpr int kBadInput = 2;
 
 int main(int argc, char** argv) {
   CLI::App app{"permitcheck: a verification suite for Apache Pulsar's PIP-491 permit rules.\n"
-               "Exit codes: 0 pass, 1 violation, 2 bad input or usage.",
+               "Exit codes: 0 pass, 1 violation, 2 bad input or usage.\n"
+               "Every finding starts with a rule ID (K5, E2, ...); docs/rules.md explains each one.",
                "permitcheck"};
   app.set_version_flag("--version", std::string("permitcheck ") + PERMITCHECK_VERSION);
   app.require_subcommand(1);

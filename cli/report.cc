@@ -50,7 +50,7 @@ std::string text(const std::vector<FileResult>& results) {
       }
     }
     if (!r.violations.empty()) {
-      out += "violations:\n";
+      out += "violations (rule IDs: docs/rules.md):\n";
       for (const spec::Finding& f : r.violations) absl::StrAppend(&out, spec::format_finding(f), "\n");
     }
     if (!r.deviations.empty()) {
