@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "cli/validate.h"
+#include "cli/report.h"
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
 #include "cli/explain.h"

@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "cli/internal/json_out.h"
+#include "cli/report.h"
 #include "spec/ruleset.h"
 
 #ifdef PERMITCHECK_HAVE_PROPERTIES
@@ -99,21 +99,21 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   }
   const std::string shard = absl::StrCat(o.shard_index, "/", o.shard_count);
   if (o.format == "json") {
-    out << "{\"tool\":\"permitcheck check\",\"property\":" << internal::json_string(r.name)
-        << ",\"ruleset\":" << internal::json_string(rules->name)
-        << ",\"against\":" << internal::json_string(against->name) << ",\"shard\":\"" << shard
+    out << "{\"tool\":\"permitcheck check\",\"property\":" << json_string(r.name)
+        << ",\"ruleset\":" << json_string(rules->name)
+        << ",\"against\":" << json_string(against->name) << ",\"shard\":\"" << shard
         << "\",\"seed\":" << r.seed << ",\"cases\":" << r.cases << ",\"steps\":" << r.max_steps
         << ",\"passed\":" << (r.passed ? "true" : "false");
-    if (!r.passed) out << ",\"failure\":" << internal::json_string(properties::format_failure(r));
+    if (!r.passed) out << ",\"failure\":" << json_string(properties::format_failure(r));
     out << "}\n";
   } else if (o.format == "junit") {
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"permitcheck check\" tests=\"1\" failures=\""
         << (r.passed ? 0 : 1) << "\">\n  <testsuite name=\"check\" tests=\"1\" failures=\"" << (r.passed ? 0 : 1)
         << "\">\n    <testcase classname=\"permitcheck.check\" name=\""
-        << internal::xml_escape(absl::StrCat(r.name, " shard ", shard, " seed ", r.seed)) << "\">\n";
+        << xml_escape(absl::StrCat(r.name, " shard ", shard, " seed ", r.seed)) << "\">\n";
     if (!r.passed) {
       out << "      <failure type=\"counterexample\" message=\"property failed\">"
-          << internal::xml_escape(properties::format_failure(r)) << "</failure>\n";
+          << xml_escape(properties::format_failure(r)) << "</failure>\n";
     }
     out << "    </testcase>\n  </testsuite>\n</testsuites>\n";
   } else {
@@ -176,16 +176,16 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
         << results.size() << "\" failures=\"" << failures << "\">\n";
     for (const solver::Result& r : results) {
       out << "    <testcase classname=\"permitcheck.prove." << rules->name << "\" name=\""
-          << internal::xml_escape(absl::StrCat(av(solver::check_name(r.check)), " ", r.bound)) << "\" time=\""
+          << xml_escape(absl::StrCat(av(solver::check_name(r.check)), " ", r.bound)) << "\" time=\""
           << r.seconds << "\">\n";
       if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
         std::string body;
         for (const solver::Witness& w : cex->witnesses) absl::StrAppend(&body, w.finding, "\n  ", w.words, "\n");
         out << "      <failure type=\"counterexample\" message=\""
-            << internal::xml_escape(cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding)
-            << "\">" << internal::xml_escape(body) << "</failure>\n";
+            << xml_escape(cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding)
+            << "\">" << xml_escape(body) << "</failure>\n";
       } else if (const auto* unk = std::get_if<solver::Unknown>(&r.outcome)) {
-        out << "      <failure type=\"unknown\" message=\"" << internal::xml_escape(unk->reason) << "\"/>\n";
+        out << "      <failure type=\"unknown\" message=\"" << xml_escape(unk->reason) << "\"/>\n";
       }
       out << "    </testcase>\n";
     }

@@ -1,7 +1,7 @@
 #include "cli/review.h"
 
 #include "absl/status/statusor.h"
-#include "cli/validate.h"
+#include "cli/report.h"
 #include "spec/ruleset.h"
 
 #if PERMITCHECK_HAVE_REVIEW

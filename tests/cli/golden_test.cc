@@ -10,7 +10,6 @@
 #include "cli/explain.h"
 #include "cli/replay.h"
 #include "cli/report.h"
-#include "cli/validate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "spec/legacy_catalogue.h"

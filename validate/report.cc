@@ -1,14 +1,13 @@
-#include "cli/report.h"
+#include "validate/report.h"
 
 #include "absl/strings/str_cat.h"
-#include "cli/internal/json_out.h"
+#include "validate/json_out.h"
+#include "validate/junit.h"
 #include "spec/rule_id.h"
 
-namespace permitcheck::cli {
+namespace permitcheck::validate {
 namespace {
 
-using internal::json_string;
-using internal::xml_escape;
 
 absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -119,45 +118,32 @@ std::string json(const std::vector<FileResult>& results) {
 }
 
 std::string junit(const std::vector<FileResult>& results) {
-  std::size_t failures = 0, errors = 0;
+  JunitSuite suite{.name = "permitcheck validate", .suite = "validate"};
   for (const FileResult& r : results) {
-    if (r.error) ++errors;
-    else if (!r.violations.empty()) ++failures;
-  }
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  absl::StrAppend(&out, "<testsuites name=\"permitcheck validate\" tests=\"", results.size(),
-                  "\" failures=\"", failures, "\" errors=\"", errors, "\">\n");
-  absl::StrAppend(&out, "  <testsuite name=\"validate\" tests=\"", results.size(),
-                  "\" failures=\"", failures, "\" errors=\"", errors, "\">\n");
-  for (const FileResult& r : results) {
-    absl::StrAppend(&out, "    <testcase classname=\"permitcheck.validate\" name=\"",
-                    xml_escape(r.display_name()), "\">\n");
+    JunitCase c{.classname = "permitcheck.validate", .name = r.display_name()};
     if (r.error) {
-      absl::StrAppend(&out, "      <error type=\"bad input\" message=\"",
-                      xml_escape(absl::StrCat(r.display_name(), ": ", *r.error)), "\"/>\n");
+      c.error = JunitCase::Failure{"bad input", absl::StrCat(r.display_name(), ": ", *r.error), ""};
     } else if (!r.violations.empty()) {
       std::string body;
       for (const spec::Finding& f : r.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");
-      absl::StrAppend(&out, "      <failure type=\"violation\" message=\"",
-                      xml_escape(absl::StrCat(plural(r.violations.size(), "violation", "violations"),
-                                              "; first: ", spec::format_finding(r.violations[0]))),
-                      "\">", xml_escape(body), "</failure>\n");
+      c.failure = JunitCase::Failure{
+          "violation",
+          absl::StrCat(plural(r.violations.size(), "violation", "violations"), "; first: ",
+                       spec::format_finding(r.violations[0])),
+          body};
     }
-    std::string sysout;
-    if (r.header) absl::StrAppend(&sysout, describe_header(r), "\n");
+    if (r.header) absl::StrAppend(&c.system_out, describe_header(r), "\n");
     if (r.header && !r.error) {
       for (const AppliedRules& a : applied_rules(r.families, *r.header)) {
-        absl::StrAppend(&sysout, "rules checked: ", a.family, ": ", a.rules, "\n");
+        absl::StrAppend(&c.system_out, "rules checked: ", a.family, ": ", a.rules, "\n");
       }
     }
     for (const spec::Finding& f : r.deviations) {
-      absl::StrAppend(&sysout, "known deviation: ", spec::format_finding(f), "\n");
+      absl::StrAppend(&c.system_out, "known deviation: ", spec::format_finding(f), "\n");
     }
-    if (!sysout.empty()) absl::StrAppend(&out, "      <system-out>", xml_escape(sysout), "</system-out>\n");
-    out += "    </testcase>\n";
+    suite.cases.push_back(std::move(c));
   }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
+  return format_junit(suite);
 }
 
 }  // namespace
@@ -184,4 +170,4 @@ std::string format_validate(const std::vector<FileResult>& results, ReportFormat
   return text(results);
 }
 
-}  // namespace permitcheck::cli
+}  // namespace permitcheck::validate
