@@ -13,6 +13,7 @@
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
 #include "cli/explain.h"
+#include "cli/options.h"
 #include "conformance/conform.h"
 #include "spec/monitor.h"
 #include "trace/writer.h"
@@ -33,13 +34,13 @@ ConformCommand::ConformCommand(CLI::App& app) {
   sub_->add_option("--scenarios", scenarios_, "Comma-separated scenario names (default: all)");
   sub_->add_option("--seed", seed_, "Random seed")->capture_default_str();
   sub_->add_option("--cases", cases_, "Parameter sets per scenario")
-      ->check(CLI::Range(1, 1000))
+      ->check(IntRange(1, 1000))
       ->capture_default_str();
   sub_->add_option("--timeout", timeout_s_, "Seconds one client run may take")
-      ->check(CLI::Range(1.0, 3600.0))
+      ->check(FiniteRange(1.0, 3600.0))
       ->capture_default_str();
   sub_->add_option("--idle", idle_s_, "Seconds of silence that count as quiescence")
-      ->check(CLI::Range(0.1, 60.0))
+      ->check(FiniteRange(0.1, 60.0))
       ->capture_default_str();
   sub_->add_option("--format", format_, "Report format")
       ->check(CLI::IsMember({"text", "json", "junit"}))
@@ -52,10 +53,12 @@ ConformCommand::ConformCommand(CLI::App& app) {
       ->capture_default_str();
   sub_->add_option("--threshold", threshold_,
                    "The client's Flow threshold T: at quiescence Q - available must be below it "
-                   "(default Q/2, the Java client's)");
+                   "(default Q/2, the Java client's)")
+      ->check(IntRange(1, 100000));
   sub_->add_flag("--old-client", old_client_,
                  "The client does not know message_permits: judge it as field-absent (X1, X6)");
   sub_->add_option("--max-shrinks", max_shrinks_, "Client runs spent shrinking one failure")
+      ->check(IntRange(0, 10000))
       ->capture_default_str();
   sub_->add_flag("--list", list_, "List the scenarios and exit");
 }
@@ -265,6 +268,11 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     err << "permitcheck conform: --client is required\n";
     return kExitBadInput;
   }
+  if (client_.find("{url}") == std::string::npos) {
+    err << "permitcheck conform: --client: the command has no {url} placeholder, so the client "
+           "cannot find the broker\n";
+    return kExitBadInput;
+  }
   conformance::ConformOptions options;
   options.client.command = client_;
   options.client.q = q_;
@@ -307,9 +315,11 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
       if (!s.counterexample) continue;
       const std::string base = trace_dir_ + "/" + scenario_name(s);
       const Explained e = explain(as_trace(*s.counterexample));
-      std::ofstream(base + ".jsonl") << render_jsonl(e);
-      std::ofstream(base + ".mmd") << render_mermaid(e);
-      std::ofstream(base + ".txt") << render_text(e, scenario_name(s) + ".jsonl");
+      if (!write_report(base + ".jsonl", out, render_jsonl(e), "conform", err) ||
+          !write_report(base + ".mmd", out, render_mermaid(e), "conform", err) ||
+          !write_report(base + ".txt", out, render_text(e, scenario_name(s) + ".jsonl"), "conform", err)) {
+        return kExitBadInput;
+      }
     }
   }
   std::string text;
@@ -317,15 +327,10 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   else if (format_ == "junit") text = format_junit(report);
   else text = format_text(report, client_, /*full=*/true);
   if (!output_.empty()) {
-    std::ofstream f(output_);
-    f << text;
-    if (!f) {
-      err << "permitcheck conform: cannot write " << output_ << "\n";
-      return kExitBadInput;
-    }
+    if (!write_report(output_, out, text, "conform", err)) return kExitBadInput;
     if (format_ != "text") err << format_text(report, client_, /*full=*/false);
-  } else {
-    out << text;
+  } else if (!write_report("", out, text, "conform", err)) {
+    return kExitBadInput;
   }
   if (report.client_could_not_start) return kExitBadInput;
   return report.passed() ? kExitPass : kExitViolation;

@@ -16,9 +16,6 @@
 namespace permitcheck::cli {
 namespace {
 
-constexpr int kPass = 0;
-constexpr int kViolation = 1;
-constexpr int kBadInput = 2;
 
 [[maybe_unused]] absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -52,23 +49,23 @@ bool prove_available() {
 
 int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "check", err);
-  if (rules == nullptr) return kBadInput;
+  if (rules == nullptr) return kExitBadInput;
   const spec::Ruleset* against = ruleset_or_error(o.against, "check", err);
-  if (against == nullptr) return kBadInput;
+  if (against == nullptr) return kExitBadInput;
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
     err << "permitcheck check: --shard " << o.shard_index << "/" << o.shard_count
         << ": need 0 <= i < n\n";
-    return kBadInput;
+    return kExitBadInput;
   }
   if (o.cases < 1 || o.steps < 1) {
     err << "permitcheck check: --cases and --steps must be at least 1\n";
-    return kBadInput;
+    return kExitBadInput;
   }
 #ifndef PERMITCHECK_HAVE_PROPERTIES
   (void)out;
   err << "permitcheck check: not built in this configuration (the properties library, "
          "properties/, was not part of this build)\n";
-  return kBadInput;
+  return kExitBadInput;
 #else
   properties::PropertyParams params;
   params.seed = o.seed + static_cast<std::uint64_t>(o.shard_index);
@@ -76,7 +73,7 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   params.max_steps = o.steps;
   if (params.cases == 0) {
     out << "shard " << o.shard_index << "/" << o.shard_count << ": no cases (cases < shards)\n";
-    return kPass;
+    return kExitPass;
   }
   properties::PropertySpec spec;
   spec.name = absl::StrCat(std::string(av(rules->name)), " implementation against ",
@@ -124,26 +121,26 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
       out << properties::format_failure(r);
     }
   }
-  return r.passed ? kPass : kViolation;
+  return r.passed ? kExitPass : kExitViolation;
 #endif
 }
 
 int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "prove", err);
-  if (rules == nullptr) return kBadInput;
+  if (rules == nullptr) return kExitBadInput;
   if (o.bound < 8 || o.bound > 65535) {
     err << "permitcheck prove: --bound " << o.bound << ": must be in 8..65535\n";
-    return kBadInput;
+    return kExitBadInput;
   }
   if (o.depth < 1 || o.timeout_seconds <= 0) {
     err << "permitcheck prove: --depth must be >= 1 and --timeout > 0\n";
-    return kBadInput;
+    return kExitBadInput;
   }
 #ifndef PERMITCHECK_HAVE_SOLVER
   (void)out;
   err << "permitcheck prove: not built in this configuration (the solver library, solver/, "
          "was not part of this build)\n";
-  return kBadInput;
+  return kExitBadInput;
 #else
   std::vector<solver::Check> checks;
   for (const std::string& name : o.checks) {
@@ -151,7 +148,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     if (!c) {
       err << "permitcheck prove: unknown check \"" << name
           << "\" (known: conservation, finalization, isolation, induction)\n";
-      return kBadInput;
+      return kExitBadInput;
     }
     checks.push_back(*c);
   }
@@ -193,7 +190,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   } else {
     out << solver::format_table(results);
   }
-  return all_proved ? kPass : kViolation;
+  return all_proved ? kExitPass : kExitViolation;
 #endif
 }
 

@@ -12,6 +12,10 @@
 #ifndef PERMITCHECK_CLI_REPORT_H_
 #define PERMITCHECK_CLI_REPORT_H_
 
+#include <ostream>
+#include <string>
+#include <string_view>
+
 #include "validate/json_out.h"
 #include "validate/junit.h"
 #include "validate/report.h"
@@ -47,6 +51,12 @@ using validate::validate_exit_code;
 using validate::validate_path;
 using validate::validate_stream;
 using validate::ValidateOptions;
+
+// Writes `text` to the file `path` (empty: to `out`), flushes, and checks that every byte got
+// there: a full disk, /dev/full or a closed pipe is reported on `err` as "permitcheck COMMAND:
+// cannot write PATH: reason" and gives false (the caller exits kExitBadInput).
+bool write_report(const std::string& path, std::ostream& out, std::string_view text,
+                  std::string_view command, std::ostream& err);
 
 }  // namespace permitcheck::cli
 
