@@ -78,36 +78,11 @@ namespace {
 using conformance::ConformReport;
 using conformance::ScenarioReport;
 
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
-        else out += c;
-    }
-  }
-  return out;
-}
-
+// The shared escaping of cli/report.h (UTF-8 checked; xml_escape is used as is): the JSON
+// string's text without its quotes, as this file writes the quotes itself.
 std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) absl::StrAppend(&out, "\\u00", absl::Hex(c, absl::kZeroPad2));
-        else out += c;
-    }
-  }
-  return out;
+  const std::string quoted = json_string(s);
+  return quoted.substr(1, quoted.size() - 2);
 }
 
 trace::Trace as_trace(const conformance::ScenarioOutcome& o) {
@@ -232,26 +207,19 @@ std::string format_json(const ConformReport& r, const std::string& command) {
 }
 
 std::string format_junit(const ConformReport& r) {
-  int failures = 0;
-  for (const ScenarioReport& s : r.scenarios) failures += s.passed() ? 0 : 1;
-  std::ostringstream o;
-  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"conform\" "
-       "tests=\""
-    << r.scenarios.size() << "\" failures=\"" << failures << "\">\n";
+  JunitSuite suite{.name = "permitcheck conform", .suite = "conform"};
   for (const ScenarioReport& s : r.scenarios) {
-    o << "  <testcase classname=\"conform\" name=\"" << scenario_name(s) << "\" time=\""
-      << s.seconds << "\">";
+    JunitCase c{.classname = "conform", .name = scenario_name(s), .seconds = s.seconds};
     if (!s.passed()) {
-      const conformance::ScenarioOutcome& c = *s.counterexample;
-      o << "\n    <failure message=\"" << xml_escape(rules_list(c)) << " in "
-        << xml_escape(conformance::describe(c.params)) << "\">";
-      for (const spec::Finding& f : c.violations) o << xml_escape(spec::format_finding(f)) << "\n";
-      o << "</failure>\n  ";
+      const conformance::ScenarioOutcome& o = *s.counterexample;
+      std::string body;
+      for (const spec::Finding& f : o.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");
+      c.failure = JunitCase::Failure{
+          "violation", absl::StrCat(rules_list(o), " in ", conformance::describe(o.params)), body};
     }
-    o << "</testcase>\n";
+    suite.cases.push_back(std::move(c));
   }
-  o << "</testsuite>\n</testsuites>\n";
-  return o.str();
+  return validate::format_junit(suite);
 }
 
 }  // namespace

@@ -104,15 +104,14 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
     if (!r.passed) out << ",\"failure\":" << json_string(properties::format_failure(r));
     out << "}\n";
   } else if (o.format == "junit") {
-    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"permitcheck check\" tests=\"1\" failures=\""
-        << (r.passed ? 0 : 1) << "\">\n  <testsuite name=\"check\" tests=\"1\" failures=\"" << (r.passed ? 0 : 1)
-        << "\">\n    <testcase classname=\"permitcheck.check\" name=\""
-        << xml_escape(absl::StrCat(r.name, " shard ", shard, " seed ", r.seed)) << "\">\n";
+    JunitSuite suite{.name = "permitcheck check", .suite = "check"};
+    JunitCase c{.classname = "permitcheck.check",
+                .name = absl::StrCat(r.name, " shard ", shard, " seed ", r.seed)};
     if (!r.passed) {
-      out << "      <failure type=\"counterexample\" message=\"property failed\">"
-          << xml_escape(properties::format_failure(r)) << "</failure>\n";
+      c.failure = JunitCase::Failure{"counterexample", "property failed", properties::format_failure(r)};
     }
-    out << "    </testcase>\n  </testsuite>\n</testsuites>\n";
+    suite.cases.push_back(std::move(c));
+    out << format_junit(suite);
   } else {
     if (r.passed) {
       out << "property \"" << r.name << "\" holds: " << r.cases << " cases, up to " << r.max_steps
@@ -166,27 +165,22 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   if (o.format == "json") {
     out << solver::format_json(results);
   } else if (o.format == "junit") {
-    std::size_t failures = 0;
-    for (const solver::Result& r : results) failures += !std::holds_alternative<solver::Proved>(r.outcome);
-    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"permitcheck prove\" tests=\""
-        << results.size() << "\" failures=\"" << failures << "\">\n  <testsuite name=\"prove\" tests=\""
-        << results.size() << "\" failures=\"" << failures << "\">\n";
+    JunitSuite suite{.name = "permitcheck prove", .suite = "prove"};
     for (const solver::Result& r : results) {
-      out << "    <testcase classname=\"permitcheck.prove." << rules->name << "\" name=\""
-          << xml_escape(absl::StrCat(av(solver::check_name(r.check)), " ", r.bound)) << "\" time=\""
-          << r.seconds << "\">\n";
+      JunitCase c{.classname = absl::StrCat("permitcheck.prove.", av(rules->name)),
+                  .name = absl::StrCat(av(solver::check_name(r.check)), " ", r.bound),
+                  .seconds = r.seconds};
       if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
         std::string body;
         for (const solver::Witness& w : cex->witnesses) absl::StrAppend(&body, w.finding, "\n  ", w.words, "\n");
-        out << "      <failure type=\"counterexample\" message=\""
-            << xml_escape(cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding)
-            << "\">" << xml_escape(body) << "</failure>\n";
+        c.failure = JunitCase::Failure{
+            "counterexample", cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding, body};
       } else if (const auto* unk = std::get_if<solver::Unknown>(&r.outcome)) {
-        out << "      <failure type=\"unknown\" message=\"" << xml_escape(unk->reason) << "\"/>\n";
+        c.failure = JunitCase::Failure{"unknown", unk->reason, ""};
       }
-      out << "    </testcase>\n";
+      suite.cases.push_back(std::move(c));
     }
-    out << "  </testsuite>\n</testsuites>\n";
+    out << format_junit(suite);
   } else {
     out << solver::format_table(results);
   }

@@ -72,28 +72,20 @@ std::string format_replay(const Replayed& r, std::string_view name, ReportFormat
     return out;
   }
   if (format == ReportFormat::kJunit) {
-    std::size_t failures = 0;
-    for (const RulesetRun& run : r.runs) failures += run.from_header && !run.report.violations.empty();
-    absl::StrAppend(&out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"permitcheck replay\" tests=\"",
-                    r.runs.size(), "\" failures=\"", failures, "\">\n  <testsuite name=\"",
-                    xml_escape(name), "\" tests=\"", r.runs.size(), "\" failures=\"", failures, "\">\n");
+    JunitSuite suite{.name = "permitcheck replay", .suite = std::string(name)};
     for (const RulesetRun& run : r.runs) {
-      absl::StrAppend(&out, "    <testcase classname=\"permitcheck.replay\" name=\"",
-                      av(spec::ruleset(run.ruleset).name), "\">\n");
+      JunitCase c{.classname = "permitcheck.replay", .name = std::string(spec::ruleset(run.ruleset).name)};
       std::string body;
       for (const spec::Finding& f : run.report.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");
       for (const spec::Finding& f : run.report.deviations) absl::StrAppend(&body, "known deviation: ", spec::format_finding(f), "\n");
       if (run.from_header && !run.report.violations.empty()) {
-        absl::StrAppend(&out, "      <failure type=\"violation\" message=\"",
-                        xml_escape(spec::format_finding(run.report.violations[0])), "\">",
-                        xml_escape(body), "</failure>\n");
-      } else if (!body.empty()) {
-        absl::StrAppend(&out, "      <system-out>", xml_escape(body), "</system-out>\n");
+        c.failure = JunitCase::Failure{"violation", spec::format_finding(run.report.violations[0]), body};
+      } else {
+        c.system_out = body;
       }
-      out += "    </testcase>\n";
+      suite.cases.push_back(std::move(c));
     }
-    absl::StrAppend(&out, "  </testsuite>\n</testsuites>\n");
-    return out;
+    return format_junit(suite);
   }
   absl::StrAppend(&out, "Replay of ", av(name), " (", r.trace.events.size(), " events)\n");
   for (const RulesetRun& run : r.runs) {
