@@ -6,6 +6,7 @@
 // and review the diff.
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/explain.h"
 #include "cli/replay.h"
@@ -139,6 +140,24 @@ TEST(GoldenFormats, RenderOverReturn) {
   expect_golden("over_return.render.jsonl", render_jsonl(x));
 }
 
+// The rule IDs of the findings in a `validate --format json` report, in report order
+// (violations, then deviations).
+std::vector<std::string> reported_rules(const std::string& json) {
+  std::vector<std::string> rules;
+  const std::string key = "\"rule\":\"";
+  for (std::size_t at = json.find(key); at != std::string::npos; at = json.find(key, at)) {
+    at += key.size();
+    rules.push_back(json.substr(at, json.find('"', at) - at));
+  }
+  return rules;
+}
+
+TEST(GoldenFormats, ReportedRulesAreRead) {
+  EXPECT_EQ(reported_rules(R"({"violations":[{"line":9,"rule":"C7","text":"x"},{"rule":"E1"}]})"),
+            (std::vector<std::string>{"C7", "E1"}));
+  EXPECT_TRUE(reported_rules("{}").empty());
+}
+
 // The canonical JSONL render reads back and reports the same rules.
 TEST(GoldenFormats, RenderJsonRoundTrips) {
   for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
@@ -149,6 +168,11 @@ TEST(GoldenFormats, RenderJsonRoundTrips) {
     const testing::Run direct = run_permitcheck({"validate", "--format", "json", path});
     const testing::Run again = run_permitcheck({"validate", "--format", "json", "-"}, rendered.out);
     EXPECT_EQ(direct.code, again.code);
+    // Every legacy row breaks a rule under rev-d (L10 as a known deviation), so both reports
+    // name rules, and the same ones in the same order.
+    const std::vector<std::string> rules = reported_rules(direct.out);
+    EXPECT_FALSE(rules.empty()) << direct.out;
+    EXPECT_EQ(reported_rules(again.out), rules) << again.out;
   }
 }
 
