@@ -9,11 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "cli/options.h"
 #include "cli/report.h"
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
 #include "cli/explain.h"
-#include "cli/options.h"
 #include "conformance/conform.h"
 #include "spec/monitor.h"
 #include "trace/writer.h"

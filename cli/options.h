@@ -13,44 +13,47 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 
 namespace permitcheck::cli {
 
-// A floating-point value, finite, in [lo, hi].
-inline CLI::Validator FiniteRange(double lo, double hi) {
+namespace internal {
+
+// A validator accepting the whole of a value that `parse` reads (strtod, strtoll) into a
+// finite number within [lo, hi]; `kind` names the type in messages ("a finite number").
+template <typename T, typename Parse>
+CLI::Validator bounded(T lo, T hi, const std::string& kind, const std::string& type, Parse parse) {
   const std::string range = absl::StrCat("[", lo, ", ", hi, "]");
+  const std::string what = absl::StrCat("must be ", kind, " in ", range, ", not ");
   return CLI::Validator(
-      [lo, hi, range](std::string& text) -> std::string {
+      [lo, hi, what, parse](std::string& text) -> std::string {
         const char* begin = text.c_str();
         char* end = nullptr;
         errno = 0;
-        const double v = std::strtod(begin, &end);
-        if (end == begin || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
-          return absl::StrCat("must be a finite number in ", range, ", not ", text);
-        }
+        const T v = parse(begin, &end);
+        const bool finite = std::isfinite(static_cast<double>(v)) && errno != ERANGE;
+        if (end == begin || *end != '\0' || !finite || v < lo || v > hi) return what + text;
         return "";
       },
-      absl::StrCat("FLOAT in ", range));
+      absl::StrCat(type, " in ", range));
+}
+
+}  // namespace internal
+
+// A floating-point value, finite, in [lo, hi].
+inline CLI::Validator FiniteRange(double lo, double hi) {
+  return internal::bounded(lo, hi, "a finite number", "FLOAT",
+                           [](const char* s, char** end) { return std::strtod(s, end); });
 }
 
 // An integer value in [lo, hi] (a sign, digits, nothing else).
 inline CLI::Validator IntRange(std::int64_t lo, std::int64_t hi) {
-  const std::string range = absl::StrCat("[", lo, ", ", hi, "]");
-  return CLI::Validator(
-      [lo, hi, range](std::string& text) -> std::string {
-        const char* begin = text.c_str();
-        char* end = nullptr;
-        errno = 0;
-        const long long v = std::strtoll(begin, &end, 10);
-        if (end == begin || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
-          return absl::StrCat("must be an integer in ", range, ", not ", text);
-        }
-        return "";
-      },
-      absl::StrCat("INT in ", range));
+  return internal::bounded<std::int64_t>(
+      lo, hi, "an integer", "INT",
+      [](const char* s, char** end) -> std::int64_t { return std::strtoll(s, end, 10); });
 }
 
 }  // namespace permitcheck::cli

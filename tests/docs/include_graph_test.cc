@@ -14,19 +14,15 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/docs/docs_testing.h"
+
 namespace permitcheck {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSourceDir = PERMITCHECK_SOURCE_DIR;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using docs_testing::kSourceDir;
+using docs_testing::read_file;
 
 // What one module may include: whole modules, single headers, or everything.
 struct Allowed {

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/docs/docs_testing.h"
+
 #include "spec/legacy_catalogue.h"
 #include "spec/rule_id.h"
 
@@ -18,14 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSourceDir = PERMITCHECK_SOURCE_DIR;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using docs_testing::kSourceDir;
+using docs_testing::read_file;
 
 // True when `doc` has a table row for `id`: a line that starts with "| ID |" and explains it
 // (a non-empty second cell).
