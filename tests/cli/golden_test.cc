@@ -5,6 +5,7 @@
 //   PERMITCHECK_UPDATE_GOLDEN=1 build/tests/cli_tests --gtest_filter='Golden*'
 // and review the diff.
 #include <sstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,50 @@ TEST(GoldenFormats, RenderJsonRoundTrips) {
     EXPECT_FALSE(rules.empty()) << direct.out;
     EXPECT_EQ(reported_rules(again.out), rules) << again.out;
   }
+}
+
+}  // namespace
+}  // namespace permitcheck::cli
+
+namespace permitcheck::cli {
+namespace {
+
+// The text of `check` and `prove` as a user reads it, with the measured seconds masked
+// ("1.61" -> "#.##"): everything else is deterministic for a fixed seed and bound.
+std::string mask_seconds(const std::string& text) {
+  static const std::regex kSeconds(R"(\b[0-9]+\.[0-9]{2}( s\b|(\s+(yes|no)\b)))");
+  return std::regex_replace(text, kSeconds, "#.##$1");
+}
+
+TEST(GoldenText, SecondsAreMasked) {
+  EXPECT_EQ(mask_seconds("case 2 (seed 491, 0.00 s)\nfinalization  proved   12.25  yes\nB=9.50x\n"),
+            "case 2 (seed 491, #.## s)\nfinalization  proved   #.##  yes\nB=9.50x\n");
+}
+
+TEST(GoldenText, CheckHolds) {
+  const testing::Run r = run_permitcheck({"check", "--cases", "20", "--seed", "491"});
+  EXPECT_EQ(r.code, kExitPass) << r.err;
+  expect_golden("check.revd.txt", mask_seconds(r.out));
+}
+
+TEST(GoldenText, CheckShrinksTheLegacyCounterexample) {
+  const testing::Run r =
+      run_permitcheck({"check", "--ruleset", "legacy", "--cases", "200", "--seed", "491"});
+  EXPECT_EQ(r.code, kExitViolation) << r.err;
+  expect_golden("check.legacy.txt", mask_seconds(r.out));
+}
+
+TEST(GoldenText, ProveFinalizationTable) {
+  const testing::Run r = run_permitcheck({"prove", "--check", "finalization", "--bound", "8"});
+  EXPECT_EQ(r.code, kExitPass) << r.err;
+  expect_golden("prove.finalization.revd.txt", mask_seconds(r.out));
+}
+
+TEST(GoldenText, ProveLegacyCounterexamplesInWords) {
+  const testing::Run r = run_permitcheck(
+      {"prove", "--ruleset", "legacy", "--check", "finalization", "--bound", "8"});
+  EXPECT_EQ(r.code, kExitViolation) << r.err;
+  expect_golden("prove.finalization.legacy.txt", mask_seconds(r.out));
 }
 
 }  // namespace
