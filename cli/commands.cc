@@ -150,6 +150,19 @@ Commands::Commands(CLI::App& app) {
   prove_->add_option("--timeout", prove_options_.timeout_seconds, "Seconds per solver query")
       ->check(FiniteRange(0.001, 86400.0))
       ->capture_default_str();
+  prove_->add_option("--kmax", prove_options_.kmax, "Finalization: entries per send")
+      ->check(IntRange(1, 64))
+      ->capture_default_str();
+  prove_->add_option("--induction-k", prove_options_.induction_k, "k of k-induction")
+      ->check(IntRange(1, 16));
+  prove_->add_option("--induction-bound", prove_options_.induction_bound,
+                     "Induction: B of the commands inside the transition system (8..1024)")
+      ->check(IntRange(8, 1024));
+  prove_->add_option("--trace-dir", prove_options_.trace_dir,
+                     "Write each counterexample as a trace file CHECK-RULESET-N.jsonl into DIR");
+  prove_->add_flag("--vacuity", prove_options_.vacuity,
+                   "Also check that every proof is not vacuous (assumptions satisfiable, false "
+                   "variants refuted)");
   prove_->add_option("--format", prove_options_.format, "Report format")
       ->check(CLI::IsMember(kReportFormats))
       ->capture_default_str();

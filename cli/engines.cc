@@ -1,6 +1,8 @@
 #include "cli/engines.h"
 
 #include <chrono>
+#include <filesystem>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "cli/report.h"
@@ -11,6 +13,9 @@
 #endif
 #ifdef PERMITCHECK_HAVE_SOLVER
 #include "solver/prove.h"
+#ifdef PERMITCHECK_SOLVER_HAS_TRACE
+#include "solver/trace_output.h"
+#endif
 #endif
 
 namespace permitcheck::cli {
@@ -155,6 +160,9 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   solver::Bounds bounds;
   bounds.bmax = o.bound;
   bounds.depth = o.depth;
+  bounds.kmax = o.kmax;
+  if (o.induction_k > 0) bounds.induction_k = o.induction_k;
+  if (o.induction_bound > 0) bounds.induction_bmax = o.induction_bound;
   bounds.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_seconds * 1000));
   std::vector<solver::Result> results;
   bool all_proved = true;
@@ -184,6 +192,44 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   } else {
     out << solver::format_table(results);
   }
+  if (o.vacuity) {
+    for (solver::Check c : checks) {
+      const solver::VacuityReport v =
+          solver::check_vacuity(c, spec::ruleset(spec::RulesetId::kRevD), bounds);
+      all_proved = all_proved && v.ok();
+      if (o.format != "text") continue;
+      out << "\nvacuity of " << solver::check_name(c) << " (rev-d): " << (v.ok() ? "ok" : "FAILED") << "\n";
+      for (const solver::VacuityItem& i : v.items) {
+        out << "  " << (i.ok ? "ok  " : "FAIL") << " " << i.what
+            << (i.note.empty() ? "" : " (" + i.note + ")") << "\n";
+      }
+    }
+  }
+#ifdef PERMITCHECK_SOLVER_HAS_TRACE
+  if (!o.trace_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.trace_dir, ec);
+    for (const solver::Result& r : results) {
+      const auto* cex = std::get_if<solver::Counterexample>(&r.outcome);
+      if (cex == nullptr) continue;
+      for (std::size_t i = 0; i < cex->witnesses.size(); ++i) {
+        const std::string path =
+            absl::StrCat(o.trace_dir, "/", av(solver::check_name(r.check)), "-",
+                         av(spec::ruleset(r.ruleset).name), "-", i + 1, ".jsonl");
+        std::ostringstream text;
+        if (!solver::write_witness(text, cex->witnesses[i]).ok() ||
+            !write_report(path, out, text.str(), "prove", err)) {
+          return kExitBadInput;
+        }
+      }
+    }
+  }
+#else
+  if (!o.trace_dir.empty()) {
+    err << "permitcheck prove: --trace-dir needs the trace module, absent in this build\n";
+    return kExitBadInput;
+  }
+#endif
   return all_proved ? kExitPass : kExitViolation;
 #endif
 }
