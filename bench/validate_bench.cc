@@ -30,7 +30,7 @@
 #include <sstream>
 #include <string>
 
-#include "cli/validate.h"
+#include "validate/validate.h"
 #include "trace/reader.h"
 #include "simdjson.h"
 
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
   std::uint64_t target = 10'000'000;
   std::string path = "/tmp/permitcheck-validate-bench.jsonl";
   bool keep = false;
-  std::size_t block_events = permitcheck::cli::ValidateOptions{}.block_events;
+  std::size_t block_events = permitcheck::validate::ValidateOptions{}.block_events;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--events" && i + 1 < argc) target = std::strtoull(argv[++i], nullptr, 10);
@@ -170,10 +170,10 @@ int main(int argc, char** argv) {
   const auto validate_with = [&](int threads) {
     return in_child([&, threads](std::string* note) {
       std::istringstream unused;
-      permitcheck::cli::ValidateOptions options;
+      permitcheck::validate::ValidateOptions options;
       options.threads = threads;
       options.block_events = block_events;
-      permitcheck::cli::FileResult r = permitcheck::cli::validate_path(path, unused, options);
+      permitcheck::validate::FileResult r = permitcheck::validate::validate_path(path, unused, options);
       *note = std::to_string(r.events) + " events, " + std::to_string(r.violations.size()) +
               " violations" + (r.error ? ", error: " + *r.error : "");
       return r.ok() ? 0 : 5;

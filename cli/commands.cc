@@ -13,6 +13,7 @@
 #include "cli/capture.h"
 #include "cli/conform.h"
 #include "cli/explain.h"
+#include "cli/options.h"
 #include "cli/replay.h"
 #include "cli/report.h"
 #include "cli/review.h"
@@ -135,9 +136,12 @@ Commands::Commands(CLI::App& app) {
   check_->add_option("--counterexample", check_options_.counterexample,
                      "On failure, write the shrunk counterexample as a trace file here");
   check_->add_option("--cases", check_options_.cases, "Cases in all (split across shards)")
+      ->check(IntRange(1, 1000000000))
       ->capture_default_str();
   check_->add_option("--seed", check_options_.seed, "Seed (shard i uses seed + i)")->capture_default_str();
-  check_->add_option("--steps", check_options_.steps, "Steps per case")->capture_default_str();
+  check_->add_option("--steps", check_options_.steps, "Steps per case")
+      ->check(IntRange(1, 100000))
+      ->capture_default_str();
   check_->add_option("--shard", shard_, "Run shard i of n (i/n, 0-based), to split a sweep")
       ->capture_default_str();
   check_->add_flag("--coverage", check_options_.coverage,
@@ -157,9 +161,24 @@ Commands::Commands(CLI::App& app) {
   prove_->add_option("--bound", prove_options_.bound, "Batch size bound B <= bound (8..65535)")
       ->capture_default_str();
   prove_->add_option("--depth", prove_options_.depth, "Unrolling depth of the isolation check")
+      ->check(IntRange(1, 1000))
       ->capture_default_str();
   prove_->add_option("--timeout", prove_options_.timeout_seconds, "Seconds per solver query")
+      ->check(FiniteRange(0.001, 86400.0))
       ->capture_default_str();
+  prove_->add_option("--kmax", prove_options_.kmax, "Finalization: entries per send")
+      ->check(IntRange(1, 64))
+      ->capture_default_str();
+  prove_->add_option("--induction-k", prove_options_.induction_k, "k of k-induction")
+      ->check(IntRange(1, 16));
+  prove_->add_option("--induction-bound", prove_options_.induction_bound,
+                     "Induction: B of the commands inside the transition system (8..1024)")
+      ->check(IntRange(8, 1024));
+  prove_->add_option("--trace-dir", prove_options_.trace_dir,
+                     "Write each counterexample as a trace file CHECK-RULESET-N.jsonl into DIR");
+  prove_->add_flag("--vacuity", prove_options_.vacuity,
+                   "Also check that every proof is not vacuous (assumptions satisfiable, false "
+                   "variants refuted)");
   prove_->add_option("--format", prove_options_.format, "Report format")
       ->check(CLI::IsMember(kReportFormats))
       ->capture_default_str();
@@ -223,16 +242,7 @@ int Commands::run_validate(std::istream& in, std::ostream& out, std::ostream& er
     }
   }
   const std::string report = format_validate(results, *parse_report_format(validate_format_));
-  if (!output_.empty()) {
-    std::ofstream file(output_, std::ios::binary);
-    file << report;
-    if (!file.good()) {
-      err << "permitcheck validate: cannot write " << output_ << "\n";
-      return kExitBadInput;
-    }
-  } else {
-    out << report << std::flush;
-  }
+  if (!write_report(output_, out, report, "validate", err)) return kExitBadInput;
   return validate_exit_code(results);
 }
 
@@ -240,20 +250,24 @@ int Commands::run_render(std::istream& in, std::ostream& out, std::ostream& err)
   std::optional<trace::Trace> t = read_cex(cex_, in, "render", err);
   if (!t) return kExitBadInput;
   const Explained e = explain(*std::move(t));
+  std::string text;
   switch (*parse_render_format(render_format_)) {
-    case RenderFormat::kText: out << render_text(e, cex_ == "-" ? "<stdin>" : cex_); break;
-    case RenderFormat::kMermaid: out << render_mermaid(e); break;
-    case RenderFormat::kJson: out << render_jsonl(e); break;
+    case RenderFormat::kText: text = render_text(e, cex_ == "-" ? "<stdin>" : cex_); break;
+    case RenderFormat::kMermaid: text = render_mermaid(e); break;
+    case RenderFormat::kJson: text = render_jsonl(e); break;
   }
-  out << std::flush;
-  return kExitPass;
+  return write_report("", out, text, "render", err) ? kExitPass : kExitBadInput;
 }
 
 int Commands::run_replay(std::istream& in, std::ostream& out, std::ostream& err) {
   std::optional<trace::Trace> t = read_cex(cex_, in, "replay", err);
   if (!t) return kExitBadInput;
   const Replayed r = replay(*std::move(t));
-  out << format_replay(r, cex_ == "-" ? "<stdin>" : cex_, *parse_report_format(replay_format_)) << std::flush;
+  if (!write_report("", out, format_replay(r, cex_ == "-" ? "<stdin>" : cex_,
+                                            *parse_report_format(replay_format_)),
+                    "replay", err)) {
+    return kExitBadInput;
+  }
   return replay_exit_code(r);
 }
 

@@ -21,7 +21,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/engines.h"
-#include "cli/validate.h"
+#include "cli/report.h"
 
 namespace permitcheck::cli {
 

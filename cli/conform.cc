@@ -11,7 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "cli/validate.h"
+#include "cli/options.h"
+#include "cli/report.h"
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
 #include "cli/explain.h"
@@ -38,16 +39,16 @@ ConformCommand::ConformCommand(CLI::App& app) {
   sub_->add_option("--seed", seed_, "Random seed")->capture_default_str();
   sub_->add_option("--cases", cases_,
                    "Random parameter sets per scenario, drawn after its fixed first cases")
-      ->check(CLI::Range(0, 1000))
+      ->check(IntRange(0, 1000))
       ->capture_default_str();
   sub_->add_option("--jobs", jobs_, "Scenarios run side by side (each its own broker and client)")
-      ->check(CLI::Range(1, 32))
+      ->check(IntRange(1, 32))
       ->capture_default_str();
   sub_->add_option("--timeout", timeout_s_, "Seconds one client run may take")
-      ->check(CLI::Range(1.0, 3600.0))
+      ->check(FiniteRange(1.0, 3600.0))
       ->capture_default_str();
   sub_->add_option("--idle", idle_s_, "Seconds of silence that count as quiescence")
-      ->check(CLI::Range(0.1, 60.0))
+      ->check(FiniteRange(0.1, 60.0))
       ->capture_default_str();
   sub_->add_option("--format", format_, "Report format")
       ->check(CLI::IsMember({"text", "json", "junit"}))
@@ -60,10 +61,12 @@ ConformCommand::ConformCommand(CLI::App& app) {
       ->capture_default_str();
   sub_->add_option("--threshold", threshold_,
                    "The client's Flow threshold T: at quiescence Q - available must be below it "
-                   "(default Q/2, the Java client's)");
+                   "(default Q/2, the Java client's)")
+      ->check(IntRange(1, 100000));
   sub_->add_flag("--old-client", old_client_,
                  "The client does not know message_permits: judge it as field-absent (X1, X6)");
   sub_->add_option("--max-shrinks", max_shrinks_, "Client runs spent shrinking one failure")
+      ->check(IntRange(0, 10000))
       ->capture_default_str();
   sub_->add_flag("--list", list_, "List the scenarios and exit");
   sub_->add_option("--client-preset", client_preset_,
@@ -91,36 +94,11 @@ namespace {
 using conformance::ConformReport;
 using conformance::ScenarioReport;
 
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
-        else out += c;
-    }
-  }
-  return out;
-}
-
+// The shared escaping of cli/report.h (UTF-8 checked; xml_escape is used as is): the JSON
+// string's text without its quotes, as this file writes the quotes itself.
 std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) absl::StrAppend(&out, "\\u00", absl::Hex(c, absl::kZeroPad2));
-        else out += c;
-    }
-  }
-  return out;
+  const std::string quoted = json_string(s);
+  return quoted.substr(1, quoted.size() - 2);
 }
 
 trace::Trace as_trace(const conformance::ScenarioOutcome& o) {
@@ -356,26 +334,19 @@ std::string format_json(const ConformReport& r, const std::string& command) {
 }
 
 std::string format_junit(const ConformReport& r) {
-  int failures = 0;
-  for (const ScenarioReport& s : r.scenarios) failures += s.passed() ? 0 : 1;
-  std::ostringstream o;
-  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"conform\" "
-       "tests=\""
-    << r.scenarios.size() << "\" failures=\"" << failures << "\">\n";
+  JunitSuite suite{.name = "permitcheck conform", .suite = "conform"};
   for (const ScenarioReport& s : r.scenarios) {
-    o << "  <testcase classname=\"conform\" name=\"" << scenario_name(s) << "\" time=\""
-      << s.seconds << "\">";
+    JunitCase c{.classname = "conform", .name = scenario_name(s), .seconds = s.seconds};
     if (!s.passed()) {
-      const conformance::ScenarioOutcome& c = *s.counterexample;
-      o << "\n    <failure message=\"" << xml_escape(rules_list(c)) << " in "
-        << xml_escape(conformance::describe(c.params)) << "\">";
-      for (const spec::Finding& f : c.violations) o << xml_escape(spec::format_finding(f)) << "\n";
-      o << "</failure>\n  ";
+      const conformance::ScenarioOutcome& o = *s.counterexample;
+      std::string body;
+      for (const spec::Finding& f : o.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");
+      c.failure = JunitCase::Failure{
+          "violation", absl::StrCat(rules_list(o), " in ", conformance::describe(o.params)), body};
     }
-    o << "</testcase>\n";
+    suite.cases.push_back(std::move(c));
   }
-  o << "</testsuite>\n</testsuites>\n";
-  return o.str();
+  return validate::format_junit(suite);
 }
 
 }  // namespace
@@ -431,6 +402,11 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     err << "permitcheck conform: --client or --client-preset is required\n";
     return kExitBadInput;
   }
+  if (client_.find("{url}") == std::string::npos) {
+    err << "permitcheck conform: --client: the command has no {url} placeholder, so the client "
+           "cannot find the broker\n";
+    return kExitBadInput;
+  }
   conformance::ConformOptions options;
   options.client.command = client_;
   options.client.q = q_;
@@ -475,9 +451,11 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
       if (!s.counterexample) continue;
       const std::string base = trace_dir_ + "/" + scenario_name(s);
       const Explained e = explained(*s.counterexample);
-      std::ofstream(base + ".jsonl") << render_jsonl(e);
-      std::ofstream(base + ".mmd") << render_mermaid(e);
-      std::ofstream(base + ".txt") << render_text(e, scenario_name(s) + ".jsonl");
+      if (!write_report(base + ".jsonl", out, render_jsonl(e), "conform", err) ||
+          !write_report(base + ".mmd", out, render_mermaid(e), "conform", err) ||
+          !write_report(base + ".txt", out, render_text(e, scenario_name(s) + ".jsonl"), "conform", err)) {
+        return kExitBadInput;
+      }
     }
   }
   std::string text;
@@ -485,15 +463,10 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   else if (format_ == "junit") text = format_junit(report);
   else text = format_text(report, client_, /*full=*/true);
   if (!output_.empty()) {
-    std::ofstream f(output_);
-    f << text;
-    if (!f) {
-      err << "permitcheck conform: cannot write " << output_ << "\n";
-      return kExitBadInput;
-    }
+    if (!write_report(output_, out, text, "conform", err)) return kExitBadInput;
     if (format_ != "text") err << format_text(report, client_, /*full=*/false);
-  } else {
-    out << text;
+  } else if (!write_report("", out, text, "conform", err)) {
+    return kExitBadInput;
   }
   if (report.client_could_not_start) return kExitBadInput;
   return report.passed() ? kExitPass : kExitViolation;

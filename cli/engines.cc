@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "cli/internal/json_out.h"
+#include "cli/report.h"
 #include "spec/ruleset.h"
 
 #ifdef PERMITCHECK_HAVE_PROPERTIES
@@ -13,14 +15,14 @@
 #ifdef PERMITCHECK_HAVE_SOLVER
 #include "solver/interrupt.h"
 #include "solver/prove.h"
+#ifdef PERMITCHECK_SOLVER_HAS_TRACE
+#include "solver/trace_output.h"
+#endif
 #endif
 
 namespace permitcheck::cli {
 namespace {
 
-constexpr int kPass = 0;
-constexpr int kViolation = 1;
-constexpr int kBadInput = 2;
 
 [[maybe_unused]] absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -54,23 +56,23 @@ bool prove_available() {
 
 int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "check", err);
-  if (rules == nullptr) return kBadInput;
+  if (rules == nullptr) return kExitBadInput;
   const spec::Ruleset* against = ruleset_or_error(o.against, "check", err);
-  if (against == nullptr) return kBadInput;
+  if (against == nullptr) return kExitBadInput;
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
     err << "permitcheck check: --shard " << o.shard_index << "/" << o.shard_count
         << ": need 0 <= i < n\n";
-    return kBadInput;
+    return kExitBadInput;
   }
   if (o.cases < 1 || o.steps < 1) {
     err << "permitcheck check: --cases and --steps must be at least 1\n";
-    return kBadInput;
+    return kExitBadInput;
   }
 #ifndef PERMITCHECK_HAVE_PROPERTIES
   (void)out;
   err << "permitcheck check: not built in this configuration (the properties library, "
          "properties/, was not part of this build)\n";
-  return kBadInput;
+  return kExitBadInput;
 #else
   properties::PropertyParams params;
   params.seed = o.seed + static_cast<std::uint64_t>(o.shard_index);
@@ -78,7 +80,7 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   params.max_steps = o.steps;
   if (params.cases == 0) {
     out << "shard " << o.shard_index << "/" << o.shard_count << ": no cases (cases < shards)\n";
-    return kPass;
+    return kExitPass;
   }
   properties::PropertySpec spec;
   spec.name = absl::StrCat(std::string(av(rules->name)), " implementation against ",
@@ -104,27 +106,26 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   }
   const std::string shard = absl::StrCat(o.shard_index, "/", o.shard_count);
   if (o.format == "json") {
-    out << "{\"tool\":\"permitcheck check\",\"property\":" << internal::json_string(r.name)
-        << ",\"ruleset\":" << internal::json_string(rules->name)
-        << ",\"against\":" << internal::json_string(against->name) << ",\"shard\":\"" << shard
+    out << "{\"tool\":\"permitcheck check\",\"property\":" << json_string(r.name)
+        << ",\"ruleset\":" << json_string(rules->name)
+        << ",\"against\":" << json_string(against->name) << ",\"shard\":\"" << shard
         << "\",\"seed\":" << r.seed << ",\"cases\":" << r.cases << ",\"steps\":" << r.max_steps
         << ",\"passed\":" << (r.passed ? "true" : "false");
     if (o.coverage) {
-      out << ",\"coverage\":" << internal::json_string(coverage.format(coverage.cases()))
+      out << ",\"coverage\":" << json_string(coverage.format(coverage.cases()))
           << ",\"unreached\":" << unreached.size();
     }
-    if (!r.passed) out << ",\"failure\":" << internal::json_string(properties::format_failure(r));
+    if (!r.passed) out << ",\"failure\":" << json_string(properties::format_failure(r));
     out << "}\n";
   } else if (o.format == "junit") {
-    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"permitcheck check\" tests=\"1\" failures=\""
-        << (r.passed ? 0 : 1) << "\">\n  <testsuite name=\"check\" tests=\"1\" failures=\"" << (r.passed ? 0 : 1)
-        << "\">\n    <testcase classname=\"permitcheck.check\" name=\""
-        << internal::xml_escape(absl::StrCat(r.name, " shard ", shard, " seed ", r.seed)) << "\">\n";
+    JunitSuite suite{.name = "permitcheck check", .suite = "check"};
+    JunitCase c{.classname = "permitcheck.check",
+                .name = absl::StrCat(r.name, " shard ", shard, " seed ", r.seed)};
     if (!r.passed) {
-      out << "      <failure type=\"counterexample\" message=\"property failed\">"
-          << internal::xml_escape(properties::format_failure(r)) << "</failure>\n";
+      c.failure = JunitCase::Failure{"counterexample", "property failed", properties::format_failure(r)};
     }
-    out << "    </testcase>\n  </testsuite>\n</testsuites>\n";
+    suite.cases.push_back(std::move(c));
+    out << format_junit(suite);
   } else {
     if (r.passed) {
       out << "property \"" << r.name << "\" holds: " << r.cases << " cases, up to " << r.max_steps
@@ -137,9 +138,9 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   if (o.coverage && !unreached.empty()) {
     err << "permitcheck check: coverage: " << unreached.size()
         << " decision point(s) or rule(s) never reached in " << coverage.cases() << " case(s)\n";
-    return kViolation;
+    return kExitViolation;
   }
-  return r.passed ? kPass : kViolation;
+  return r.passed ? kExitPass : kExitViolation;
 #endif
 }
 
@@ -160,27 +161,27 @@ constexpr double kMaxProveTimeoutSeconds = 86400;
 
 int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "prove", err);
-  if (rules == nullptr) return kBadInput;
+  if (rules == nullptr) return kExitBadInput;
   if (o.bound < 8 || o.bound > 65535) {
     err << "permitcheck prove: --bound " << o.bound << ": must be in 8..65535\n";
-    return kBadInput;
+    return kExitBadInput;
   }
   if (o.depth < 1) {
     err << "permitcheck prove: --depth " << o.depth << ": must be >= 1\n";
-    return kBadInput;
+    return kExitBadInput;
   }
   // NaN fails every comparison, so the range is written to let only finite values through.
   if (!(std::isfinite(o.timeout_seconds) && o.timeout_seconds > 0 &&
         o.timeout_seconds <= kMaxProveTimeoutSeconds)) {
     err << "permitcheck prove: --timeout " << o.timeout_seconds
         << ": must be a finite number of seconds in (0, " << kMaxProveTimeoutSeconds << "]\n";
-    return kBadInput;
+    return kExitBadInput;
   }
 #ifndef PERMITCHECK_HAVE_SOLVER
   (void)out;
   err << "permitcheck prove: not built in this configuration (the solver library, solver/, "
          "was not part of this build)\n";
-  return kBadInput;
+  return kExitBadInput;
 #else
   std::vector<solver::Check> checks;
   for (const std::string& name : o.checks) {
@@ -188,7 +189,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     if (!c) {
       err << "permitcheck prove: unknown check \"" << name
           << "\" (known: " << known_checks() << ")\n";
-      return kBadInput;
+      return kExitBadInput;
     }
     checks.push_back(*c);
   }
@@ -196,6 +197,9 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   solver::Bounds bounds;
   bounds.bmax = o.bound;
   bounds.depth = o.depth;
+  bounds.kmax = o.kmax;
+  if (o.induction_k > 0) bounds.induction_k = o.induction_k;
+  if (o.induction_bound > 0) bounds.induction_bmax = o.induction_bound;
   bounds.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_seconds * 1000));
   std::vector<solver::Result> results;
   bool all_proved = true;
@@ -209,29 +213,23 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   if (o.format == "json") {
     out << solver::format_json(results);
   } else if (o.format == "junit") {
-    std::size_t failures = 0;
-    for (const solver::Result& r : results) failures += !std::holds_alternative<solver::Proved>(r.outcome);
-    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"permitcheck prove\" tests=\""
-        << results.size() << "\" failures=\"" << failures << "\">\n  <testsuite name=\"prove\" tests=\""
-        << results.size() << "\" failures=\"" << failures << "\">\n";
+    JunitSuite suite{.name = "permitcheck prove", .suite = "prove"};
     for (const solver::Result& r : results) {
-      out << "    <testcase classname=\"permitcheck.prove." << rules->name << "\" name=\""
-          << internal::xml_escape(absl::StrCat(av(solver::check_name(r.check)), " (",
-                                               av(solver::scope_name(r)), ") ", r.bound))
-          << "\" time=\""
-          << r.seconds << "\">\n";
+      JunitCase c{.classname = absl::StrCat("permitcheck.prove.", av(rules->name)),
+                  .name = absl::StrCat(av(solver::check_name(r.check)), " (",
+                                     av(solver::scope_name(r)), ") ", r.bound),
+                  .seconds = r.seconds};
       if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
         std::string body;
         for (const solver::Witness& w : cex->witnesses) absl::StrAppend(&body, w.finding, "\n  ", w.words, "\n");
-        out << "      <failure type=\"counterexample\" message=\""
-            << internal::xml_escape(cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding)
-            << "\">" << internal::xml_escape(body) << "</failure>\n";
+        c.failure = JunitCase::Failure{
+            "counterexample", cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding, body};
       } else if (const auto* unk = std::get_if<solver::Unknown>(&r.outcome)) {
-        out << "      <failure type=\"unknown\" message=\"" << internal::xml_escape(unk->reason) << "\"/>\n";
+        c.failure = JunitCase::Failure{"unknown", unk->reason, ""};
       }
-      out << "    </testcase>\n";
+      suite.cases.push_back(std::move(c));
     }
-    out << "  </testsuite>\n</testsuites>\n";
+    out << format_junit(suite);
   } else {
     out << solver::format_table(results);
   }
@@ -241,7 +239,45 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
         << "; the results above are those finished or interrupted\n";
     return 128 + stop.signal();
   }
-  return all_proved ? kPass : kViolation;
+  if (o.vacuity) {
+    for (solver::Check c : checks) {
+      const solver::VacuityReport v =
+          solver::check_vacuity(c, spec::ruleset(spec::RulesetId::kRevD), bounds);
+      all_proved = all_proved && v.ok();
+      if (o.format != "text") continue;
+      out << "\nvacuity of " << solver::check_name(c) << " (rev-d): " << (v.ok() ? "ok" : "FAILED") << "\n";
+      for (const solver::VacuityItem& i : v.items) {
+        out << "  " << (i.ok ? "ok  " : "FAIL") << " " << i.what
+            << (i.note.empty() ? "" : " (" + i.note + ")") << "\n";
+      }
+    }
+  }
+#ifdef PERMITCHECK_SOLVER_HAS_TRACE
+  if (!o.trace_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.trace_dir, ec);
+    for (const solver::Result& r : results) {
+      const auto* cex = std::get_if<solver::Counterexample>(&r.outcome);
+      if (cex == nullptr) continue;
+      for (std::size_t i = 0; i < cex->witnesses.size(); ++i) {
+        const std::string path =
+            absl::StrCat(o.trace_dir, "/", av(solver::check_name(r.check)), "-",
+                         av(spec::ruleset(r.ruleset).name), "-", i + 1, ".jsonl");
+        std::ostringstream text;
+        if (!solver::write_witness(text, cex->witnesses[i]).ok() ||
+            !write_report(path, out, text.str(), "prove", err)) {
+          return kExitBadInput;
+        }
+      }
+    }
+  }
+#else
+  if (!o.trace_dir.empty()) {
+    err << "permitcheck prove: --trace-dir needs the trace module, absent in this build\n";
+    return kExitBadInput;
+  }
+#endif
+  return all_proved ? kExitPass : kExitViolation;
 #endif
 }
 

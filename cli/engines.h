@@ -44,6 +44,11 @@ struct ProveOptions {
   int bound = 64;                   // B <= bound (conservation, finalization)
   int depth = 12;                   // isolation unrolling depth
   double timeout_seconds = 60;      // per solver query
+  int kmax = 4;                     // finalization: entries per send
+  int induction_k = 0;              // k of k-induction (0: the solver's default)
+  int induction_bound = 0;          // induction: B inside the transition system (0: default)
+  std::string trace_dir;            // write each counterexample as CHECK-RULESET-N.jsonl here
+  bool vacuity = false;             // also check that no proof is vacuous (rev-d)
   std::string format = "text";
 };
 

@@ -366,7 +366,7 @@ std::string render_text(const Explained& e, std::string_view name) {
     for (const spec::Finding& f : e.violations) {
       const spec::RuleInfo& info = spec::rule_info(f.rule);
       absl::StrAppend(&out, "  ", spec::format_finding(f), "\n    ", av(info.name), " (",
-                      av(info.title), ", rulebook ", av(info.section), ")\n");
+                      av(info.title), ", docs/rules.md ", av(info.section), ")\n");
     }
   }
   if (!e.deviations.empty()) {

@@ -7,19 +7,30 @@
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
 #include "cli/gtest_results.h"
+#include "cli/report.h"
 #include "cli/selfcheck.h"
 
 namespace {
 
-constexpr int kPass = 0;
-constexpr int kViolation = 1;
-constexpr int kBadInput = 2;
+using permitcheck::cli::kExitBadInput;
+using permitcheck::cli::kExitPass;
+using permitcheck::cli::kExitViolation;
+
+// Every report goes to standard output; a write that failed (a full disk, /dev/full, a closed
+// pipe) is bad output, never a silent pass.
+int checked(int code) {
+  std::cout.flush();
+  if (std::cout) return code;
+  std::cerr << "permitcheck: cannot write the report to standard output\n";
+  return kExitBadInput;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"permitcheck: a verification suite for Apache Pulsar's PIP-491 permit rules.\n"
-               "Exit codes: 0 pass, 1 violation, 2 bad input or usage.",
+               "Exit codes: 0 pass, 1 violation, 2 bad input or usage.\n"
+               "Every finding starts with a rule ID (K5, E2, ...); docs/rules.md explains each one.",
                "permitcheck"};
   app.set_version_flag("--version", std::string("permitcheck ") + PERMITCHECK_VERSION);
   app.require_subcommand(1);
@@ -45,18 +56,18 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kPass : kBadInput;  // --help and --version exit 0
+    return app.exit(e) == 0 ? kExitPass : kExitBadInput;  // --help and --version exit 0
   }
-  if (std::optional<int> code = commands.run(std::cin, std::cout, std::cerr)) return *code;
+  if (std::optional<int> code = commands.run(std::cin, std::cout, std::cerr)) return checked(*code);
 
   absl::StatusOr<permitcheck::cli::TestResults> results =
       permitcheck::cli::read_gtest_results(results_dir);
   if (!results.ok()) {
     std::cerr << "permitcheck selfcheck: bad --results: " << results.status().message() << "\n";
-    return kBadInput;
+    return kExitBadInput;
   }
   permitcheck::cli::SelfCheck check = permitcheck::cli::run_selfcheck(*results);
   std::cout << (format == "json" ? permitcheck::cli::format_json(check)
                                  : permitcheck::cli::format_text(check));
-  return check.ok() ? kPass : kViolation;
+  return checked(check.ok() ? kExitPass : kExitViolation);
 }

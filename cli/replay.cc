@@ -3,8 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "cli/internal/json_out.h"
-#include "cli/validate.h"
+#include "cli/report.h"
 
 namespace permitcheck::cli {
 namespace {
@@ -50,13 +49,13 @@ int replay_exit_code(const Replayed& r) {
 std::string format_replay(const Replayed& r, std::string_view name, ReportFormat format) {
   std::string out;
   if (format == ReportFormat::kJson) {
-    absl::StrAppend(&out, "{\"tool\":\"permitcheck replay\",\"file\":", internal::json_string(name),
+    absl::StrAppend(&out, "{\"tool\":\"permitcheck replay\",\"file\":", json_string(name),
                     ",\"events\":", r.trace.events.size(), ",\"exit_code\":", replay_exit_code(r),
                     ",\"specification\":[");
     for (std::size_t i = 0; i < r.runs.size(); ++i) {
       const RulesetRun& run = r.runs[i];
       absl::StrAppend(&out, i ? "," : "", "\n{\"ruleset\":",
-                      internal::json_string(spec::ruleset(run.ruleset).name),
+                      json_string(spec::ruleset(run.ruleset).name),
                       ",\"from_header\":", run.from_header ? "true" : "false", ",\"violations\":[");
       for (std::size_t k = 0; k < run.report.violations.size(); ++k) {
         absl::StrAppend(&out, k ? "," : "", finding_json(run.report.violations[k]));
@@ -69,32 +68,24 @@ std::string format_replay(const Replayed& r, std::string_view name, ReportFormat
     }
     absl::StrAppend(&out, "],\"implementation\":{\"replayed\":",
                     r.implementation_replayed ? "true" : "false", ",\"note\":",
-                    internal::json_string(r.implementation_note), "}}\n");
+                    json_string(r.implementation_note), "}}\n");
     return out;
   }
   if (format == ReportFormat::kJunit) {
-    std::size_t failures = 0;
-    for (const RulesetRun& run : r.runs) failures += run.from_header && !run.report.violations.empty();
-    absl::StrAppend(&out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"permitcheck replay\" tests=\"",
-                    r.runs.size(), "\" failures=\"", failures, "\">\n  <testsuite name=\"",
-                    internal::xml_escape(name), "\" tests=\"", r.runs.size(), "\" failures=\"", failures, "\">\n");
+    JunitSuite suite{.name = "permitcheck replay", .suite = std::string(name)};
     for (const RulesetRun& run : r.runs) {
-      absl::StrAppend(&out, "    <testcase classname=\"permitcheck.replay\" name=\"",
-                      av(spec::ruleset(run.ruleset).name), "\">\n");
+      JunitCase c{.classname = "permitcheck.replay", .name = std::string(spec::ruleset(run.ruleset).name)};
       std::string body;
       for (const spec::Finding& f : run.report.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");
       for (const spec::Finding& f : run.report.deviations) absl::StrAppend(&body, "known deviation: ", spec::format_finding(f), "\n");
       if (run.from_header && !run.report.violations.empty()) {
-        absl::StrAppend(&out, "      <failure type=\"violation\" message=\"",
-                        internal::xml_escape(spec::format_finding(run.report.violations[0])), "\">",
-                        internal::xml_escape(body), "</failure>\n");
-      } else if (!body.empty()) {
-        absl::StrAppend(&out, "      <system-out>", internal::xml_escape(body), "</system-out>\n");
+        c.failure = JunitCase::Failure{"violation", spec::format_finding(run.report.violations[0]), body};
+      } else {
+        c.system_out = body;
       }
-      out += "    </testcase>\n";
+      suite.cases.push_back(std::move(c));
     }
-    absl::StrAppend(&out, "  </testsuite>\n</testsuites>\n");
-    return out;
+    return format_junit(suite);
   }
   absl::StrAppend(&out, "Replay of ", av(name), " (", r.trace.events.size(), " events)\n");
   for (const RulesetRun& run : r.runs) {

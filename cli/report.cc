@@ -1,187 +1,32 @@
 #include "cli/report.h"
 
-#include "absl/strings/str_cat.h"
-#include "cli/internal/json_out.h"
-#include "spec/rule_id.h"
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 
 namespace permitcheck::cli {
-namespace {
 
-using internal::json_string;
-using internal::xml_escape;
-
-absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-std::string plural(std::size_t n, std::string_view one, std::string_view many) {
-  return absl::StrCat(n, " ", av(n == 1 ? one : many));
-}
-
-std::string verdict_word(const FileResult& r) {
-  if (r.error) return "ERROR";
-  return r.violations.empty() ? "PASS" : "FAIL";
-}
-
-std::string describe_header(const FileResult& r) {
-  if (!r.header) return "";
-  const spec::TraceHeader& h = *r.header;
-  std::string s = absl::StrCat(av(spec::trace_source_name(h.source)), " trace, ruleset ",
-                               av(spec::ruleset(h.ruleset).name));
-  if (h.q) absl::StrAppend(&s, ", q ", *h.q);
-  if (h.t) absl::StrAppend(&s, ", t ", *h.t);
-  absl::StrAppend(&s, ", ", plural(r.events, "event", "events"));
-  return s;
-}
-
-std::string text(const std::vector<FileResult>& results) {
-  std::string out;
-  std::size_t passed = 0, failed = 0, unreadable = 0;
-  for (const FileResult& r : results) {
-    absl::StrAppend(&out, "== ", r.display_name());
-    if (r.header) absl::StrAppend(&out, " (", describe_header(r), ")");
-    out += " ==\n";
-    if (r.error) absl::StrAppend(&out, "error: ", r.display_name(), ": ", *r.error, "\n");
-    if (r.header && !r.error) {
-      const std::vector<AppliedRules> applied = applied_rules(r.families, *r.header);
-      if (applied.empty()) {
-        out += "rules checked: none (no events)\n";
-      } else {
-        out += "rules checked:\n";
-        for (const AppliedRules& a : applied) absl::StrAppend(&out, "  ", a.family, ": ", a.rules, "\n");
-      }
-    }
-    if (!r.violations.empty()) {
-      out += "violations:\n";
-      for (const spec::Finding& f : r.violations) absl::StrAppend(&out, spec::format_finding(f), "\n");
-    }
-    if (!r.deviations.empty()) {
-      out += "known deviations (reported apart; they do not fail the trace):\n";
-      for (const spec::Finding& f : r.deviations) absl::StrAppend(&out, spec::format_finding(f), "\n");
-    }
-    if (r.error) {
-      ++unreadable;
-      out += "verdict: ERROR (the trace could not be read to the end)\n";
-    } else if (r.violations.empty()) {
-      ++passed;
-      absl::StrAppend(&out, "verdict: PASS (", plural(r.deviations.size(), "known deviation", "known deviations"), ")\n");
-    } else {
-      ++failed;
-      absl::StrAppend(&out, "verdict: FAIL (", plural(r.violations.size(), "violation", "violations"),
-                      ", ", plural(r.deviations.size(), "known deviation", "known deviations"), ")\n");
-    }
+bool write_report(const std::string& path, std::ostream& out, std::string_view text,
+                  std::string_view command, std::ostream& err) {
+  if (path.empty()) {
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (out) return true;
+    err << "permitcheck " << command << ": cannot write the report to standard output\n";
+    return false;
   }
-  if (results.size() > 1) {
-    absl::StrAppend(&out, "\n", plural(results.size(), "trace", "traces"), ": ", passed,
-                    " passed, ", failed, " failed, ", unreadable, " unreadable\n");
+  errno = 0;
+  std::ofstream file(path, std::ios::binary);
+  if (file.is_open()) {
+    file.write(text.data(), static_cast<std::streamsize>(text.size()));
+    file.flush();
+    file.close();
   }
-  return out;
-}
-
-std::string json(const std::vector<FileResult>& results) {
-  std::string out = "{\"tool\":\"permitcheck validate\",\"ok\":";
-  out += validate_exit_code(results) == kExitPass ? "true" : "false";
-  absl::StrAppend(&out, ",\"exit_code\":", validate_exit_code(results), ",\"files\":[");
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const FileResult& r = results[i];
-    if (i > 0) out += ",";
-    absl::StrAppend(&out, "\n{\"file\":", json_string(r.name), ",\"verdict\":",
-                    json_string(verdict_word(r)));
-    if (r.error) absl::StrAppend(&out, ",\"error\":", json_string(*r.error));
-    if (r.header) {
-      const spec::TraceHeader& h = *r.header;
-      absl::StrAppend(&out, ",\"source\":", json_string(spec::trace_source_name(h.source)),
-                      ",\"ruleset\":", json_string(spec::ruleset(h.ruleset).name));
-      if (h.q) absl::StrAppend(&out, ",\"q\":", *h.q);
-      if (h.t) absl::StrAppend(&out, ",\"t\":", *h.t);
-    }
-    absl::StrAppend(&out, ",\"events\":", r.events, ",\"event_families\":{\"wire\":",
-                    r.families.wire, ",\"client\":", r.families.client, ",\"broker\":",
-                    r.families.broker, ",\"extension\":", r.families.extension, "}");
-    out += ",\"rules_checked\":[";
-    if (r.header && !r.error) {
-      const std::vector<AppliedRules> applied = applied_rules(r.families, *r.header);
-      for (std::size_t k = 0; k < applied.size(); ++k) {
-        absl::StrAppend(&out, k > 0 ? "," : "", "{\"family\":", json_string(applied[k].family),
-                        ",\"rules\":", json_string(applied[k].rules), "}");
-      }
-    }
-    out += "],\"violations\":[";
-    for (std::size_t k = 0; k < r.violations.size(); ++k) {
-      absl::StrAppend(&out, k > 0 ? "," : "", "\n  ", finding_json(r.violations[k]));
-    }
-    out += "],\"deviations\":[";
-    for (std::size_t k = 0; k < r.deviations.size(); ++k) {
-      absl::StrAppend(&out, k > 0 ? "," : "", "\n  ", finding_json(r.deviations[k]));
-    }
-    out += "]}";
-  }
-  out += "]}\n";
-  return out;
-}
-
-std::string junit(const std::vector<FileResult>& results) {
-  std::size_t failures = 0, errors = 0;
-  for (const FileResult& r : results) {
-    if (r.error) ++errors;
-    else if (!r.violations.empty()) ++failures;
-  }
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  absl::StrAppend(&out, "<testsuites name=\"permitcheck validate\" tests=\"", results.size(),
-                  "\" failures=\"", failures, "\" errors=\"", errors, "\">\n");
-  absl::StrAppend(&out, "  <testsuite name=\"validate\" tests=\"", results.size(),
-                  "\" failures=\"", failures, "\" errors=\"", errors, "\">\n");
-  for (const FileResult& r : results) {
-    absl::StrAppend(&out, "    <testcase classname=\"permitcheck.validate\" name=\"",
-                    xml_escape(r.display_name()), "\">\n");
-    if (r.error) {
-      absl::StrAppend(&out, "      <error type=\"bad input\" message=\"",
-                      xml_escape(absl::StrCat(r.display_name(), ": ", *r.error)), "\"/>\n");
-    } else if (!r.violations.empty()) {
-      std::string body;
-      for (const spec::Finding& f : r.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");
-      absl::StrAppend(&out, "      <failure type=\"violation\" message=\"",
-                      xml_escape(absl::StrCat(plural(r.violations.size(), "violation", "violations"),
-                                              "; first: ", spec::format_finding(r.violations[0]))),
-                      "\">", xml_escape(body), "</failure>\n");
-    }
-    std::string sysout;
-    if (r.header) absl::StrAppend(&sysout, describe_header(r), "\n");
-    if (r.header && !r.error) {
-      for (const AppliedRules& a : applied_rules(r.families, *r.header)) {
-        absl::StrAppend(&sysout, "rules checked: ", a.family, ": ", a.rules, "\n");
-      }
-    }
-    for (const spec::Finding& f : r.deviations) {
-      absl::StrAppend(&sysout, "known deviation: ", spec::format_finding(f), "\n");
-    }
-    if (!sysout.empty()) absl::StrAppend(&out, "      <system-out>", xml_escape(sysout), "</system-out>\n");
-    out += "    </testcase>\n";
-  }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
-}
-
-}  // namespace
-
-std::optional<ReportFormat> parse_report_format(std::string_view name) {
-  if (name == "text") return ReportFormat::kText;
-  if (name == "json") return ReportFormat::kJson;
-  if (name == "junit") return ReportFormat::kJunit;
-  return std::nullopt;
-}
-
-std::string finding_json(const spec::Finding& f) {
-  return absl::StrCat("{\"line\":", f.line, ",\"rule\":", json_string(spec::rule_name(f.rule)),
-                      ",\"text\":", json_string(f.explanation), ",\"message\":",
-                      json_string(spec::format_finding(f)), "}");
-}
-
-std::string format_validate(const std::vector<FileResult>& results, ReportFormat format) {
-  switch (format) {
-    case ReportFormat::kJson: return json(results);
-    case ReportFormat::kJunit: return junit(results);
-    case ReportFormat::kText: break;
-  }
-  return text(results);
+  if (file) return true;
+  err << "permitcheck " << command << ": cannot write " << path;
+  if (errno != 0) err << ": " << std::strerror(errno);
+  err << "\n";
+  return false;
 }
 
 }  // namespace permitcheck::cli

@@ -1,33 +1,62 @@
-// Reports of `validate` in the three formats of the command: text for a terminal, JSON for
-// tools, JUnit XML so CI systems show one test case per trace.
+// The report layer of the `permitcheck` command: the exit codes every subcommand returns, and
+// the one set of writers they share (text escaping for JSON and XML, the JUnit XML writer, the
+// validate reports). Subcommands format their own content and hand it to these writers.
 //
-//   std::vector<FileResult> results = ...;                 // validate.h
-//   std::cout << format_validate(results, ReportFormat::kJunit);
+//   JunitSuite suite{.name = "permitcheck check"};
+//   suite.cases.push_back({.classname = "permitcheck.check", .name = "holds"});
+//   out << format_junit(suite);
+//   return kExitPass;
 //
-// Violations are printed exactly as trace-format.md's Verdicts section shows them
-// ("line 14: E2 command 7 returned 9 permits but its P is 8 (over-return by 1)"); known
-// deviations are listed apart and never fail a trace. The output holds no timings, so the same
-// input always gives the same report (golden tests pin it).
+// The writers live in validate/ (validate's reports need them without the command line); this
+// header is where cli code finds them.
 #ifndef PERMITCHECK_CLI_REPORT_H_
 #define PERMITCHECK_CLI_REPORT_H_
 
-#include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include "cli/validate.h"
-#include "spec/monitor.h"
+#include "validate/json_out.h"
+#include "validate/junit.h"
+#include "validate/report.h"
+#include "validate/validate.h"
 
 namespace permitcheck::cli {
 
-enum class ReportFormat { kText, kJson, kJunit };
-std::optional<ReportFormat> parse_report_format(std::string_view name);  // "text", "json", "junit"
+// Exit codes of every subcommand (README.md, "Exit codes"): 0 pass, 1 violation, 2 bad input
+// or usage.
+using validate::ExitCode;
+using validate::kExitBadInput;
+using validate::kExitPass;
+using validate::kExitViolation;
 
-std::string format_validate(const std::vector<FileResult>& results, ReportFormat format);
+using validate::append_json_string;
+using validate::format_junit;
+using validate::json_string;
+using validate::JunitCase;
+using validate::JunitSuite;
+using validate::valid_utf8;
+using validate::xml_escape;
 
-// One finding as a JSON object: {"line":14,"rule":"E2","text":"...","message":"line 14: E2 ..."}.
-std::string finding_json(const spec::Finding& finding);
+using validate::AppliedRules;
+using validate::applied_rules;
+using validate::EventFamilies;
+using validate::FileResult;
+using validate::finding_json;
+using validate::format_validate;
+using validate::kValidateMaxLineBytes;
+using validate::parse_report_format;
+using validate::ReportFormat;
+using validate::validate_exit_code;
+using validate::validate_path;
+using validate::validate_stream;
+using validate::ValidateOptions;
+
+// Writes `text` to the file `path` (empty: to `out`), flushes, and checks that every byte got
+// there: a full disk, /dev/full or a closed pipe is reported on `err` as "permitcheck COMMAND:
+// cannot write PATH: reason" and gives false (the caller exits kExitBadInput).
+bool write_report(const std::string& path, std::ostream& out, std::string_view text,
+                  std::string_view command, std::ostream& err);
 
 }  // namespace permitcheck::cli
 

@@ -1,7 +1,8 @@
 #include "cli/review.h"
 
 #include "absl/status/statusor.h"
-#include "cli/validate.h"
+#include "cli/options.h"
+#include "cli/report.h"
 #include "spec/ruleset.h"
 
 #if PERMITCHECK_HAVE_REVIEW
@@ -27,7 +28,8 @@ ReviewCommand::ReviewCommand(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   sub_->add_option("--seed", seed_, "Seed of the property searches")->capture_default_str();
-  sub_->add_option("--cases", cases_, "Cases per property search (default 1500)");
+  sub_->add_option("--cases", cases_, "Cases per property search (default 1500)")
+      ->check(IntRange(1, 100000000));
   sub_->add_option("--bound", bound_, "Solver batch size bound B <= bound (8..65535)")
       ->check(CLI::Range(8, 65535))
       ->capture_default_str();

@@ -8,14 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "cli/internal/json_out.h"
+#include "cli/report.h"
 #include "cli/test_names.h"
 #include "spec/legacy_catalogue.h"
 
 namespace permitcheck::cli {
 namespace {
 
-using internal::json_string;
 using spec::Finding;
 using spec::MonitorReport;
 using spec::RuleId;

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/report.h"
-#include "cli/validate.h"
+#include "validate/report.h"
+#include "validate/validate.h"
 
 namespace {
 
@@ -28,17 +28,17 @@ std::string findings(const std::vector<permitcheck::spec::Finding>& list) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  permitcheck::cli::ValidateOptions options;
+  permitcheck::validate::ValidateOptions options;
   options.max_line_bytes = 1024;  // small, so inputs of a few KiB reach the long-line path
   options.threads = 1;
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
-  const permitcheck::cli::FileResult r = permitcheck::cli::validate_stream(in, "fuzz", options);
+  const permitcheck::validate::FileResult r = permitcheck::validate::validate_stream(in, "fuzz", options);
   if (size % 16 == 0 && size > 0) {
     options.threads = 2;
     options.block_events = 1 + data[0] % 8;
     std::istringstream again(std::string(reinterpret_cast<const char*>(data), size));
-    const permitcheck::cli::FileResult two =
-        permitcheck::cli::validate_stream(again, "fuzz", options);
+    const permitcheck::validate::FileResult two =
+        permitcheck::validate::validate_stream(again, "fuzz", options);
     if (r.error != two.error || r.events != two.events || r.last_line != two.last_line ||
         findings(r.violations) != findings(two.violations) ||
         findings(r.deviations) != findings(two.deviations)) {
@@ -46,11 +46,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   if (r.error && r.error->compare(0, 5, "line ") != 0) std::abort();
-  const std::string text = permitcheck::cli::format_validate({r}, permitcheck::cli::ReportFormat::kText);
+  const std::string text = permitcheck::validate::format_validate({r}, permitcheck::validate::ReportFormat::kText);
   if (text.find("verdict: ") == std::string::npos) std::abort();
-  (void)permitcheck::cli::format_validate({r}, permitcheck::cli::ReportFormat::kJson);
-  (void)permitcheck::cli::format_validate({r}, permitcheck::cli::ReportFormat::kJunit);
-  const int code = permitcheck::cli::validate_exit_code({r});
+  (void)permitcheck::validate::format_validate({r}, permitcheck::validate::ReportFormat::kJson);
+  (void)permitcheck::validate::format_validate({r}, permitcheck::validate::ReportFormat::kJunit);
+  const int code = permitcheck::validate::validate_exit_code({r});
   if (code != (r.error ? 2 : (r.violations.empty() ? 0 : 1))) std::abort();
   return 0;
 }

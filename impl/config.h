@@ -18,8 +18,8 @@
 #include <string_view>
 
 #include "impl/mutant.h"
-#include "spec/finalize.h"
 #include "spec/ruleset.h"
+#include "spec/vocabulary.h"
 
 namespace permitcheck::impl {
 

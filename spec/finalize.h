@@ -21,29 +21,9 @@
 #include "absl/status/statusor.h"
 #include "spec/ack_set.h"
 #include "spec/ruleset.h"
+#include "spec/vocabulary.h"  // kMaxPermits, DispatcherKind
 
 namespace permitcheck::spec {
-
-// Largest valid permit count: P and message_permits live in 1..2^31-1 (B8, W2).
-inline constexpr std::int64_t kMaxPermits = 2147483647;
-
-// The dispatchers of B6. The first six debit an aggregate; single-active ones have none.
-enum class DispatcherKind {
-  kPersistentShared,            // modern, two send loops
-  kPersistentSharedClassic,     // two send loops
-  kPersistentKeyShared,         // sticky-key, overrides the send loop
-  kPersistentKeySharedClassic,  // sticky-key
-  kNonPersistentShared,
-  kNonPersistentKeyShared,      // sticky-key
-  kSingleActive,                // Exclusive / Failover: no aggregate, only B4
-};
-
-// All seven kinds, the six aggregate ones first.
-std::span<const DispatcherKind> all_dispatcher_kinds();
-
-// "persistent_shared", ..., "single_active" (the trace format's `dispatcher` values).
-std::string_view dispatcher_name(DispatcherKind kind);
-std::optional<DispatcherKind> parse_dispatcher(std::string_view name);
 
 // Whether the dispatcher keeps a totalAvailablePermits aggregate (B6).
 bool has_aggregate(DispatcherKind kind);

@@ -8,7 +8,7 @@
 namespace permitcheck::impl::internal {
 namespace {
 
-constexpr std::int64_t kMaxPermits = 2147483647;  // B8, W2
+using spec::kMaxPermits;  // B8, W2, N7 (spec/vocabulary.h)
 
 std::int64_t batch_size_of(const StoredEntry& e) { return e.payload->batch_size; }
 

@@ -13,7 +13,7 @@ namespace {
 
 using spec::Id;
 
-constexpr std::int64_t kMaxPermits = 2147483647;  // W2, N7
+using spec::kMaxPermits;  // B8, W2, N7 (spec/vocabulary.h)
 
 std::uint64_t word_bits(std::int64_t w) { return static_cast<std::uint64_t>(w); }
 

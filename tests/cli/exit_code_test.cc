@@ -3,7 +3,7 @@
 #include <string>
 
 #include "cli/engines.h"
-#include "cli/validate.h"
+#include "cli/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_testing.h"

@@ -5,12 +5,13 @@
 //   PERMITCHECK_UPDATE_GOLDEN=1 build/tests/cli_tests --gtest_filter='Golden*'
 // and review the diff.
 #include <sstream>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "cli/explain.h"
 #include "cli/replay.h"
 #include "cli/report.h"
-#include "cli/validate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "spec/legacy_catalogue.h"
@@ -140,6 +141,24 @@ TEST(GoldenFormats, RenderOverReturn) {
   expect_golden("over_return.render.jsonl", render_jsonl(x));
 }
 
+// The rule IDs of the findings in a `validate --format json` report, in report order
+// (violations, then deviations).
+std::vector<std::string> reported_rules(const std::string& json) {
+  std::vector<std::string> rules;
+  const std::string key = "\"rule\":\"";
+  for (std::size_t at = json.find(key); at != std::string::npos; at = json.find(key, at)) {
+    at += key.size();
+    rules.push_back(json.substr(at, json.find('"', at) - at));
+  }
+  return rules;
+}
+
+TEST(GoldenFormats, ReportedRulesAreRead) {
+  EXPECT_EQ(reported_rules(R"({"violations":[{"line":9,"rule":"C7","text":"x"},{"rule":"E1"}]})"),
+            (std::vector<std::string>{"C7", "E1"}));
+  EXPECT_TRUE(reported_rules("{}").empty());
+}
+
 // The canonical JSONL render reads back and reports the same rules.
 TEST(GoldenFormats, RenderJsonRoundTrips) {
   for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
@@ -150,7 +169,56 @@ TEST(GoldenFormats, RenderJsonRoundTrips) {
     const testing::Run direct = run_permitcheck({"validate", "--format", "json", path});
     const testing::Run again = run_permitcheck({"validate", "--format", "json", "-"}, rendered.out);
     EXPECT_EQ(direct.code, again.code);
+    // Every legacy row breaks a rule under rev-d (L10 as a known deviation), so both reports
+    // name rules, and the same ones in the same order.
+    const std::vector<std::string> rules = reported_rules(direct.out);
+    EXPECT_FALSE(rules.empty()) << direct.out;
+    EXPECT_EQ(reported_rules(again.out), rules) << again.out;
   }
+}
+
+}  // namespace
+}  // namespace permitcheck::cli
+
+namespace permitcheck::cli {
+namespace {
+
+// The text of `check` and `prove` as a user reads it, with the measured seconds masked
+// ("1.61" -> "#.##"): everything else is deterministic for a fixed seed and bound.
+std::string mask_seconds(const std::string& text) {
+  static const std::regex kSeconds(R"(\b[0-9]+\.[0-9]{2}( s\b|(\s+(yes|no)\b)))");
+  return std::regex_replace(text, kSeconds, "#.##$1");
+}
+
+TEST(GoldenText, SecondsAreMasked) {
+  EXPECT_EQ(mask_seconds("case 2 (seed 491, 0.00 s)\nfinalization  proved   12.25  yes\nB=9.50x\n"),
+            "case 2 (seed 491, #.## s)\nfinalization  proved   #.##  yes\nB=9.50x\n");
+}
+
+TEST(GoldenText, CheckHolds) {
+  const testing::Run r = run_permitcheck({"check", "--cases", "20", "--seed", "491"});
+  EXPECT_EQ(r.code, kExitPass) << r.err;
+  expect_golden("check.revd.txt", mask_seconds(r.out));
+}
+
+TEST(GoldenText, CheckShrinksTheLegacyCounterexample) {
+  const testing::Run r =
+      run_permitcheck({"check", "--ruleset", "legacy", "--cases", "200", "--seed", "491"});
+  EXPECT_EQ(r.code, kExitViolation) << r.err;
+  expect_golden("check.legacy.txt", mask_seconds(r.out));
+}
+
+TEST(GoldenText, ProveFinalizationTable) {
+  const testing::Run r = run_permitcheck({"prove", "--check", "finalization", "--bound", "8"});
+  EXPECT_EQ(r.code, kExitPass) << r.err;
+  expect_golden("prove.finalization.revd.txt", mask_seconds(r.out));
+}
+
+TEST(GoldenText, ProveLegacyCounterexamplesInWords) {
+  const testing::Run r = run_permitcheck(
+      {"prove", "--ruleset", "legacy", "--check", "finalization", "--bound", "8"});
+  EXPECT_EQ(r.code, kExitViolation) << r.err;
+  expect_golden("prove.finalization.legacy.txt", mask_seconds(r.out));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cli/validate.h"
+#include "cli/report.h"
 
 namespace permitcheck::cli {
 namespace {

@@ -138,16 +138,33 @@ TEST(FrameSplitter, ReassemblesFramesSplitAnywhere) {
   }
 }
 
-RC_GTEST_PROP(FrameDecoder, NeverCrashesOnArbitraryBytes, (const std::string& bytes)) {
-  (void)decode_frame(bytes);
-  (void)parse_metadata_and_payload(bytes);
-  (void)parse_batch(bytes, 5);
+// Arbitrary bytes never crash the decoder, and every answer is well formed: a decoded frame
+// has a command type, a refusal is InvalidArgument, and the splitter hands out no more bytes
+// than it was given.
+RC_GTEST_PROP(FrameDecoder, ArbitraryBytesAreDecodedOrRefused, (const std::string& bytes)) {
+  const absl::StatusOr<Frame> frame = decode_frame(bytes);
+  if (frame.ok()) RC_ASSERT(frame->command.has_type());
+  else RC_ASSERT(frame.status().code() == absl::StatusCode::kInvalidArgument);
+  const absl::StatusOr<MetadataAndPayload> meta = parse_metadata_and_payload(bytes);
+  if (!meta.ok()) RC_ASSERT(meta.status().code() == absl::StatusCode::kInvalidArgument);
+  const BatchParse batch = parse_batch(bytes, 5);
+  RC_ASSERT(batch.messages.size() <= 5u);
+  if (batch.failed_at) RC_ASSERT(static_cast<std::size_t>(*batch.failed_at) == batch.messages.size());
   FrameSplitter s;
   s.append(bytes);
+  std::size_t handed_out = 0;
   for (int i = 0; i < 4; ++i) {
     absl::StatusOr<std::optional<std::string>> f = s.next();
-    if (!f.ok() || !f->has_value()) break;
-    (void)decode_frame(**f);
+    if (!f.ok()) {
+      RC_ASSERT(f.status().code() == absl::StatusCode::kInvalidArgument);
+      break;
+    }
+    if (!f->has_value()) break;
+    handed_out += (*f)->size();
+    RC_ASSERT(handed_out <= bytes.size());
+    const absl::StatusOr<Frame> inner = decode_frame(**f);
+    if (inner.ok()) RC_ASSERT(inner->command.has_type());
+    else RC_ASSERT(inner.status().code() == absl::StatusCode::kInvalidArgument);
   }
 }
 

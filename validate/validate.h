@@ -1,4 +1,4 @@
-// validate: checks permit traces (trace-format.md) against the specification's Monitor, as a
+// validate (the library behind `permitcheck validate`): checks permit traces (trace-format.md) against the specification's Monitor, as a
 // stream: memory is bounded by the longest line and what is in flight, never by the length of
 // the trace.
 //
@@ -10,8 +10,8 @@
 // Which rules a trace is checked against depends on the events it holds (trace-format.md,
 // "What validate checks"): FileResult::families records what was present, so the report can
 // say which rule families applied.
-#ifndef PERMITCHECK_CLI_VALIDATE_H_
-#define PERMITCHECK_CLI_VALIDATE_H_
+#ifndef PERMITCHECK_VALIDATE_VALIDATE_H_
+#define PERMITCHECK_VALIDATE_VALIDATE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -26,12 +26,15 @@
 #include "spec/monitor.h"
 #include "spec/ruleset.h"
 
-namespace permitcheck::cli {
+namespace permitcheck::validate {
 
-// Exit codes of every subcommand (README.md, docs/cli.md).
-inline constexpr int kExitPass = 0;
-inline constexpr int kExitViolation = 1;
-inline constexpr int kExitBadInput = 2;
+// Exit codes of every permitcheck command (README.md, docs/cli.md): the one definition,
+// shared by validate's callers and every subcommand of cli/.
+enum ExitCode : int {
+  kExitPass = 0,       // every check passed
+  kExitViolation = 1,  // a check failed
+  kExitBadInput = 2,   // bad input or usage: the reason goes to stderr
+};
 
 // 16 MiB: the longest line `validate` reads by default. The reader itself would take up to
 // 128 MiB, but a line that long costs about 1 GiB to parse; --max-line-bytes raises it.
@@ -100,6 +103,6 @@ std::vector<AppliedRules> applied_rules(const EventFamilies& families,
 // 2 if any input could not be read, else 1 if any has a violation, else 0.
 int validate_exit_code(const std::vector<FileResult>& results);
 
-}  // namespace permitcheck::cli
+}  // namespace permitcheck::validate
 
-#endif  // PERMITCHECK_CLI_VALIDATE_H_
+#endif  // PERMITCHECK_VALIDATE_VALIDATE_H_

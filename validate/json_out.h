@@ -5,13 +5,13 @@
 //
 //   std::string s;  append_json_string(&s, "a\"b");   // s == R"("a\"b")"
 //   std::string x = xml_escape("a<b");                  // "a&lt;b"
-#ifndef PERMITCHECK_CLI_INTERNAL_JSON_OUT_H_
-#define PERMITCHECK_CLI_INTERNAL_JSON_OUT_H_
+#ifndef PERMITCHECK_VALIDATE_JSON_OUT_H_
+#define PERMITCHECK_VALIDATE_JSON_OUT_H_
 
 #include <string>
 #include <string_view>
 
-namespace permitcheck::cli::internal {
+namespace permitcheck::validate {
 
 // Appends `s` as a JSON string literal, quotes included. Control characters are escaped as
 // \uXXXX (or their short forms); bytes that are not valid UTF-8 become U+FFFD.
@@ -25,6 +25,6 @@ std::string xml_escape(std::string_view s);
 // Replaces every byte sequence of `s` that is not valid UTF-8 with U+FFFD.
 std::string valid_utf8(std::string_view s);
 
-}  // namespace permitcheck::cli::internal
+}  // namespace permitcheck::validate
 
-#endif  // PERMITCHECK_CLI_INTERNAL_JSON_OUT_H_
+#endif  // PERMITCHECK_VALIDATE_JSON_OUT_H_

@@ -1,11 +1,11 @@
-#include "cli/internal/json_out.h"
+#include "validate/json_out.h"
 
 #include <cstddef>
 #include <cstdint>
 
 #include "trace/writer.h"
 
-namespace permitcheck::cli::internal {
+namespace permitcheck::validate {
 namespace {
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not one.
@@ -87,4 +87,4 @@ std::string xml_escape(std::string_view raw) {
   return out;
 }
 
-}  // namespace permitcheck::cli::internal
+}  // namespace permitcheck::validate

@@ -1,4 +1,4 @@
-#include "cli/validate.h"
+#include "validate/validate.h"
 
 #include <algorithm>
 #include <array>
@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "trace/reader.h"
 
-namespace permitcheck::cli {
+namespace permitcheck::validate {
 namespace {
 
 // The index of alternative T in spec::Event.
@@ -259,4 +259,4 @@ int validate_exit_code(const std::vector<FileResult>& results) {
   return code;
 }
 
-}  // namespace permitcheck::cli
+}  // namespace permitcheck::validate
