@@ -13,7 +13,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "cli/validate.h"
+#include "cli/report.h"
 
 namespace permitcheck::cli {
 

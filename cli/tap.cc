@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "cli/validate.h"
+#include "cli/report.h"
 #include "trace/writer.h"
 #ifdef PERMITCHECK_HAVE_TAP
 #include "capture/tap.h"

@@ -234,11 +234,11 @@ void CaseCoverage::observe(const spec::Event& event, const impl::World& world) {
         } else if constexpr (std::is_same_v<T, spec::DirectReturn>) {
           rule("K6");
           direct_cmds_.insert(num(e.cmd));
-          const std::string path = e.path.value_or("");
-          if (path == "chunk") {
+          const spec::DirectPath path = e.path ? e.path->kind() : spec::DirectPath::kOther;
+          if (path == spec::DirectPath::kChunk) {
             rule("S2");
             way("direct_returns", "chunk");
-          } else if (path == "crypto") {
+          } else if (path == spec::DirectPath::kCrypto) {
             rule("S3");
             way("direct_returns", "crypto");
             const std::shared_ptr<const impl::Payload> p = world.payload_of(num(e.cmd));
