@@ -235,6 +235,7 @@ std::optional<std::uint64_t> Harness::consumer_of_event(const spec::Event& e) co
   if (const auto* s = std::get_if<spec::Settle>(&e)) return by_cmd(s->cmd);
   if (const auto* d = std::get_if<spec::DirectReturn>(&e)) return by_cmd(d->cmd);
   if (const auto* m = std::get_if<spec::Message>(&e)) return m->consumer;
+  if (const auto* sd = std::get_if<spec::Send>(&e)) return sd->consumer;
   return std::nullopt;
 }
 
@@ -467,6 +468,16 @@ void Harness::collect() {
       if (const auto* st = std::get_if<spec::Settle>(e);
           st != nullptr && f.rule == spec::RuleId::kN7 && !corrupted_consumers_.empty()) {
         explained = true;
+      }
+      // B12/B13 judge the available permits the monitor derives from the serialized values; an
+      // injected wire value (or an accepted inexactness) shifts them away from the broker's own
+      // balance, which is what the broker dispatches on.
+      if (f.rule == spec::RuleId::kB12 || f.rule == spec::RuleId::kB13) {
+        const std::optional<std::uint64_t> consumer = consumer_of_event(*e);
+        if (consumer && (corrupted_consumers_.contains(*consumer) ||
+                         deviated_consumers_.contains(*consumer))) {
+          explained = true;
+        }
       }
       if (f.rule == spec::RuleId::kE2 || f.rule == spec::RuleId::kE5 || f.rule == spec::RuleId::kE6) {
         const std::optional<std::uint64_t> consumer = consumer_of_event(*e);

@@ -37,7 +37,9 @@ void Monitor::State::on(const Send& e) {
     if (auto key = wire_of_consumer.find(e.consumer); key != wire_of_consumer.end()) {
       if (WireIncarnation* w = live_wire(key->second); w != nullptr && w->subscribed_ok) {
         check_back_pressure(*w, key->second, absl::StrCat("send to consumer ", e.consumer));
-        w->send_pending = static_cast<std::int64_t>(expected->commands.size());
+        for (const FinalizedCommand& f : expected->commands) {
+          command(e.entries[f.entry].cmd).send_judged = true;
+        }
       }
     }
   }

@@ -99,6 +99,10 @@ void Monitor::State::on(const Flow& e) {
       violation(RuleId::kN4, absl::StrCat("Flow of ", e.permits, " for ", describe(key),
                                           " before its Subscribe succeeded"));
     }
+    // The broker has the consumer from its Subscribe on and credits the Flow (B10), so the
+    // wire-derived available that B12 and E2 judge counts it; Q is still the first Flow
+    // after the Subscribe succeeded.
+    if (!w.ended) w.granted = sat_add(w.granted, e.permits);
     return;
   }
   w.granted = sat_add(w.granted, e.permits);
@@ -176,11 +180,8 @@ void Monitor::State::on(const Message& e) {
     debit = c.broker_p;
   }
   if (WireIncarnation* w = live_wire(key); w != nullptr && w->subscribed_ok) {
-    if (w->send_pending > 0) {
-      --w->send_pending;  // part of a recorded send: judged at its start (B9, B12)
-    } else {
-      check_back_pressure(*w, key, cmd_name(c));
-    }
+    // A command of a recorded send was judged at the send's start (B9, B12).
+    if (!c.send_judged) check_back_pressure(*w, key, cmd_name(c));
     if (debit) {
       w->debited = sat_add(w->debited, *debit);
     } else {

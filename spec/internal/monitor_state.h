@@ -103,9 +103,6 @@ struct WireIncarnation {
   // Wire-only commands sent on it and not yet acknowledged: released when acknowledged or
   // when the incarnation ends, so a wire trace costs what is in flight.
   absl::flat_hash_set<Id> in_flight;
-  // MESSAGE frames still to come of the last `send` to it: they belong to a send whose start
-  // B12 judged, so they may overdraw (B9).
-  std::int64_t send_pending = 0;
 };
 
 // A client permit state (N1).
@@ -138,6 +135,10 @@ struct Command {
   AckSet ack_set;
   std::optional<std::int64_t> wire_batch_size;
   std::optional<std::int64_t> broker_p;  // finalized P from a `send`
+  // Its `send` started while the consumer was subscribed, and B12 judged that start: its
+  // MESSAGE may overdraw (B9) and is not judged again. Per command, not a count per consumer,
+  // because a send made before the Subscribe succeeded may have its MESSAGE after it.
+  bool send_judged = false;
   // Client view.
   bool received = false;
   std::optional<std::int64_t> batch_size;  // from `metadata`

@@ -140,10 +140,13 @@ TEST(CaptureRules, E5_ShortfallAtInferredQuiescence) {
   EXPECT_EQ(v.quiescent, 0u);
 }
 
-TEST(CaptureRules, N4_FlowBeforeSubscribeSucceeded) {
+// The early Flow is N4; the broker credits it as well as the initial grant after the
+// Subscribe succeeded, so the consumer is over-granted (E2) and the balance is off at
+// quiescence (E5).
+TEST(CaptureRules, N4_E2_E5_FlowBeforeSubscribeSucceeded) {
   EXPECT_EQ(check(pcap(consumer_stream(client4(), server4(), Bad::kFlowBeforeSubscribed).packets()))
                 .rules(),
-            "N4");
+            "N4,E2,E5");
 }
 
 // Alterations of a packet list (data segments only; the handshake stays in front).
