@@ -129,7 +129,7 @@ TEST(JavaClient, X1_ChecksumFailureOfACompleteBatchReturnsOne) {
              {EntrySpec{.batch_size = 8, .batched = true, .fault = EntryFault::kChecksum}},
              /*send_field=*/false));
   EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "7 permit(s) of early payload failures")) << dump(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "7 permit(s) short")) << dump(o);
   EXPECT_EQ(o.debited, 8);
   EXPECT_EQ(o.granted, 10);  // the first Flow only: 1 returned stays below Q/2
 }
@@ -142,7 +142,7 @@ TEST(JavaClient, X1_UnreadableMetadataReturnsOne) {
              {EntrySpec{.batch_size = 8, .batched = true, .fault = EntryFault::kMetadata}},
              /*send_field=*/false));
   EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "7 permit(s) of early payload failures")) << dump(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "7 permit(s) short")) << dump(o);
   EXPECT_EQ(o.debited, 8);
   EXPECT_EQ(o.granted, 10);
 }

@@ -30,13 +30,13 @@ std::string frame_of(std::uint64_t type, const std::string& body) {
          u32(static_cast<std::uint32_t>(command.size())) + command;
 }
 
-TEST(UnknownCommand, GetSchemaIsRecognisedWithItsRequestId) {
-  // GET_SCHEMA (34): topic = 1, request_id = 2.
-  const std::string frame = frame_of(34, "\x0a\x01t" + std::string("\x10\x07"));
+TEST(UnknownCommand, TypeOutsideOurProtoIsRecognisedWithItsRequestId) {
+  // GET_TOPICS_OF_NAMESPACE (32), not in our .proto: request_id = 1, namespace = 2.
+  const std::string frame = frame_of(32, "\x08\x07" + std::string("\x12\x01n"));
   EXPECT_FALSE(decode_frame(frame).ok());
   std::optional<UnknownCommand> u = unknown_command(frame);
   ASSERT_TRUE(u.has_value());
-  EXPECT_EQ(u->type, 34u);
+  EXPECT_EQ(u->type, 32u);
   ASSERT_TRUE(u->request_id.has_value());
   EXPECT_EQ(*u->request_id, 7u);
 }
