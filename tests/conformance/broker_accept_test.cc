@@ -65,6 +65,10 @@ int accept_survives_emfile() {
 }
 
 TEST(ConformanceBroker, AcceptResumesAfterTheDescriptorLimitWasReached) {
+#ifdef PERMITCHECK_SANITIZED_BUILD
+  GTEST_SKIP() << "the sanitizer runtime opens descriptors of its own, so the exact descriptor "
+                  "count this test relies on does not hold: checked in the plain build";
+#endif
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) ::_exit(accept_survives_emfile());
