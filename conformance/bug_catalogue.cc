@@ -14,6 +14,11 @@ namespace {
 
 EntrySpec corrupt_single() { return EntrySpec{.fault = EntryFault::kChecksum}; }
 
+// A batch of B redelivered with the indexes CLEARED acknowledged before (ack_set).
+EntrySpec partial_batch(std::int64_t b, std::vector<std::int64_t> cleared) {
+  return EntrySpec{.batch_size = b, .batched = true, .cleared = std::move(cleared)};
+}
+
 std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -71,6 +76,19 @@ const std::vector<BugRow>& bug_catalogue() {
                                               corrupt_single(), corrupt_single(),
                                               corrupt_single()}},
        .rules = {spec::RuleId::kE5, spec::RuleId::kE6}},
+      // ---- Java and Go rows (issue 13) ----
+      {.id = "java-22091",
+       .client = "java",
+       .bug = "apache/pulsar#22091 (fixed in 3.2.1)",
+       .summary = "a partial-batch redelivery also returned a permit for each index acknowledged "
+                  "before (ack_set cleared): the broker is granted more than it debited",
+       .affected = "3.2.0",
+       .fixed = "3.2.1",
+       // B = 2 with index 1 acknowledged (P = 1), B = 3 with 0 and 2 acknowledged (P = 1):
+       // 3.2.0 returns 5 for the 2 debited (over-grant 3), 3.2.1 exactly 2.
+       .scenario = ScenarioParams{.kind = ScenarioKind::kPartialBatches,
+                                  .entries = {partial_batch(2, {1}), partial_batch(3, {0, 2})}},
+       .rules = {spec::RuleId::kE2, spec::RuleId::kE5}},
   };
   return rows;
 }
