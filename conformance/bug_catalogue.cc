@@ -89,6 +89,18 @@ const std::vector<BugRow>& bug_catalogue() {
        .scenario = ScenarioParams{.kind = ScenarioKind::kPartialBatches,
                                   .entries = {partial_batch(2, {1}), partial_batch(3, {0, 2})}},
        .rules = {spec::RuleId::kE2, spec::RuleId::kE5}},
+      {.id = "go-1180",
+       .client = "go",
+       .bug = "apache/pulsar-client-go#1180 (fixed by #1181)",
+       .summary = "a redelivered message the client drops as a duplicate of one it acknowledged "
+                  "(ack still grouped) returned no permit: the consumer stalls",
+       .affected = "v0.12.0",
+       .fixed = "v0.12.1",
+       // A batch of 5 (= T) a round, delivered again 20 ms after the client's Flow for it:
+       // v0.12.0 drops the 5 duplicates and returns none; two rounds and it has stalled.
+       .scenario = ScenarioParams{.kind = ScenarioKind::kDuplicateRedelivery,
+                                  .entries = {EntrySpec{.batch_size = 5, .batched = true}}},
+       .rules = {spec::RuleId::kE5, spec::RuleId::kE6, spec::RuleId::kK4}},
   };
   return rows;
 }
