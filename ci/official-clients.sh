@@ -131,7 +131,7 @@ expect_client() {
   fi
   # Fixed cases only (each opens its window deterministically), no shrinking: the findings
   # are pinned, and the whole run stays within two minutes per client.
-  report=$(build/cli/permitcheck conform --client-preset "$name" --cases 0 --max-shrinks 0 \
+  report=$(build/cli/permitcheck conform --client-preset "$name" --cases 0 --max-shrinks 0 --timeout 50 \
              --trace-dir "build/counterexamples/conform-$name" 2>/dev/null) || rc=$?
   local took=$((SECONDS - start))
   printf '%s\n' "$report" | sed -n '/^Judged as:/p; /^Scenarios:/,/^Legacy rows/p' | sed '$d'

@@ -45,7 +45,9 @@ VersionRun run_version(const BugRow& row, const std::string& version, std::strin
     return run;
   }
   ClientSpec client{.command = preset->command, .q = 10, .t = preset->preset->threshold(10),
-                    .knows_message_permits = preset->preset->knows_message_permits};
+                    .knows_message_permits = preset->preset->knows_message_permits,
+                    .timeout = preset->preset->startup + std::chrono::milliseconds(20000),
+                    .startup = preset->preset->startup};
   const ScenarioOutcome o = run_scenario(client, row.scenario);
   run.client_started = !o.client_never_started;
   std::set<std::string> rules;
@@ -98,6 +100,18 @@ const std::vector<BugRow>& bug_catalogue() {
        .fixed = "v0.12.1",
        // A batch of 5 (= T) a round, delivered again 20 ms after the client's Flow for it:
        // v0.12.0 drops the 5 duplicates and returns none; two rounds and it has stalled.
+       .scenario = ScenarioParams{.kind = ScenarioKind::kDuplicateRedelivery,
+                                  .entries = {EntrySpec{.batch_size = 5, .batched = true}}},
+       .rules = {spec::RuleId::kE5, spec::RuleId::kE6, spec::RuleId::kK4}},
+      {.id = "java-3787",
+       .client = "java",
+       .bug = "apache/pulsar#3787 (fixed in 2.3.1)",
+       .summary = "a redelivered message the client drops as a duplicate of one it acknowledged "
+                  "(ack still grouped) returned no permit: the consumer stalls",
+       .affected = "2.3.0",
+       .fixed = "2.3.1",
+       // The go-1180 scenario: 2.3.0 drops the batch once all its 5 indexes are acknowledged
+       // (the entry's ack is pending) and returns none of it.
        .scenario = ScenarioParams{.kind = ScenarioKind::kDuplicateRedelivery,
                                   .entries = {EntrySpec{.batch_size = 5, .batched = true}}},
        .rules = {spec::RuleId::kE5, spec::RuleId::kE6, spec::RuleId::kK4}},
