@@ -90,5 +90,18 @@ TEST(BugCatalogue, E5_E6_Go1180DroppedDuplicatesReturnNoPermitInV0120NotInV0121)
       << format_catalogue_text({r});
 }
 
+TEST(BugCatalogue, E5_E6_Java3787DroppedDuplicatesReturnNoPermitIn230NotIn231) {
+  if (std::string why = java_missing({"2.3.0", "2.3.1"}); !why.empty()) GTEST_SKIP() << why;
+  const RowResult r = run_bug_row(row("java-3787"), PERMITCHECK_SOURCE_DIR);
+  EXPECT_TRUE(r.holds()) << format_catalogue_text({r});
+  // As go-1180: 2.3.0 drops each duplicate b5 whose ack is still grouped and stalls with
+  // nothing available; 2.3.1 returns them and is back at Q.
+  EXPECT_EQ(r.affected.rules, (std::vector<std::string>{"E5", "E6"})) << format_catalogue_text({r});
+  EXPECT_EQ(r.affected.numbers.substr(r.affected.numbers.find("available")), "available 0")
+      << format_catalogue_text({r});
+  EXPECT_EQ(r.fixed.numbers.substr(r.fixed.numbers.find("available")), "available 10")
+      << format_catalogue_text({r});
+}
+
 }  // namespace
 }  // namespace permitcheck::conformance
