@@ -136,6 +136,9 @@ expect_client() {
   local took=$((SECONDS - start))
   printf '%s\n' "$report" | sed -n '/^Judged as:/p; /^Scenarios:/,/^Legacy rows/p' | sed '$d'
   printf '%s\n' "$report" | sed -n '/^Rules:/,/^$/p'
+  # The numbers of each finding: the minimal case, its drain, wire totals and findings.
+  printf '%s\n' "$report" | sed -n '/: minimal counterexample ==$/,/^Counterexample /p' |
+    grep -E '^(==|first failing|drain:|wire trace:|client:|  line )'
   echo "$name: all scenarios in $took s (exit $rc)"
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
     echo "ci/main: $name conform exited $rc: the client could not be driven" >&2
