@@ -22,7 +22,7 @@ std::int64_t half_queue_rounded_up_plus_one(std::int64_t q) { return (q + 1) / 2
 const std::vector<ClientPreset>& all_client_presets() {
   static const std::vector<ClientPreset> presets = {
       {.name = "java",
-       .library = "Maven org.apache.pulsar:pulsar-client (conformance/clients/java/pom.xml)",
+       .library = "Maven org.apache.pulsar:pulsar-client 4.2.4 (conformance/clients/java/pom.xml)",
        .default_version = "4.2.4",
        // conformance/clients/java/catalogue-versions (built into target-VERSION/).
        .other_versions = {"3.2.0", "3.2.1", "2.3.0", "2.3.1"},
