@@ -4,7 +4,8 @@
 #
 #   ci/install-java-client.sh            # the pinned release (target/) and each release of
 #                                        # conformance/clients/java/catalogue-versions
-#   ci/install-java-client.sh 3.2.0      # one other release, into target-3.2.0/
+#   ci/install-java-client.sh 3.2.0      # one other release, into target-3.2.0/ (before 2.4:
+#                                        # the consumer of src/pre-2.4/, without negative acks)
 #
 # Idempotent: a build whose stamp matches the pom, the sources and the version is left alone
 # (no network, no JVM). After one build everything is in ~/.m2 and target*/lib, so later runs
@@ -30,6 +31,10 @@ args=()
 if [ -n "$version" ]; then
   out="target-$version"
   args+=("-Dpulsar.version=$version" "-Dout.dir=$PWD/$out")
+  # Releases before 2.4 have no negative acknowledgement: the consumer without it.
+  case $version in
+    0.*|1.*|2.[0-3].*) args+=("-Dconsumer.src=$PWD/src/pre-2.4/java") ;;
+  esac
 fi
 
 want=$( (cat pom.xml "$self"; find src -type f | sort | xargs cat; echo "$version") | sha256sum | cut -d" " -f1)

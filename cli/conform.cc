@@ -387,6 +387,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
                                  [](const conformance::RowResult& r) { return r.holds(); });
     return all ? kExitPass : kExitViolation;
   }
+  std::chrono::milliseconds startup(10000);  // until the first Flow
   if (!client_preset_.empty()) {
     absl::StatusOr<conformance::ResolvedPreset> preset =
         conformance::resolve_preset(client_preset_, conformance::presets_root());
@@ -397,6 +398,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     client_ = preset->command;
     if (!preset->preset->knows_message_permits) old_client_ = true;
     if (threshold_ <= 0) threshold_ = preset->preset->threshold(q_);
+    startup = preset->preset->startup;
   }
   if (client_.empty()) {
     err << "permitcheck conform: --client or --client-preset is required\n";
@@ -414,7 +416,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   options.client.knows_message_permits = !old_client_;
   options.client.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s_ * 1000));
   options.client.idle = std::chrono::milliseconds(static_cast<std::int64_t>(idle_s_ * 1000));
-  options.client.startup = std::min(options.client.timeout, std::chrono::milliseconds(10000));
+  options.client.startup = std::min(options.client.timeout, startup);
   options.client.log_dir = trace_dir_.empty() ? std::filesystem::temp_directory_path().string()
                                                : trace_dir_;
   options.client.keep_log = !trace_dir_.empty();

@@ -14,6 +14,11 @@ namespace {
 
 EntrySpec corrupt_single() { return EntrySpec{.fault = EntryFault::kChecksum}; }
 
+// A batch of B redelivered with the indexes CLEARED acknowledged before (ack_set).
+EntrySpec partial_batch(std::int64_t b, std::vector<std::int64_t> cleared) {
+  return EntrySpec{.batch_size = b, .batched = true, .cleared = std::move(cleared)};
+}
+
 std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -40,7 +45,9 @@ VersionRun run_version(const BugRow& row, const std::string& version, std::strin
     return run;
   }
   ClientSpec client{.command = preset->command, .q = 10, .t = preset->preset->threshold(10),
-                    .knows_message_permits = preset->preset->knows_message_permits};
+                    .knows_message_permits = preset->preset->knows_message_permits,
+                    .timeout = preset->preset->startup + std::chrono::milliseconds(20000),
+                    .startup = preset->preset->startup};
   const ScenarioOutcome o = run_scenario(client, row.scenario);
   run.client_started = !o.client_never_started;
   std::set<std::string> rules;
@@ -71,6 +78,43 @@ const std::vector<BugRow>& bug_catalogue() {
                                               corrupt_single(), corrupt_single(),
                                               corrupt_single()}},
        .rules = {spec::RuleId::kE5, spec::RuleId::kE6}},
+      // ---- Java and Go rows (issue 13) ----
+      {.id = "java-22091",
+       .client = "java",
+       .bug = "apache/pulsar#22091 (fixed in 3.2.1)",
+       .summary = "a partial-batch redelivery also returned a permit for each index acknowledged "
+                  "before (ack_set cleared): the broker is granted more than it debited",
+       .affected = "3.2.0",
+       .fixed = "3.2.1",
+       // B = 2 with index 1 acknowledged (P = 1), B = 3 with 0 and 2 acknowledged (P = 1):
+       // 3.2.0 returns 5 for the 2 debited (over-grant 3), 3.2.1 exactly 2.
+       .scenario = ScenarioParams{.kind = ScenarioKind::kPartialBatches,
+                                  .entries = {partial_batch(2, {1}), partial_batch(3, {0, 2})}},
+       .rules = {spec::RuleId::kE2, spec::RuleId::kE5}},
+      {.id = "go-1180",
+       .client = "go",
+       .bug = "apache/pulsar-client-go#1180 (fixed by #1181)",
+       .summary = "a redelivered message the client drops as a duplicate of one it acknowledged "
+                  "(ack still grouped) returned no permit: the consumer stalls",
+       .affected = "v0.12.0",
+       .fixed = "v0.12.1",
+       // A batch of 5 (= T) a round, delivered again 20 ms after the client's Flow for it:
+       // v0.12.0 drops the 5 duplicates and returns none; two rounds and it has stalled.
+       .scenario = ScenarioParams{.kind = ScenarioKind::kDuplicateRedelivery,
+                                  .entries = {EntrySpec{.batch_size = 5, .batched = true}}},
+       .rules = {spec::RuleId::kE5, spec::RuleId::kE6, spec::RuleId::kK4}},
+      {.id = "java-3787",
+       .client = "java",
+       .bug = "apache/pulsar#3787 (fixed in 2.3.1)",
+       .summary = "a redelivered message the client drops as a duplicate of one it acknowledged "
+                  "(ack still grouped) returned no permit: the consumer stalls",
+       .affected = "2.3.0",
+       .fixed = "2.3.1",
+       // The go-1180 scenario: 2.3.0 drops the batch once all its 5 indexes are acknowledged
+       // (the entry's ack is pending) and returns none of it.
+       .scenario = ScenarioParams{.kind = ScenarioKind::kDuplicateRedelivery,
+                                  .entries = {EntrySpec{.batch_size = 5, .batched = true}}},
+       .rules = {spec::RuleId::kE5, spec::RuleId::kE6, spec::RuleId::kK4}},
   };
   return rows;
 }

@@ -9,6 +9,7 @@
 #ifndef PERMITCHECK_CONFORMANCE_CLIENT_PRESETS_H_
 #define PERMITCHECK_CONFORMANCE_CLIENT_PRESETS_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ struct ClientPreset {
   bool knows_message_permits = false;
   std::int64_t (*threshold)(std::int64_t q) = nullptr;  // T for receiver queue Q
   std::string threshold_source;   // file:line in the client's release, or our source
+  // How long it may take to subscribe and Flow (a JVM's start on a loaded machine is slow).
+  std::chrono::milliseconds startup{10000};
 };
 
 // Every shipped consumer, in the order `--list-clients` prints them.

@@ -50,6 +50,9 @@ constexpr ScenarioInfo kScenarios[] = {
      "indexes of a batch were acknowledged", ""},
     {ScenarioKind::kSlowConsumer, "slow_consumer", spec::RuleId::kE6,
      "more than Q messages consumed slowly: batch debt, back-pressure, no stall", ""},
+    {ScenarioKind::kDuplicateRedelivery, "duplicate_redelivery", spec::RuleId::kK4,
+     "entries the client acknowledged moments ago, delivered again (as after a broker restart "
+     "that lost the acks the client still groups): each dropped duplicate returns its P", ""},
 };
 
 constexpr UnobservableRow kUnobservable[] = {
@@ -230,6 +233,7 @@ rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind) {
       entries = gen_some(gen_complete(), 5);
       break;
     case ScenarioKind::kNegativeAck: entries = gen_some(gen_complete(), 4); break;
+    case ScenarioKind::kDuplicateRedelivery: entries = gen_some(gen_complete(), 4); break;
     case ScenarioKind::kSlowConsumer:
       entries = rc::gen::map(rc::gen::pair(gen_some(gen_complete_batch(2, 6), 4),
                                            rc::gen::inRange<int>(4, 7)),

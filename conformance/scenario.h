@@ -44,6 +44,8 @@ enum class ScenarioKind {
   kHeldReconnect,      // the connection drops while the application holds messages (E3; L6)
   kFlowAroundClose,    // CLOSE_CONSUMER while a Flow comes due on the same connection (N6; L11)
   kStartMessageId,     // resubscribe with start_message_id; entries before it again (K4; L9)
+  kDuplicateRedelivery,  // entries acknowledged moments ago delivered again, while the
+                         // client's acks are still grouped (K4; pulsar-client-go#1180)
 };
 
 struct ScenarioInfo {

@@ -124,6 +124,12 @@ std::vector<ScenarioParams> fixed_cases(ScenarioKind kind, std::int64_t q, std::
     case K::kSlowConsumer:
       v.push_back(make(kind, true, {batch(4), batch(4), batch(4), batch(4)}, "new broker", 40));
       break;
+    case K::kDuplicateRedelivery:
+      // T messages a round, so the client's Flow tells that it took them.
+      v.push_back(make(kind, true, {batch(std::max<std::int64_t>(t, 2))}, "new broker, a batch"));
+      v.push_back(make(kind, false, std::vector<EntrySpec>(static_cast<std::size_t>(t), single()),
+                       "old broker, single messages"));
+      break;
   }
   return v;
 }

@@ -35,6 +35,7 @@ class Run {
       case K::kHeldReconnect: held(); break;
       case K::kFlowAroundClose: flow_around_close(); break;
       case K::kStartMessageId: start_message_id(); break;
+      case K::kDuplicateRedelivery: duplicate_redelivery(); break;
       default: entries_with_disruption(); break;
     }
     if (p_.kind == K::kNegativeAck) redeliver_nacked();
@@ -244,6 +245,54 @@ class Run {
                            "again (", singles, " non-batched)")
             : absl::StrCat("resubscribed on a new connection without start_message_id; "
                            "delivered ", again, " acknowledged entr(ies) again as duplicates"));
+  }
+
+  // Rounds while the broker may deliver (at most 6): the entries (topped up with singles to T
+  // messages), the client's Flow for them,
+  // 20 ms (it has acknowledged them; Java and Go group acks for 100 ms), the same entries
+  // again, as a broker that lost those acks in a restart redelivers them; then up to 300 ms
+  // for a Flow returning them. A client that drops a duplicate must still return its P (K4).
+  void duplicate_redelivery() {
+    int rounds = 0, again = 0, returned = 0;
+    for (int round = 0; round < 6; ++round) {
+      if (broker_.view().available <= 0) break;
+      const int flows0 = broker_.view().flows;
+      const std::size_t first = delivered_.size();
+      // Singles up to T messages in the round, so that the client's Flow tells it took them.
+      std::vector<EntrySpec> round_entries = p_.entries;
+      std::int64_t messages = 0;
+      for (const EntrySpec& e : round_entries) {
+        messages += e.batched ? e.batch_size - static_cast<std::int64_t>(e.cleared.size()) : 1;
+      }
+      for (; messages < client_.threshold(); ++messages) round_entries.push_back(EntrySpec{});
+      for (const EntrySpec& e : round_entries) {
+        if (!deliver(e)) break;
+      }
+      if (delivered_.size() == first ||
+          !wait([&](const BrokerView& v) { return v.flows > flows0; }, milliseconds(2000))) {
+        break;
+      }
+      std::this_thread::sleep_for(milliseconds(20));
+      const int flows1 = broker_.view().flows;
+      for (std::size_t i = first; i < delivered_.size(); ++i) {
+        if (broker_.view().available <= 0) break;
+        if (!broker_.deliver(to_delivery(delivered_[i].second, delivered_[i].first)).ok()) break;
+        ++again;
+      }
+      ++rounds;
+      if (wait([&](const BrokerView& v) { return v.flows > flows1; }, milliseconds(300))) {
+        ++returned;
+      }
+    }
+    if (again == 0) {
+      out_.not_opened.push_back("no round got a Flow from the client within 2 s of its T "
+                                "messages, so no duplicate was timed");
+      return;
+    }
+    out_.windows.push_back(absl::StrCat(
+        rounds, " round(s): entries delivered, then 20 ms after the client's Flow for them the "
+        "same entries again (", again, " duplicate entr(ies)); ", returned,
+        " round(s) saw a Flow after the duplicates"));
   }
 
   // Redeliver what the client names; a request without ids (Java's nack on Exclusive and

@@ -3,6 +3,10 @@
 #include "conformance/client_presets.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
 
 namespace permitcheck::conformance {
 namespace {
@@ -29,6 +33,33 @@ TEST(ClientPresets, AnotherInstalledVersionIsChosenThroughTheEnvironment) {
   EXPECT_EQ(d->command.find("PERMITCHECK_CLIENT_VERSION"), std::string::npos);
 }
 
+TEST(ClientPresets, JavaReleasesAreChosenThroughTheEnvironmentLikeGo) {
+  absl::StatusOr<ResolvedPreset> p = resolve_preset("java@3.2.0", "/src");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->command.rfind("PERMITCHECK_CLIENT_VERSION=3.2.0 '/src/conformance/clients/java/run'", 0),
+            0u) << p->command;
+  EXPECT_EQ(resolve_preset("java", "/src")->version, "4.2.4");
+  EXPECT_EQ(resolve_preset("java@4.2.4", "/src")->command.find("PERMITCHECK_CLIENT_VERSION"),
+            std::string::npos);
+  EXPECT_FALSE(resolve_preset("java@2.2.1", "/src").ok());
+}
+
+// The java run script picks the build of the release PERMITCHECK_CLIENT_VERSION names: one
+// that is not built is refused (exit 2) naming its target-VERSION/ jar, before any JVM starts.
+TEST(ClientPresets, JavaRunScriptHonoursTheClientVersion) {
+  const std::string cmd = std::string("PERMITCHECK_CLIENT_VERSION=0.0.0-none '") +
+                          PERMITCHECK_SOURCE_DIR +
+                          "/conformance/clients/java/run' u t s 10 0 0 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, f) != nullptr) out += buf;
+  const int status = pclose(f);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << out;
+  EXPECT_NE(out.find("target-0.0.0-none/consumer.jar is missing"), std::string::npos) << out;
+}
+
 TEST(ClientPresets, UnknownNamesAndVersionsAreRefusedWithTheKnownOnes) {
   absl::StatusOr<ResolvedPreset> n = resolve_preset("rust", "/src");
   ASSERT_FALSE(n.ok());
@@ -36,7 +67,8 @@ TEST(ClientPresets, UnknownNamesAndVersionsAreRefusedWithTheKnownOnes) {
       << n.status();
   absl::StatusOr<ResolvedPreset> v = resolve_preset("go@v0.1.0", "/src");
   ASSERT_FALSE(v.ok());
-  EXPECT_NE(v.status().message().find("v0.21.0, v0.9.0, v0.10.0"), std::string::npos)
+  EXPECT_NE(v.status().message().find("v0.21.0, v0.9.0, v0.10.0, v0.12.0, v0.12.1"),
+            std::string::npos)
       << v.status();
 }
 
