@@ -75,6 +75,7 @@ TEST(CppConsumerModes, AnUnknownModeAndZeroQueueWithQOtherThanOneAreUsageErrors)
   EXPECT_EQ(run_consumer("PERMITCHECK_CPP_MODE=bogus", args + " 10 0 0"), 2);
   EXPECT_EQ(run_consumer("PERMITCHECK_CPP_MODE=zero-queue", args + " 10 0 0"), 2);
   EXPECT_EQ(run_consumer("PERMITCHECK_CPP_MODE=zero-queue", args + " 0 0 0"), 2);
+  EXPECT_EQ(run_consumer("PERMITCHECK_CPP_MODE=zero-queue-listener", args + " 10 0 0"), 2);
 }
 
 TEST(CppClient, E2_ListenerModeKeepsTheReceiveQueueBoundOnASlowConsumer) {

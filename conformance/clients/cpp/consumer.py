@@ -13,7 +13,10 @@ need the other two; docs/bug-catalogue.md):
               receiveAsync); it asks for one message at a time, so Q must be 1 (it is judged
               as Q = 1, T = 1);
   listener    a message listener (processes and acknowledges in the callback), receiver
-              queue Q; the main thread only waits.
+              queue Q; the main thread only waits;
+  zero-queue-listener
+              a message listener on a zero-queue consumer (receiver queue 0; Q must be 1,
+              judged as Q = 1, T = 1).
 
 Logs to stderr. Exit 0 on SIGTERM, 2 on bad arguments; an exception from the library ends it
 with status 1, which permitcheck reports as a client failure.
@@ -27,7 +30,7 @@ import time
 import pulsar
 
 NACK_REDELIVERY_DELAY_MS = 100
-MODES = ("receive", "zero-queue", "listener")
+MODES = ("receive", "zero-queue", "listener", "zero-queue-listener")
 
 
 def main(argv):
@@ -49,7 +52,9 @@ def main(argv):
     if mode not in MODES:
         print("consumer.py: PERMITCHECK_CPP_MODE is one of " + ", ".join(MODES), file=sys.stderr)
         return 2
-    if mode == "zero-queue" and q != 1:
+    zero_queue = mode in ("zero-queue", "zero-queue-listener")
+    listener = mode in ("listener", "zero-queue-listener")
+    if zero_queue and q != 1:
         print("consumer.py: the zero-queue mode holds one permit at a time: Q must be 1",
               file=sys.stderr)
         return 2
@@ -74,13 +79,13 @@ def main(argv):
             consumer.acknowledge(msg)
 
     options = dict(consumer_type=pulsar.ConsumerType.Shared,
-                   receiver_queue_size=0 if mode == "zero-queue" else q,
+                   receiver_queue_size=0 if zero_queue else q,
                    negative_ack_redelivery_delay_ms=NACK_REDELIVERY_DELAY_MS)
-    if mode == "listener":
+    if listener:
         options["message_listener"] = handle
     consumer = client.subscribe(topic, subscription, **options)
     log.info("consumer.py: subscribed, mode %s", mode)
-    if mode == "listener":
+    if listener:
         while True:
             time.sleep(1)
     while True:
