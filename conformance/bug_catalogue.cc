@@ -13,6 +13,7 @@ namespace permitcheck::conformance {
 namespace {
 
 EntrySpec corrupt_single() { return EntrySpec{.fault = EntryFault::kChecksum}; }
+EntrySpec single() { return EntrySpec{}; }
 
 // A batch of B redelivered with the indexes CLEARED acknowledged before (ack_set).
 EntrySpec partial_batch(std::int64_t b, std::vector<std::int64_t> cleared) {
@@ -35,6 +36,11 @@ std::string json_string(std::string_view s) {
   return out + "\"";
 }
 
+// " Q=1 PERMITCHECK_CPP_MODE=zero-queue": what the row sets besides the scenario.
+std::string client_settings(const BugRow& row) {
+  return absl::StrCat(" Q=", row.q, row.client_env.empty() ? "" : " ", row.client_env);
+}
+
 VersionRun run_version(const BugRow& row, const std::string& version, std::string_view root,
                        std::string* error) {
   VersionRun run{.version = version};
@@ -44,7 +50,9 @@ VersionRun run_version(const BugRow& row, const std::string& version, std::strin
     *error = std::string(preset.status().message());
     return run;
   }
-  ClientSpec client{.command = preset->command, .q = 10, .t = preset->preset->threshold(10),
+  const std::string command =
+      row.client_env.empty() ? preset->command : absl::StrCat(row.client_env, " ", preset->command);
+  ClientSpec client{.command = command, .q = row.q, .t = preset->preset->threshold(row.q),
                     .knows_message_permits = preset->preset->knows_message_permits,
                     .timeout = preset->preset->startup + std::chrono::milliseconds(20000),
                     .startup = preset->preset->startup};
@@ -115,6 +123,23 @@ const std::vector<BugRow>& bug_catalogue() {
        .scenario = ScenarioParams{.kind = ScenarioKind::kDuplicateRedelivery,
                                   .entries = {EntrySpec{.batch_size = 5, .batched = true}}},
        .rules = {spec::RuleId::kE5, spec::RuleId::kE6, spec::RuleId::kK4}},
+      // ---- C++ client (PyPI pulsar-client wheels, conformance/clients/cpp/requirements-*.txt)
+      {.id = "cpp-473",
+       .client = "cpp",
+       .bug = "apache/pulsar-client-cpp#473 (fixed by that PR, C++ client 3.7.1)",
+       .summary = "a zero-queue consumer waiting in receive() never asks again after its topic "
+                  "is unloaded (CLOSE_CONSUMER, resubscribe): the replacement sends no Flow and "
+                  "stalls",
+       .affected = "3.6.1",  // bundles the C++ client 3.7.0
+       .fixed = "3.7.0",     // bundles the C++ client 3.7.1
+       // Single messages only (a zero-queue consumer takes no batches); CLOSE_CONSUMER after
+       // two, with receive() waiting: the replacement must Flow 1 for it.
+       .scenario = ScenarioParams{.kind = ScenarioKind::kCloseConsumer,
+                                  .entries = {single(), single(), single(), single()},
+                                  .disrupt_after = 2},
+       .rules = {spec::RuleId::kE5, spec::RuleId::kE6},
+       .q = 1,
+       .client_env = "PERMITCHECK_CPP_MODE=zero-queue"},
   };
   return rows;
 }
@@ -141,7 +166,7 @@ std::string format_catalogue_text(const std::vector<RowResult>& results) {
     held += r.holds() ? 1 : 0;
     absl::StrAppend(&s, "\n", r.holds() ? "HOLDS " : "FAILS ", r.row->id, "  ", r.row->bug, " (",
                     r.row->client, ")\n  ", r.row->summary, "\n  scenario: ",
-                    describe(r.row->scenario), "\n");
+                    describe(r.row->scenario), client_settings(*r.row), "\n");
     if (!r.error.empty()) {
       absl::StrAppend(&s, "  error: ", r.error, "\n");
       continue;
@@ -177,6 +202,7 @@ std::string format_catalogue_json(const std::vector<RowResult>& results) {
     absl::StrAppend(&s, "{\"id\": ", json_string(r.row->id), ", \"client\": ",
                     json_string(r.row->client), ", \"bug\": ", json_string(r.row->bug),
                     ", \"scenario\": ", json_string(describe(r.row->scenario)),
+                    ", \"q\": ", r.row->q, ", \"client_env\": ", json_string(r.row->client_env),
                     ", \"ok\": ", r.holds() ? "true" : "false", ", \"found\": ",
                     r.found ? "true" : "false", ", \"passes_fixed\": ",
                     r.passes ? "true" : "false");

@@ -11,6 +11,7 @@
 #ifndef PERMITCHECK_CONFORMANCE_BUG_CATALOGUE_H_
 #define PERMITCHECK_CONFORMANCE_BUG_CATALOGUE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,10 @@ struct BugRow {
   std::string fixed;     // the first release with the fix
   ScenarioParams scenario;
   std::vector<spec::RuleId> rules;  // found when any of these is violated
+  std::int64_t q = 10;     // the receiver queue the client is told ({q}) and judged with
+  // Environment for the client's command ("PERMITCHECK_CPP_MODE=zero-queue": a mode of the
+  // shipped consumer, conformance/clients/cpp/consumer.py); empty: none.
+  std::string client_env;
 };
 
 // Every row, data: add a row here (and to docs/bug-catalogue.md) to catalogue a bug.

@@ -35,6 +35,9 @@ const std::vector<ClientPreset>& all_client_presets() {
       {.name = "cpp",
        .library = "PyPI pulsar-client 3.13.0, which bundles the C++ client 4.2.0",
        .default_version = "3.13.0",
+       // requirements-VERSION.txt, for the bug catalogue: 3.6.1 bundles the C++ client 3.7.0,
+       // 3.7.0 bundles 3.7.1 (pulsar-client-python dependencies.yaml at those tags).
+       .other_versions = {"3.6.1", "3.7.0"},
        .knows_message_permits = false,
        .threshold = half_queue,
        .threshold_source = "pulsar-client-cpp v4.2.0 lib/ConsumerImpl.cc:121 "

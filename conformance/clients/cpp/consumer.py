@@ -6,6 +6,18 @@ negatively acknowledges every NACK_EVERY-th one (0: never).
 
     consumer.py URL TOPIC SUBSCRIPTION Q [DELAY_MS] [NACK_EVERY]
 
+PERMITCHECK_CPP_MODE selects how the application takes its messages (the bug catalogue's rows
+need the other two; docs/bug-catalogue.md):
+  receive     (default) receive(timeout_millis=200) in a loop, receiver queue Q;
+  zero-queue  a zero-queue consumer: receiver queue 0 and a blocking receive() (the wrapper's
+              receiveAsync); it asks for one message at a time, so Q must be 1 (it is judged
+              as Q = 1, T = 1);
+  listener    a message listener (processes and acknowledges in the callback), receiver
+              queue Q; the main thread only waits;
+  zero-queue-listener
+              a message listener on a zero-queue consumer (receiver queue 0; Q must be 1,
+              judged as Q = 1, T = 1).
+
 Logs to stderr. Exit 0 on SIGTERM, 2 on bad arguments; an exception from the library ends it
 with status 1, which permitcheck reports as a client failure.
 """
@@ -18,6 +30,7 @@ import time
 import pulsar
 
 NACK_REDELIVERY_DELAY_MS = 100
+MODES = ("receive", "zero-queue", "listener", "zero-queue-listener")
 
 
 def main(argv):
@@ -35,6 +48,16 @@ def main(argv):
     if not url.startswith("pulsar://") or q < 0 or delay_ms < 0 or nack_every < 0:
         print("consumer.py: bad arguments", file=sys.stderr)
         return 2
+    mode = os.environ.get("PERMITCHECK_CPP_MODE", "") or "receive"
+    if mode not in MODES:
+        print("consumer.py: PERMITCHECK_CPP_MODE is one of " + ", ".join(MODES), file=sys.stderr)
+        return 2
+    zero_queue = mode in ("zero-queue", "zero-queue-listener")
+    listener = mode in ("listener", "zero-queue-listener")
+    if zero_queue and q != 1:
+        print("consumer.py: the zero-queue mode holds one permit at a time: Q must be 1",
+              file=sys.stderr)
+        return 2
 
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s")
@@ -44,24 +67,38 @@ def main(argv):
     signal.signal(signal.SIGINT, lambda *_: os._exit(0))
 
     client = pulsar.Client(url, operation_timeout_seconds=10, logger=log)
-    consumer = client.subscribe(
-        topic, subscription,
-        consumer_type=pulsar.ConsumerType.Shared,
-        receiver_queue_size=q,
-        negative_ack_redelivery_delay_ms=NACK_REDELIVERY_DELAY_MS)
-    received = 0
-    while True:
-        try:
-            msg = consumer.receive(timeout_millis=200)
-        except pulsar.Timeout:
-            continue
-        received += 1
+    handled = [0]
+
+    def handle(consumer, msg):
+        handled[0] += 1
         if delay_ms:
             time.sleep(delay_ms / 1000.0)
-        if nack_every and received % nack_every == 0:
+        if nack_every and handled[0] % nack_every == 0:
             consumer.negative_acknowledge(msg)
         else:
             consumer.acknowledge(msg)
+
+    options = dict(consumer_type=pulsar.ConsumerType.Shared,
+                   receiver_queue_size=0 if zero_queue else q,
+                   negative_ack_redelivery_delay_ms=NACK_REDELIVERY_DELAY_MS)
+    if listener:
+        options["message_listener"] = handle
+    consumer = client.subscribe(topic, subscription, **options)
+    log.info("consumer.py: subscribed, mode %s", mode)
+    if listener:
+        while True:
+            time.sleep(1)
+    while True:
+        if mode == "zero-queue":
+            # A zero-queue consumer cannot receive with a timeout; the wrapper's receive()
+            # without one waits in receiveAsync and still lets SIGTERM through.
+            msg = consumer.receive()
+        else:
+            try:
+                msg = consumer.receive(timeout_millis=200)
+            except pulsar.Timeout:
+                continue
+        handle(consumer, msg)
 
 
 if __name__ == "__main__":
