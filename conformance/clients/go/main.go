@@ -63,15 +63,6 @@ func main() {
 		os.Exit(0) // at once: closing the client could wait on the broker
 	}()
 
-	client, err := pulsar.NewClient(pulsar.ClientOptions{
-		URL:               url,
-		OperationTimeout:  10 * time.Second,
-		ConnectionTimeout: 5 * time.Second,
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: client: %v\n", err)
-		os.Exit(1)
-	}
 	options := pulsar.ConsumerOptions{
 		Topic:               topic,
 		SubscriptionName:    subscription,
@@ -91,6 +82,15 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: PERMITCHECK_GO_MODE=%q: want zero-queue or nothing\n", mode)
 		os.Exit(2)
+	}
+	client, err := pulsar.NewClient(pulsar.ClientOptions{
+		URL:               url,
+		OperationTimeout:  10 * time.Second,
+		ConnectionTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: client: %v\n", err)
+		os.Exit(1)
 	}
 	consumer, err := client.Subscribe(options)
 	if err != nil {
