@@ -140,6 +140,23 @@ const std::vector<BugRow>& bug_catalogue() {
        .rules = {spec::RuleId::kE5, spec::RuleId::kE6},
        .q = 1,
        .client_env = "PERMITCHECK_CPP_MODE=zero-queue"},
+      // ---- Go client, zero-queue consumer (conformance/clients/go/versions/v0.16.0, v0.17.0)
+      {.id = "go-1404",
+       .client = "go",
+       .bug = "apache/pulsar-client-go#1330 (fixed by #1404, v0.17.0)",
+       .summary = "a zero-queue consumer waiting in Receive() sends no Flow after its topic is "
+                  "unloaded (CLOSE_CONSUMER, resubscribe): the reconnect's initial Flow is for "
+                  "0 permits and fails, so the replacement stalls",
+       .affected = "v0.16.0",
+       .fixed = "v0.17.0",
+       // Single messages (a zero-queue consumer takes no batches); CLOSE_CONSUMER after two,
+       // with Receive() waiting on its Flow 1: the replacement must Flow 1 again.
+       .scenario = ScenarioParams{.kind = ScenarioKind::kCloseConsumer,
+                                  .entries = {single(), single(), single(), single()},
+                                  .disrupt_after = 2},
+       .rules = {spec::RuleId::kE5, spec::RuleId::kE6},
+       .q = 1,
+       .client_env = "PERMITCHECK_GO_MODE=zero-queue"},
   };
   return rows;
 }

@@ -46,7 +46,7 @@ const std::vector<ClientPreset>& all_client_presets() {
       {.name = "go",
        .library = "github.com/apache/pulsar-client-go (Go module proxy)",
        .default_version = "v0.21.0",
-       .other_versions = {"v0.9.0", "v0.10.0", "v0.12.0", "v0.12.1"},
+       .other_versions = {"v0.9.0", "v0.10.0", "v0.12.0", "v0.12.1", "v0.16.0", "v0.17.0"},
        .knows_message_permits = false,
        .threshold = half_queue,
        .threshold_source = "pulsar-client-go v0.21.0 pulsar/consumer_partition.go:315 "

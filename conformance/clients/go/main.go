@@ -5,6 +5,11 @@
 //
 //	permitcheck-go-consumer URL TOPIC SUBSCRIPTION Q [DELAY_MS] [NACK_EVERY]
 //
+// PERMITCHECK_GO_MODE=zero-queue asks for the client's zero-queue consumer
+// (ConsumerOptions.EnableZeroQueueConsumer, releases v0.13.0 and newer; Q is then ignored). The
+// option is set by name through reflection, so the same program builds against older releases,
+// which refuse the mode at start (exit 2).
+//
 // Logs to stderr. Exit 0 on SIGTERM, 2 on bad arguments, 1 when the library fails to
 // subscribe (permitcheck reports that as a client failure).
 package main
@@ -14,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,6 +63,26 @@ func main() {
 		os.Exit(0) // at once: closing the client could wait on the broker
 	}()
 
+	options := pulsar.ConsumerOptions{
+		Topic:               topic,
+		SubscriptionName:    subscription,
+		Type:                pulsar.Shared,
+		ReceiverQueueSize:   q,
+		NackRedeliveryDelay: nackRedeliveryDelay,
+	}
+	switch mode := os.Getenv("PERMITCHECK_GO_MODE"); mode {
+	case "":
+	case "zero-queue":
+		field := reflect.ValueOf(&options).Elem().FieldByName("EnableZeroQueueConsumer")
+		if !field.IsValid() || field.Kind() != reflect.Bool {
+			fmt.Fprintln(os.Stderr, "permitcheck-go-consumer: PERMITCHECK_GO_MODE=zero-queue: this release has no EnableZeroQueueConsumer")
+			os.Exit(2)
+		}
+		field.SetBool(true)
+	default:
+		fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: PERMITCHECK_GO_MODE=%q: want zero-queue or nothing\n", mode)
+		os.Exit(2)
+	}
 	client, err := pulsar.NewClient(pulsar.ClientOptions{
 		URL:               url,
 		OperationTimeout:  10 * time.Second,
@@ -66,13 +92,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: client: %v\n", err)
 		os.Exit(1)
 	}
-	consumer, err := client.Subscribe(pulsar.ConsumerOptions{
-		Topic:               topic,
-		SubscriptionName:    subscription,
-		Type:                pulsar.Shared,
-		ReceiverQueueSize:   q,
-		NackRedeliveryDelay: nackRedeliveryDelay,
-	})
+	consumer, err := client.Subscribe(options)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: subscribe: %v\n", err)
 		os.Exit(1)
