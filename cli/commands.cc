@@ -95,6 +95,10 @@ Commands::Commands(CLI::App& app) {
   validate_->add_option("--max-line-bytes", max_line_bytes_, "Longest line accepted, in bytes")
       ->check(CLI::Range(std::size_t{1}, trace::kDefaultMaxLineBytes))
       ->capture_default_str();
+  validate_->add_option("--max-memory", max_memory_,
+                        "Most the monitor may hold: BYTES, or N with K, M or G (KiB, MiB, GiB); "
+                        "past it the file stops with exit 2, naming what filled it")
+      ->capture_default_str();
   validate_->add_option("--threads", validate_threads_,
                         "2: parse on a second thread while checking (faster); 1: one thread")
       ->check(CLI::Range(1, 2))
@@ -211,6 +215,14 @@ int Commands::run_validate(std::istream& in, std::ostream& out, std::ostream& er
   ValidateOptions options;
   options.max_line_bytes = max_line_bytes_;
   options.threads = validate_threads_;
+  if (std::optional<std::size_t> limit = validate::parse_memory_limit(max_memory_)) {
+    options.max_memory = *limit;
+  } else {
+    err << "permitcheck validate: --max-memory \"" << max_memory_
+        << "\": expected BYTES or N followed by K, M or G (a whole number above 0, at most "
+           "1 TiB)\n";
+    return kExitBadInput;
+  }
   if (!validate_ruleset_.empty()) {
     absl::StatusOr<const spec::Ruleset*> r = spec::parse_ruleset(validate_ruleset_);
     if (!r.ok()) {

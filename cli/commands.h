@@ -57,6 +57,7 @@ class Commands {
   std::string validate_ruleset_;
   std::string output_;
   std::size_t max_line_bytes_ = kValidateMaxLineBytes;
+  std::string max_memory_ = "1G";  // kValidateMaxMemory
   int validate_threads_ = 2;
   // render / replay
   std::string cex_;

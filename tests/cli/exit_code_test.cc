@@ -41,6 +41,36 @@ TEST(ExitCodes, StdinDash) {
   EXPECT_THAT(r.err, HasSubstr("<stdin>: line "));
 }
 
+// A wire trace of `messages` messages never acknowledged: the monitor holds them all.
+std::string never_acknowledged(int messages) {
+  std::string t =
+      R"({"trace":"pip491-permits","version":1,"source":"wire","q":100000000,"t":1})" "\n"
+      R"({"ev":"connect","cnx":"c1"})" "\n"
+      R"({"ev":"subscribe","cnx":"c1","consumer":0})" "\n"
+      R"({"ev":"subscribe_ok","cnx":"c1","consumer":0})" "\n"
+      R"({"ev":"flow","cnx":"c1","consumer":0,"permits":100000000})" "\n";
+  for (int i = 0; i < messages; ++i) {
+    t += R"({"ev":"message","cnx":"c1","consumer":0,"cmd":)" + std::to_string(i) +
+         R"(,"message_permits":1})" "\n";
+  }
+  return t;
+}
+
+TEST(ExitCodes, MemoryLimitIsExitTwoNamingWhatFilledIt) {
+  const std::string trace = never_acknowledged(50'000);
+  EXPECT_EQ(run_permitcheck({"validate", "-"}, trace).code, kExitPass);  // default: 1 GiB
+  const testing::Run r = run_permitcheck({"validate", "--max-memory", "1M", "-"}, trace);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("<stdin>: line "));
+  EXPECT_THAT(r.err, HasSubstr("memory limit of 1.0 MiB (--max-memory) reached"));
+  EXPECT_THAT(r.err, HasSubstr("most of it in commands in flight"));
+  for (const char* bad : {"0", "1T", "lots", "-1", "1.5G"}) {
+    const testing::Run u = run_permitcheck({"validate", "--max-memory", bad, "-"}, trace);
+    EXPECT_EQ(u.code, kExitBadInput) << bad;
+    EXPECT_THAT(u.err, HasSubstr("--max-memory")) << bad;
+  }
+}
+
 TEST(ExitCodes, StdinTwiceIsUsage) {
   EXPECT_EQ(run_permitcheck({"validate", "-", "-"}, example()).code, kExitBadInput);
 }
