@@ -96,7 +96,7 @@ constexpr std::chrono::milliseconds kDeadlineMargin{200};
 // or when the run was given only the time left and ended at the deadline (cut by it, its
 // verdict is not the client's).
 std::optional<ScenarioOutcome> run_within(const ClientSpec& spec, Clock::time_point until,
-                                          const ScenarioParams& params) {
+                                          const ScenarioParams& params, ScenarioReport* sr) {
   using std::chrono::milliseconds;
   const Clock::time_point now = Clock::now();
   if (now + kDeadlineMargin >= until) return std::nullopt;
@@ -108,7 +108,11 @@ std::optional<ScenarioOutcome> run_within(const ClientSpec& spec, Clock::time_po
     client.startup = std::min(client.startup, left);
   }
   ScenarioOutcome outcome = run_scenario(client, params);
-  if (clamped && Clock::now() + kDeadlineMargin >= until) return std::nullopt;
+  ++sr->runs;  // cut or not, the client ran
+  if (clamped && Clock::now() + kDeadlineMargin >= until) {
+    ++sr->cut_runs;
+    return std::nullopt;
+  }
   return outcome;
 }
 
@@ -139,10 +143,9 @@ void shrink_fixed(const ConformOptions& options, Clock::time_point until,
     improved = false;
     for (const ScenarioParams& next : shrink_candidates(current)) {
       if (budget-- <= 0) break;
-      std::optional<ScenarioOutcome> run = run_within(options.client, until, next);
+      std::optional<ScenarioOutcome> run = run_within(options.client, until, next, &sr);
       if (!run) return;  // the deadline: the counterexample so far stands
       ScenarioOutcome& candidate = *run;
-      ++sr.runs;
       if (same_defect(original, candidate)) {
         if (progress) progress(absl::StrCat("  shrunk to ", describe(next), "\n"));
         current = next;
@@ -177,13 +180,12 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
     for (const ScenarioParams& p :
          fixed_cases(kind, options.client.q, options.client.threshold())) {
       if (progress) progress(absl::StrCat(name, " fixed: ", describe(p), "\n"));
-      std::optional<ScenarioOutcome> run = run_within(options.client, until, p);
+      std::optional<ScenarioOutcome> run = run_within(options.client, until, p, &sr);
       if (!run) {
         cut();
         break;
       }
       ScenarioOutcome& outcome = *run;
-      ++sr.runs;
       if (!outcome.client_never_started) ++started_runs;
       note_run(sr, outcome);
       if (!outcome.failed()) {
@@ -202,13 +204,13 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
                             static_cast<std::uint64_t>(c));
     rc::Shrinkable<ScenarioParams> current = gen(random, 10 + 10 * c);
     if (progress) progress(absl::StrCat(name, " case ", c + 1, ": ", describe(current.value()), "\n"));
-    std::optional<ScenarioOutcome> run = run_within(options.client, until, current.value());
+    std::optional<ScenarioOutcome> run =
+        run_within(options.client, until, current.value(), &sr);
     if (!run) {
       cut();
       break;
     }
     ScenarioOutcome& outcome = *run;
-    ++sr.runs;
     if (!outcome.client_never_started) ++started_runs;
     note_run(sr, outcome);
     if (!outcome.failed()) {
@@ -233,13 +235,12 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
         if (!next) break;
         --budget;
         std::optional<ScenarioOutcome> shrink_run =
-            run_within(options.client, until, next->value());
+            run_within(options.client, until, next->value(), &sr);
         if (!shrink_run) {  // the deadline: the counterexample so far stands
           budget = 0;
           break;
         }
         ScenarioOutcome& candidate = *shrink_run;
-        ++sr.runs;
         if (same_defect(original, candidate)) {
           if (progress) progress(absl::StrCat("  shrunk to ", describe(next->value()), "\n"));
           current = *next;
@@ -290,7 +291,7 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
   int started_runs = 0, total_runs = 0;
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     started_runs += started[i];
-    total_runs += reports[i].runs;
+    total_runs += reports[i].runs - reports[i].cut_runs;  // a cut run says nothing of the client
   }
   report.scenarios = std::move(reports);
   report.client_could_not_start = total_runs > 0 && started_runs == 0;

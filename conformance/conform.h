@@ -55,6 +55,7 @@ struct ScenarioReport {
   // The overall deadline came before its last run (runs == 0: it never started). Without a
   // counterexample such a scenario is neither passed nor failed.
   bool deadline_reached = false;
+  int cut_runs = 0;  // runs the deadline cut (counted in `runs`, not judged)
   // Opened none of its windows although it tried: cannot count as a pass.
   bool inconclusive() const { return !counterexample && windows.empty() && !not_opened.empty(); }
   bool passed() const {

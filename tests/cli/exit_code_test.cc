@@ -1,5 +1,6 @@
 // The exit-code contract of every subcommand: 0 everything holds, 1 a violation, 2 bad input or
 // usage, with the file, the line and the reason. Malformed input never crashes or hangs.
+#include <chrono>
 #include <string>
 
 #include "cli/engines.h"
@@ -69,6 +70,31 @@ TEST(ExitCodes, MemoryLimitIsExitTwoNamingWhatFilledIt) {
     EXPECT_EQ(u.code, kExitBadInput) << bad;
     EXPECT_THAT(u.err, HasSubstr("--max-memory")) << bad;
   }
+}
+
+TEST(ExitCodes, ConformDeadlineMustBeFiniteAndPositive) {
+  for (const char* bad : {"nan", "inf", "0", "-5", "1e300"}) {
+    const testing::Run r =
+        run_permitcheck({"conform", "--client", "true {url}", "--deadline", bad});
+    EXPECT_EQ(r.code, kExitBadInput) << bad;
+    EXPECT_THAT(r.out + r.err, HasSubstr("--deadline")) << bad;
+  }
+}
+
+// A client that never subscribes, with a deadline shorter than one run: nothing failed, so
+// the verdict is incomplete (exit 2), the scenario NOT-RUN or NOT-FINISHED, never PASS.
+TEST(ExitCodes, ConformDeadlineReachedIsExitTwoNotAPass) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const testing::Run r = run_permitcheck({"conform", "--client", "sleep 600 # {url}",
+                                          "--scenarios", "complete_batches,partial_batches",
+                                          "--jobs", "1", "--cases", "0", "--deadline", "1.5"});
+  EXPECT_EQ(r.code, kExitBadInput) << r.out << r.err;
+  if (r.err.find("not built in this configuration") != std::string::npos) return;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(6));
+  EXPECT_THAT(r.err, HasSubstr("--deadline of 1.5 s reached before every scenario ran"));
+  EXPECT_THAT(r.out, HasSubstr("NOT-RUN partial_batches"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: INCOMPLETE"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("PASS complete_batches")));
 }
 
 TEST(ExitCodes, StdinTwiceIsUsage) {
