@@ -7,8 +7,9 @@ writes its pid to PIDFILE, connects to URL (pulsar://127.0.0.1:PORT), subscribes
 and grants 10 permits, then by MODE:
   flood        writes FLOW(0) frames without end, reconnecting when the broker closes it
   connections  opens 200 more connections (each sends CONNECT) and holds them all
+  pings        writes PING frames without end and never reads the PONGs
 It never reads what the broker sends, and never acknowledges. The frames are encoded here by
-hand (BaseCommand fields: type 1, connect 2, subscribe 4, flow 11).
+hand (BaseCommand fields: type 1, connect 2, subscribe 4, flow 11, ping 18).
 """
 import os
 import socket
@@ -66,6 +67,13 @@ def main():
     port = int(port)
     s = connect(host, port)
     s.sendall(SUBSCRIBE + flow(10))
+    if mode == "pings":
+        burst = frame(18, 18, b"") * 1000
+        while True:
+            try:
+                s.sendall(burst)
+            except OSError:
+                time.sleep(1)
     if mode == "flood":
         burst = flow(0) * 1000
         while True:

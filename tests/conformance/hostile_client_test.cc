@@ -1,6 +1,6 @@
 // conform against small hostile clients (issue 18): one flooding the broker with FLOW(0)
-// frames, one opening connection after connection, one ignoring SIGTERM and never
-// subscribing. Each runs in a child whose heap is limited (RLIMIT_DATA), finishes within the
+// frames, one sending PINGs and never reading the PONGs, one opening connection after
+// connection, one ignoring SIGTERM and never subscribing. Each runs in a child whose heap is limited (RLIMIT_DATA), finishes within the
 // overall deadline with a result naming the cap it hit (or "not run"), and leaves no client
 // process behind. The protocol-speaking clients are tests/conformance/hostile_client.py
 // (skipped without python3) and a shell command.
@@ -136,6 +136,28 @@ TEST(HostileClient, FloodingClientEndsAtTheEventCapInBoundedMemory) {
     if (Clock::now() - t0 > milliseconds(30000)) return kChildTooSlow;
     if (r.scenarios.size() != 1 || r.passed() ||
         !any_finding_mentions(r.scenarios[0], "more than 200000 events in one run")) {
+      return kChildWrongResult;
+    }
+    return all_gone(pidfile) ? kChildOk : kChildLeftRunning;
+  });
+  std::filesystem::remove(pidfile);
+  EXPECT_EQ(code, kChildOk) << "1 wrong result, 2 too slow, 3 client left running, 4 out of "
+                               "memory, 5 setrlimit, 100+ killed by that signal";
+}
+
+// PING frames without end, the PONGs never read: once 16 MiB wait to be written the broker
+// closes the connection, and the run fails naming the cap.
+TEST(HostileClient, ClientNotReadingIsClosedAtTheWriteQueueCap) {
+  if (!python_available()) GTEST_SKIP() << "python3 not found (or a sanitizer build)";
+  const std::string pidfile = temp_path("pings");
+  const int code = in_limited_child(kHeap, [&] {
+    const auto t0 = Clock::now();
+    const ConformReport r = run_conformance(options_for(
+        hostile_client("pings", pidfile), {ScenarioKind::kCompleteBatches}, milliseconds(15000),
+        milliseconds(60000)));
+    if (Clock::now() - t0 > milliseconds(40000)) return kChildTooSlow;
+    if (r.scenarios.size() != 1 || r.passed() ||
+        !any_finding_mentions(r.scenarios[0], "MiB waiting to be written")) {
       return kChildWrongResult;
     }
     return all_gone(pidfile) ? kChildOk : kChildLeftRunning;
