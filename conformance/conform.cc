@@ -92,6 +92,9 @@ using Clock = std::chrono::steady_clock;
 // A run that ends this close to the overall deadline may have been cut by it.
 constexpr std::chrono::milliseconds kDeadlineMargin{200};
 
+// Whether no run may start any more.
+bool past(Clock::time_point until) { return Clock::now() + kDeadlineMargin >= until; }
+
 // One client run within the overall deadline `until`: nullopt when the deadline has passed,
 // or when the run was given only the time left and ended at the deadline (cut by it, its
 // verdict is not the client's).
@@ -99,7 +102,7 @@ std::optional<ScenarioOutcome> run_within(const ClientSpec& spec, Clock::time_po
                                           const ScenarioParams& params, ScenarioReport* sr) {
   using std::chrono::milliseconds;
   const Clock::time_point now = Clock::now();
-  if (now + kDeadlineMargin >= until) return std::nullopt;
+  if (past(until)) return std::nullopt;
   ClientSpec client = spec;
   const milliseconds left = std::chrono::duration_cast<milliseconds>(until - now);
   const bool clamped = left < client.timeout;
@@ -179,6 +182,10 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
   if (options.fixed_cases) {
     for (const ScenarioParams& p :
          fixed_cases(kind, options.client.q, options.client.threshold())) {
+      if (past(until)) {
+        cut();
+        break;
+      }
       if (progress) progress(absl::StrCat(name, " fixed: ", describe(p), "\n"));
       std::optional<ScenarioOutcome> run = run_within(options.client, until, p, &sr);
       if (!run) {
@@ -203,6 +210,10 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
     const rc::Random random(options.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL +
                             static_cast<std::uint64_t>(c));
     rc::Shrinkable<ScenarioParams> current = gen(random, 10 + 10 * c);
+    if (past(until)) {
+      cut();
+      break;
+    }
     if (progress) progress(absl::StrCat(name, " case ", c + 1, ": ", describe(current.value()), "\n"));
     std::optional<ScenarioOutcome> run =
         run_within(options.client, until, current.value(), &sr);
