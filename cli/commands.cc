@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -211,7 +212,18 @@ std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostre
   return std::nullopt;
 }
 
+// validate never ends in std::bad_alloc: validate_stream turns it into the file's error, and
+// anything left (the report's text) is exit 2 with a message here.
 int Commands::run_validate(std::istream& in, std::ostream& out, std::ostream& err) {
+  try {
+    return run_validate_files(in, out, err);
+  } catch (const std::bad_alloc&) {
+    err << "permitcheck validate: out of memory (std::bad_alloc): the report could not be built\n";
+    return kExitBadInput;
+  }
+}
+
+int Commands::run_validate_files(std::istream& in, std::ostream& out, std::ostream& err) {
   ValidateOptions options;
   options.max_line_bytes = max_line_bytes_;
   options.threads = validate_threads_;

@@ -39,6 +39,7 @@ class Commands {
 
  private:
   int run_validate(std::istream& in, std::ostream& out, std::ostream& err);
+  int run_validate_files(std::istream& in, std::ostream& out, std::ostream& err);
   int run_render(std::istream& in, std::ostream& out, std::ostream& err);
   int run_replay(std::istream& in, std::ostream& out, std::ostream& err);
 
