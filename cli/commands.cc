@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -94,6 +95,10 @@ Commands::Commands(CLI::App& app) {
   validate_->add_option("-o,--output", output_, "Write the report to this file instead of stdout");
   validate_->add_option("--max-line-bytes", max_line_bytes_, "Longest line accepted, in bytes")
       ->check(CLI::Range(std::size_t{1}, trace::kDefaultMaxLineBytes))
+      ->capture_default_str();
+  validate_->add_option("--max-memory", max_memory_,
+                        "Most the monitor may hold: BYTES, or N with K, M or G (KiB, MiB, GiB); "
+                        "past it the file stops with exit 2, naming what filled it")
       ->capture_default_str();
   validate_->add_option("--threads", validate_threads_,
                         "2: parse on a second thread while checking (faster); 1: one thread")
@@ -207,10 +212,29 @@ std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostre
   return std::nullopt;
 }
 
+// validate never ends in std::bad_alloc: validate_stream turns it into the file's error, and
+// anything left (the report's text) is exit 2 with a message here.
 int Commands::run_validate(std::istream& in, std::ostream& out, std::ostream& err) {
+  try {
+    return run_validate_files(in, out, err);
+  } catch (const std::bad_alloc&) {
+    err << "permitcheck validate: out of memory (std::bad_alloc): the report could not be built\n";
+    return kExitBadInput;
+  }
+}
+
+int Commands::run_validate_files(std::istream& in, std::ostream& out, std::ostream& err) {
   ValidateOptions options;
   options.max_line_bytes = max_line_bytes_;
   options.threads = validate_threads_;
+  if (std::optional<std::size_t> limit = validate::parse_memory_limit(max_memory_)) {
+    options.max_memory = *limit;
+  } else {
+    err << "permitcheck validate: --max-memory \"" << max_memory_
+        << "\": expected BYTES or N followed by K, M or G (a whole number above 0, at most "
+           "1 TiB)\n";
+    return kExitBadInput;
+  }
   if (!validate_ruleset_.empty()) {
     absl::StatusOr<const spec::Ruleset*> r = spec::parse_ruleset(validate_ruleset_);
     if (!r.ok()) {

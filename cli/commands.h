@@ -39,6 +39,7 @@ class Commands {
 
  private:
   int run_validate(std::istream& in, std::ostream& out, std::ostream& err);
+  int run_validate_files(std::istream& in, std::ostream& out, std::ostream& err);
   int run_render(std::istream& in, std::ostream& out, std::ostream& err);
   int run_replay(std::istream& in, std::ostream& out, std::ostream& err);
 
@@ -57,6 +58,7 @@ class Commands {
   std::string validate_ruleset_;
   std::string output_;
   std::size_t max_line_bytes_ = kValidateMaxLineBytes;
+  std::string max_memory_ = "1G";  // kValidateMaxMemory
   int validate_threads_ = 2;
   // render / replay
   std::string cex_;

@@ -50,6 +50,11 @@ ConformCommand::ConformCommand(CLI::App& app) {
   sub_->add_option("--idle", idle_s_, "Seconds of silence that count as quiescence")
       ->check(FiniteRange(0.1, 60.0))
       ->capture_default_str();
+  sub_->add_option("--deadline", deadline_s_,
+                   "Seconds the whole of conform may take: no run starts after it, the "
+                   "scenarios left are reported as not run (exit 2 unless something failed)")
+      ->check(FiniteRange(1.0, 7.0 * 24 * 3600))
+      ->capture_default_str();
   sub_->add_option("--format", format_, "Report format")
       ->check(CLI::IsMember({"text", "json", "junit"}))
       ->capture_default_str();
@@ -129,7 +134,18 @@ std::string scenario_name(const ScenarioReport& s) {
 }
 
 std::string status(const ScenarioReport& s) {
-  return s.counterexample ? "FAIL" : s.inconclusive() ? "INCONCLUSIVE" : "PASS";
+  if (s.counterexample) return "FAIL";
+  if (s.deadline_reached) return s.runs == 0 ? "NOT-RUN" : "NOT-FINISHED";
+  return s.inconclusive() ? "INCONCLUSIVE" : "PASS";
+}
+
+// The verdict line: PASS, FAIL (a finding), or INCOMPLETE (the deadline, nothing failed).
+std::string verdict(const ConformReport& r) {
+  if (r.passed()) return "PASS";
+  if (!r.has_counterexample() && r.deadline_reached()) {
+    return "INCOMPLETE (--deadline reached before every scenario ran; nothing failed)";
+  }
+  return "FAIL";
 }
 
 std::vector<std::string> split_rows(std::string_view rows) {
@@ -217,7 +233,7 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
     o << "\n";
   }
   for (const ScenarioReport& s : r.scenarios) {
-    if (s.passed()) continue;
+    if (!s.counterexample) continue;
     const conformance::ScenarioOutcome& c = *s.counterexample;
     o << "\n== " << scenario_name(s) << ": minimal counterexample ==\n";
     o << "first failing parameters: " << s.original << "\n";
@@ -243,7 +259,7 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
       o << "\nclient output (tail):\n" << c.client_log_tail << "\n";
     }
   }
-  o << "\nverdict: " << (r.passed() ? "PASS" : "FAIL") << "\n";
+  o << "\nverdict: " << verdict(r) << "\n";
   return o.str();
 }
 
@@ -251,6 +267,7 @@ std::string format_json(const ConformReport& r, const std::string& command) {
   std::ostringstream o;
   o << "{\"client\": \"" << json_escape(command) << "\", \"ok\": " << (r.passed() ? "true" : "false")
     << ", \"client_could_not_start\": " << (r.client_could_not_start ? "true" : "false")
+    << ", \"deadline_reached\": " << (r.deadline_reached() ? "true" : "false")
     << ", \"judged_as\": \"" << json_escape(r.applicable_rules) << "\", \"scenarios\": [";
   bool first = true;
   for (const ScenarioReport& s : r.scenarios) {
@@ -271,7 +288,7 @@ std::string format_json(const ConformReport& r, const std::string& command) {
     strings("not_opened", std::vector<std::string>(missed.begin(), missed.end()));
     strings("legacy_rows", s.rows);
     strings("never_acked", s.never_acked);
-    if (!s.passed()) {
+    if (s.counterexample) {
       const conformance::ScenarioOutcome& c = *s.counterexample;
       o << ", \"rules\": \"" << rules_list(c) << "\", \"original\": \"" << json_escape(s.original)
         << "\", \"minimal\": \"" << json_escape(conformance::describe(c.params))
@@ -337,12 +354,17 @@ std::string format_junit(const ConformReport& r) {
   JunitSuite suite{.name = "permitcheck conform", .suite = "conform"};
   for (const ScenarioReport& s : r.scenarios) {
     JunitCase c{.classname = "conform", .name = scenario_name(s), .seconds = s.seconds};
-    if (!s.passed()) {
+    if (s.counterexample) {
       const conformance::ScenarioOutcome& o = *s.counterexample;
       std::string body;
       for (const spec::Finding& f : o.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");
       c.failure = JunitCase::Failure{
           "violation", absl::StrCat(rules_list(o), " in ", conformance::describe(o.params)), body};
+    } else if (s.deadline_reached) {
+      c.error = JunitCase::Failure{
+          "not run", absl::StrCat("--deadline reached after ", s.runs, " run(s)"), ""};
+    } else if (s.inconclusive()) {
+      c.error = JunitCase::Failure{"inconclusive", "no run opened the scenario's window", ""};
     }
     suite.cases.push_back(std::move(c));
   }
@@ -424,6 +446,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   options.cases = cases_;
   options.max_shrink_runs = max_shrinks_;
   options.jobs = jobs_;
+  options.deadline = std::chrono::milliseconds(static_cast<std::int64_t>(deadline_s_ * 1000));
   if (!scenarios_.empty()) {
     const std::vector<std::string> names = absl::StrSplit(scenarios_, ',', absl::SkipEmpty());
     for (const std::string& name : names) {
@@ -471,7 +494,13 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   if (report.client_could_not_start) return kExitBadInput;
-  return report.passed() ? kExitPass : kExitViolation;
+  if (report.passed()) return kExitPass;
+  if (!report.has_counterexample() && report.deadline_reached()) {
+    err << "permitcheck conform: --deadline of " << deadline_s_
+        << " s reached before every scenario ran; nothing failed in what ran\n";
+    return kExitBadInput;
+  }
+  return kExitViolation;
 }
 
 #endif  // PERMITCHECK_HAVE_CONFORMANCE

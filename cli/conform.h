@@ -7,7 +7,8 @@
 //   app.parse(argc, argv);
 //   if (std::optional<int> code = conform.run(std::cout, std::cerr)) return *code;
 //
-// Exit 0 every scenario passed, 1 a finding, 2 bad usage or the client could not start.
+// Exit 0 every scenario passed, 1 a finding (or an inconclusive scenario), 2 bad usage, the
+// client could not start, or --deadline came before every scenario ran (and nothing failed).
 #ifndef PERMITCHECK_CLI_CONFORM_H_
 #define PERMITCHECK_CLI_CONFORM_H_
 
@@ -35,6 +36,7 @@ class ConformCommand {
   int jobs_ = 4;
   double timeout_s_ = 20;
   double idle_s_ = 1.5;
+  double deadline_s_ = 900;  // the whole run (ConformOptions::deadline)
   std::string format_ = "text";
   std::string trace_dir_;
   std::string output_;

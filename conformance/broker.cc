@@ -55,6 +55,7 @@ struct ConformanceBroker::Impl {
     std::array<char, 65536> buffer{};
     FrameSplitter splitter;
     std::deque<std::string> writes;
+    std::size_t queued_bytes = 0;  // in `writes`
     bool writing = false;
     bool closed = false;
     explicit Conn(asio::io_context& io) : socket(io) {}
@@ -102,7 +103,31 @@ struct ConformanceBroker::Impl {
   // Connections one client run may hold at once; past it a new one is closed at once and
   // noted as a protocol error (a client opening connections without end is bounded).
   static constexpr int kMaxLiveConnections = 64;
+  // Events one client run may record (a normal run records a few thousand): past it the
+  // client floods the broker (FLOW(0) frames, say), the run's trace ends, its connections are
+  // closed and no more are accepted, with a protocol error naming the cap.
+  static constexpr std::size_t kMaxRecordedEvents = 200'000;
+  // Bytes waiting to be written on one connection: past it the client does not read what it
+  // asks for, and the connection is closed with a protocol error naming the cap.
+  static constexpr std::size_t kMaxQueuedBytes = std::size_t{16} << 20;
+  bool flooded = false;  // kMaxRecordedEvents reached (under mu)
+  int refused_connections = 0;  // past kMaxLiveConnections (under mu)
+  // Protocol errors kept per run: a client sending garbage on connection after connection
+  // is reported by its first ones.
+  static constexpr std::size_t kMaxProtocolErrors = 100;
   asio::steady_timer accept_retry{io};
+
+  // Whether the run has recorded kMaxRecordedEvents; the first time, notes the protocol error.
+  // REQUIRES: mu held.
+  bool over_event_cap() {
+    if (flooded) return true;
+    if (events.size() < kMaxRecordedEvents) return false;
+    flooded = true;
+    counters.protocol_errors.push_back(absl::StrCat(
+        "more than ", kMaxRecordedEvents, " events in one run (the client floods the broker "
+        "with frames): recording stopped, its connections closed"));
+    return true;
+  }
 
   void accept() {
     auto conn = std::make_shared<Conn>(io);
@@ -121,10 +146,14 @@ struct ConformanceBroker::Impl {
       bool refused = false;
       {
         std::lock_guard<std::mutex> lock(mu);
-        if (counters.live_connections >= kMaxLiveConnections) {
+        if (over_event_cap()) {
+          refused = true;  // noted once, when the cap was reached
+        } else if (counters.live_connections >= kMaxLiveConnections) {
           refused = true;
-          counters.protocol_errors.push_back(absl::StrCat(
-              "more than ", kMaxLiveConnections, " connections open at once: one refused"));
+          if (!refused_connections++) {  // noted once: a client retrying costs nothing more
+            counters.protocol_errors.push_back(absl::StrCat(
+                "more than ", kMaxLiveConnections, " connections open at once: refused"));
+          }
         }
       }
       if (refused) {
@@ -200,8 +229,10 @@ struct ConformanceBroker::Impl {
   void protocol_error(const std::shared_ptr<Conn>& conn, std::string reason) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      counters.protocol_errors.push_back(
-          absl::StrCat("connection c", conn->id, ": ", reason));
+      if (counters.protocol_errors.size() < kMaxProtocolErrors) {
+        counters.protocol_errors.push_back(
+            absl::StrCat("connection c", conn->id, ": ", reason));
+      }
     }
     close(conn);
   }
@@ -226,6 +257,13 @@ struct ConformanceBroker::Impl {
 
   void write(const std::shared_ptr<Conn>& conn, std::string bytes) {
     if (conn->closed) return;
+    if (conn->queued_bytes + bytes.size() > kMaxQueuedBytes) {
+      protocol_error(conn, absl::StrCat("more than ", kMaxQueuedBytes >> 20,
+                                        " MiB waiting to be written (the client does not read "
+                                        "what it asked for): connection closed"));
+      return;
+    }
+    conn->queued_bytes += bytes.size();
     conn->writes.push_back(std::move(bytes));
     if (!conn->writing) write_next(conn);
   }
@@ -242,6 +280,7 @@ struct ConformanceBroker::Impl {
                           close(conn);
                           return;
                         }
+                        conn->queued_bytes -= conn->writes.front().size();
                         conn->writes.pop_front();
                         write_next(conn);
                       });
@@ -254,6 +293,15 @@ struct ConformanceBroker::Impl {
   void handle(const std::shared_ptr<Conn>& conn, const Frame& frame) {
     const wire::BaseCommand& in = frame.command;
     wire::BaseCommand out;
+    bool flood = false;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      flood = over_event_cap();
+    }
+    if (flood) {
+      close(conn);
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(mu);
       ++counters.frames_in;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -49,6 +51,16 @@ bool ConformReport::passed() const {
   return true;
 }
 
+bool ConformReport::deadline_reached() const {
+  return std::any_of(scenarios.begin(), scenarios.end(),
+                     [](const ScenarioReport& s) { return s.deadline_reached; });
+}
+
+bool ConformReport::has_counterexample() const {
+  return std::any_of(scenarios.begin(), scenarios.end(),
+                     [](const ScenarioReport& s) { return s.counterexample.has_value(); });
+}
+
 std::map<std::string, std::vector<std::string>> ConformReport::violations_by_rule() const {
   std::map<std::string, std::vector<std::string>> out;
   for (const ScenarioReport& s : scenarios) {
@@ -75,6 +87,38 @@ std::map<std::string, std::vector<std::string>> ConformReport::rows_found() cons
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// A run that ends this close to the overall deadline may have been cut by it.
+constexpr std::chrono::milliseconds kDeadlineMargin{200};
+
+// Whether no run may start any more.
+bool past(Clock::time_point until) { return Clock::now() + kDeadlineMargin >= until; }
+
+// One client run within the overall deadline `until`: nullopt when the deadline has passed,
+// or when the run was given only the time left and ended at the deadline (cut by it, its
+// verdict is not the client's).
+std::optional<ScenarioOutcome> run_within(const ClientSpec& spec, Clock::time_point until,
+                                          const ScenarioParams& params, ScenarioReport* sr) {
+  using std::chrono::milliseconds;
+  const Clock::time_point now = Clock::now();
+  if (past(until)) return std::nullopt;
+  ClientSpec client = spec;
+  const milliseconds left = std::chrono::duration_cast<milliseconds>(until - now);
+  const bool clamped = left < client.timeout;
+  if (clamped) {
+    client.timeout = left;
+    client.startup = std::min(client.startup, left);
+  }
+  ScenarioOutcome outcome = run_scenario(client, params);
+  ++sr->runs;  // cut or not, the client ran
+  if (clamped && Clock::now() + kDeadlineMargin >= until) {
+    ++sr->cut_runs;
+    return std::nullopt;
+  }
+  return outcome;
+}
+
 void note_run(ScenarioReport& sr, const ScenarioOutcome& o) {
   for (const std::string& w : o.windows) {
     if (std::find(sr.windows.begin(), sr.windows.end(), w) == sr.windows.end()) {
@@ -92,8 +136,9 @@ void note_run(ScenarioReport& sr, const ScenarioOutcome& o) {
 }
 
 // Shrinks a failing fixed case: the first smaller variant with the same defect, repeated.
-void shrink_fixed(const ConformOptions& options, const ProgressFn& progress, ScenarioReport& sr,
-                  ScenarioParams current, ScenarioOutcome& outcome) {
+void shrink_fixed(const ConformOptions& options, Clock::time_point until,
+                  const ProgressFn& progress, ScenarioReport& sr, ScenarioParams current,
+                  ScenarioOutcome& outcome) {
   const std::set<spec::RuleId> original = rules_of(outcome);
   int budget = options.max_shrink_runs;
   bool improved = true;
@@ -101,8 +146,9 @@ void shrink_fixed(const ConformOptions& options, const ProgressFn& progress, Sce
     improved = false;
     for (const ScenarioParams& next : shrink_candidates(current)) {
       if (budget-- <= 0) break;
-      ScenarioOutcome candidate = run_scenario(options.client, next);
-      ++sr.runs;
+      std::optional<ScenarioOutcome> run = run_within(options.client, until, next, &sr);
+      if (!run) return;  // the deadline: the counterexample so far stands
+      ScenarioOutcome& candidate = *run;
       if (same_defect(original, candidate)) {
         if (progress) progress(absl::StrCat("  shrunk to ", describe(next), "\n"));
         current = next;
@@ -120,18 +166,33 @@ void shrink_fixed(const ConformOptions& options, const ProgressFn& progress, Sce
 namespace {
 
 // One scenario: its fixed cases, then the draws; the first failure shrunk.
-ScenarioReport explore(const ConformOptions& options, const ProgressFn& progress,
-                       ScenarioKind kind, int& started_runs) {
+ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
+                       const ProgressFn& progress, ScenarioKind kind, int& started_runs) {
   const auto t0 = std::chrono::steady_clock::now();
   ScenarioReport sr{.kind = kind};
+  const auto cut = [&] {
+    sr.deadline_reached = true;
+    if (progress) {
+      progress(absl::StrCat(std::string(scenario_info(kind).name), ": overall deadline reached, ",
+                            sr.runs == 0 ? "not run" : "not finished", "\n"));
+    }
+  };
   const std::string name(scenario_info(kind).name);
   const rc::Gen<ScenarioParams> gen = gen_scenario(kind);
   if (options.fixed_cases) {
     for (const ScenarioParams& p :
          fixed_cases(kind, options.client.q, options.client.threshold())) {
+      if (past(until)) {
+        cut();
+        break;
+      }
       if (progress) progress(absl::StrCat(name, " fixed: ", describe(p), "\n"));
-      ScenarioOutcome outcome = run_scenario(options.client, p);
-      ++sr.runs;
+      std::optional<ScenarioOutcome> run = run_within(options.client, until, p, &sr);
+      if (!run) {
+        cut();
+        break;
+      }
+      ScenarioOutcome& outcome = *run;
       if (!outcome.client_never_started) ++started_runs;
       note_run(sr, outcome);
       if (!outcome.failed()) {
@@ -140,18 +201,27 @@ ScenarioReport explore(const ConformOptions& options, const ProgressFn& progress
         continue;
       }
       sr.original = describe(p);
-      if (!outcome.client_never_started) shrink_fixed(options, progress, sr, p, outcome);
+      if (!outcome.client_never_started) shrink_fixed(options, until, progress, sr, p, outcome);
       sr.counterexample = std::move(outcome);
       break;
     }
   }
-  for (int c = 0; c < options.cases && !sr.counterexample; ++c) {
+  for (int c = 0; c < options.cases && !sr.counterexample && !sr.deadline_reached; ++c) {
     const rc::Random random(options.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL +
                             static_cast<std::uint64_t>(c));
     rc::Shrinkable<ScenarioParams> current = gen(random, 10 + 10 * c);
+    if (past(until)) {
+      cut();
+      break;
+    }
     if (progress) progress(absl::StrCat(name, " case ", c + 1, ": ", describe(current.value()), "\n"));
-    ScenarioOutcome outcome = run_scenario(options.client, current.value());
-    ++sr.runs;
+    std::optional<ScenarioOutcome> run =
+        run_within(options.client, until, current.value(), &sr);
+    if (!run) {
+      cut();
+      break;
+    }
+    ScenarioOutcome& outcome = *run;
     if (!outcome.client_never_started) ++started_runs;
     note_run(sr, outcome);
     if (!outcome.failed()) {
@@ -175,8 +245,13 @@ ScenarioReport explore(const ConformOptions& options, const ProgressFn& progress
         rc::Maybe<rc::Shrinkable<ScenarioParams>> next = shrinks.next();
         if (!next) break;
         --budget;
-        ScenarioOutcome candidate = run_scenario(options.client, next->value());
-        ++sr.runs;
+        std::optional<ScenarioOutcome> shrink_run =
+            run_within(options.client, until, next->value(), &sr);
+        if (!shrink_run) {  // the deadline: the counterexample so far stands
+          budget = 0;
+          break;
+        }
+        ScenarioOutcome& candidate = *shrink_run;
         if (same_defect(original, candidate)) {
           if (progress) progress(absl::StrCat("  shrunk to ", describe(next->value()), "\n"));
           current = *next;
@@ -210,12 +285,13 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
     std::lock_guard<std::mutex> lock(mu);
     progress(line);
   };
+  const Clock::time_point until = Clock::now() + options.deadline;
   std::vector<ScenarioReport> reports(kinds.size());
   std::vector<int> started(kinds.size(), 0);
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < kinds.size(); i = next++) {
-      reports[i] = explore(options, progress ? locked : ProgressFn{}, kinds[i], started[i]);
+      reports[i] = explore(options, until, progress ? locked : ProgressFn{}, kinds[i], started[i]);
     }
   };
   const int jobs = std::clamp<int>(options.jobs, 1, static_cast<int>(kinds.size()));
@@ -226,7 +302,7 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
   int started_runs = 0, total_runs = 0;
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     started_runs += started[i];
-    total_runs += reports[i].runs;
+    total_runs += reports[i].runs - reports[i].cut_runs;  // a cut run says nothing of the client
   }
   report.scenarios = std::move(reports);
   report.client_could_not_start = total_runs > 0 && started_runs == 0;

@@ -11,6 +11,7 @@
 #ifndef PERMITCHECK_CONFORMANCE_CONFORM_H_
 #define PERMITCHECK_CONFORMANCE_CONFORM_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -31,6 +32,10 @@ struct ConformOptions {
   bool fixed_cases = true;              // run the fixed first cases (fixed_cases())
   int max_shrink_runs = 12;             // client runs spent shrinking one counterexample
   int jobs = 4;                         // scenarios run side by side (they mostly wait)
+  // The whole of run_conformance: no client run starts after it, and a run it would cut is
+  // given only the time left and, if the deadline ends it, not judged (its scenario is "not
+  // finished", never failed or passed for it). Scenarios not started are "not run".
+  std::chrono::milliseconds deadline{15 * 60 * 1000};
 };
 
 struct ScenarioReport {
@@ -47,9 +52,15 @@ struct ScenarioReport {
   std::vector<std::string> never_acked;  // "entry 3 (run 2)": never acknowledged
   int inconclusive_runs = 0;
   double seconds = 0;
+  // The overall deadline came before its last run (runs == 0: it never started). Without a
+  // counterexample such a scenario is neither passed nor failed.
+  bool deadline_reached = false;
+  int cut_runs = 0;  // runs the deadline cut (counted in `runs`, not judged)
   // Opened none of its windows although it tried: cannot count as a pass.
   bool inconclusive() const { return !counterexample && windows.empty() && !not_opened.empty(); }
-  bool passed() const { return !counterexample.has_value() && !inconclusive(); }
+  bool passed() const {
+    return !counterexample.has_value() && !inconclusive() && !deadline_reached;
+  }
 };
 
 struct ConformReport {
@@ -57,6 +68,10 @@ struct ConformReport {
   bool client_could_not_start = false;  // not a single run got a Subscribe and a Flow
   std::string applicable_rules;         // which rules judge this client (old/new)
   bool passed() const;
+  // Some scenario was cut short or not run by the overall deadline.
+  bool deadline_reached() const;
+  // Some scenario has a counterexample (a finding about the client).
+  bool has_counterexample() const;
   // rule name -> scenarios where it was violated
   std::map<std::string, std::vector<std::string>> violations_by_rule() const;
   // legacy row -> scenarios whose counterexample has a finding reported under it

@@ -67,8 +67,9 @@ struct MonitorOptions {
 // command and its messages, kept so that a reused id is seen in streaming mode too (K1, K2,
 // K5, M3, E2): about 100 bytes per finished command and 100 per handed-off message, plus the
 // text of ids longer than 15 characters. Wire-only commands are released when acknowledged or
-// when their incarnation ends, ended connections when they end; client permit states are kept
-// (about 300 bytes each).
+// when their incarnation ends; wire incarnations when closed, refused or disconnected; client
+// permit states are kept (about 300 bytes each; an ended one leaves its connection's list and
+// drops its command list). Measured peaks: docs/cli.md, "Memory of validate".
 struct MonitorSize {
   std::size_t commands = 0;           // in flight (wire, broker or client)
   std::size_t finished_commands = 0;  // compact records of finished client commands

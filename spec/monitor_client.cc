@@ -67,20 +67,37 @@ void Monitor::State::credit(Command& c, std::int64_t n, const Label& what) {
   inc->accumulator = credited;
 }
 
+// An ended permit state keeps only what a late event naming it is judged by (its key,
+// balance and totals): its list of commands and its place on the connection are released,
+// since quiescence and protocol errors look at current states only.
 void Monitor::State::end_inc(ClientIncarnation& inc) {
   if (!inc.current) return;
   inc.current = false;
   auto cur = current_inc.find(inc.key.consumer);
   if (cur != current_inc.end() && cur->second == inc.inc) current_inc.erase(cur);
+  std::vector<Id>().swap(inc.commands);
+  inc.commands_after_prune = 0;
+  if (auto on = incs_on_cnx.find(inc.key.cnx); on != incs_on_cnx.end()) {
+    std::vector<Id>& ids = on->second;
+    // The state ended is mostly the latest opened: searched from the back.
+    for (std::size_t i = ids.size(); i-- > 0;) {
+      if (!(ids[i] == inc.inc)) continue;
+      if (i + 1 != ids.size()) ids[i] = std::move(ids.back());
+      ids.pop_back();
+      break;
+    }
+    if (ids.empty()) incs_on_cnx.erase(on);
+  }
 }
 
 void Monitor::State::end_client_incs_on(const Id& cnx) {
   auto it = incs_on_cnx.find(cnx);
   if (it == incs_on_cnx.end()) return;
-  for (const Id& id : it->second) {
+  const std::vector<Id> ids = std::move(it->second);
+  incs_on_cnx.erase(it);
+  for (const Id& id : ids) {
     if (ClientIncarnation* inc = find_inc(id)) end_inc(*inc);
   }
-  incs_on_cnx.erase(it);
 }
 
 // Client side of a Flow carrying `inc` (N4-N6, E2). Returns true when it reported.

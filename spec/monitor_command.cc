@@ -116,7 +116,7 @@ void Monitor::State::on(const Recv& e) {
   }
   c.received = true;
   c.inc = e.inc;
-  if (inc != nullptr) {
+  if (inc != nullptr && inc->current) {  // an ended state's commands are not walked again
     inc->commands.push_back(e.cmd);
     // Amortized pruning keeps the list at what is in flight without quiescent events.
     if (inc->commands.size() >= 2 * inc->commands_after_prune + 64) {

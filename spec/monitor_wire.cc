@@ -25,6 +25,30 @@ void Monitor::State::end_wire(const ConsumerKey& key) {
   release_in_flight(it->second);
 }
 
+// An incarnation ended by close_consumer or subscribe_fail is released, as a disconnect
+// releases its connection's: nothing later is judged against it (a Flow for it finds no
+// Subscribe on record, N4), so 1 million subscribe/close cycles cost what is live.
+void Monitor::State::release_wire(const ConsumerKey& key) {
+  auto it = wire.find(key);
+  if (it == wire.end()) return;
+  release_in_flight(it->second);
+  wire.erase(it);
+  if (auto on = wire_consumers_on_cnx.find(key.cnx); on != wire_consumers_on_cnx.end()) {
+    std::vector<std::uint64_t>& consumers = on->second;
+    // The consumer closed is mostly the latest subscribed: searched from the back.
+    if (auto at = std::find(consumers.rbegin(), consumers.rend(), key.consumer);
+        at != consumers.rend()) {
+      *at = consumers.back();
+      consumers.pop_back();
+    }
+    if (consumers.empty()) wire_consumers_on_cnx.erase(on);
+  }
+  if (auto w = wire_of_consumer.find(key.consumer);
+      w != wire_of_consumer.end() && w->second == key) {
+    wire_of_consumer.erase(w);
+  }
+}
+
 // A wire-only command (no client event names it) leaves with its acknowledgement or its
 // incarnation: nothing later can judge it. Under retain_ledger its ledger stays.
 void Monitor::State::release_wire_command(Command& c) {
@@ -63,13 +87,14 @@ void Monitor::State::on(const Subscribe& e) {
 }
 
 void Monitor::State::on(const SubscribeOk& e) {
+  saw_subscribe = true;  // the trace records subscriptions, as with a subscribe
   auto it = wire.find(ConsumerKey{e.cnx, e.consumer});
   WireIncarnation& w = (it == wire.end() || it->second.ended) ? fresh_wire({e.cnx, e.consumer})
                                                               : it->second;
   w.subscribed_ok = true;
 }
 
-void Monitor::State::on(const SubscribeFail& e) { end_wire({e.cnx, e.consumer}); }
+void Monitor::State::on(const SubscribeFail& e) { release_wire({e.cnx, e.consumer}); }
 
 void Monitor::State::on(const Flow& e) {
   const ConsumerKey key{e.cnx, e.consumer};
@@ -82,13 +107,15 @@ void Monitor::State::on(const Flow& e) {
   if (e.inc) reported = client_flow(e, *e.inc);
   auto it = wire.find(key);
   if (it == wire.end()) {
-    // A wire Flow (no client permit state named) with no Subscribe on record for the
-    // consumer on this connection, in a trace that records Subscribes (a wire trace, or one
-    // with any subscribe event): N4. Legacy writes such Flows (L11).
+    // A Flow with no live Subscribe on record for the consumer on this connection (never
+    // subscribed, or its incarnation ended and was released), in a trace that records
+    // Subscribes (a wire trace, or one with any subscribe event), and not already judged on
+    // its permit state: N4. Legacy writes such Flows (L11).
     const bool records_subscribes = header.source == TraceSource::kWire || saw_subscribe;
-    if (!e.inc && records_subscribes && rules->flow_recheck == FlowRecheck::kIdentity) {
+    if (!reported && records_subscribes && rules->flow_recheck == FlowRecheck::kIdentity) {
       violation(RuleId::kN4, absl::StrCat("Flow of ", e.permits, " for ", describe(key),
-                                          " with no Subscribe on record on that connection"));
+                                          " with no Subscribe on record on that connection, "
+                                          "or only an ended one"));
     }
     return;
   }
@@ -214,7 +241,7 @@ void Monitor::State::on(const Ack& e) {
   if (Command* c = find_live(e.cmd)) release_wire_command(*c);
 }
 
-void Monitor::State::on(const CloseConsumer& e) { end_wire({e.cnx, e.consumer}); }
+void Monitor::State::on(const CloseConsumer& e) { release_wire({e.cnx, e.consumer}); }
 
 void Monitor::State::on(const Disconnect& e) {
   if (auto it = wire_consumers_on_cnx.find(e.cnx); it != wire_consumers_on_cnx.end()) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <system_error>
 #include <thread>
 #include <type_traits>
@@ -16,6 +17,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "trace/reader.h"
 
 namespace permitcheck::validate {
@@ -86,6 +88,64 @@ void fill(trace::TraceReader& reader, Block* block) {
   }
 }
 
+// The memory limit is checked this often (MonitorSize is constant time, but not free).
+constexpr std::uint64_t kMemoryCheckEvery = 1024;
+
+// "line N: memory limit of 1.0 GiB (--max-memory) reached: ..., most in commands in flight".
+std::string memory_exceeded(const spec::MonitorSize& size, std::size_t limit,
+                            std::uint64_t line) {
+  return absl::StrCat(
+      "line ", line, ": memory limit of ", format_bytes(limit),
+      " (--max-memory) reached: the monitor holds about ", format_bytes(size.bytes),
+      ", most of it in ", std::string(size.largest()), " (", size.commands, " commands in flight, ",
+      size.finished_commands, " finished commands, ", size.messages, " messages, ",
+      size.incarnations, " incarnations, ", size.wire_consumers, " wire consumers, ",
+      size.connections, " connections, ", size.findings,
+      " findings); raise --max-memory if the trace really keeps that much in flight");
+}
+
+std::string out_of_memory(std::uint64_t line) {
+  return absl::StrCat("line ", line, ": out of memory (std::bad_alloc) before the --max-memory "
+                      "limit was reached; lower --max-memory or give the process more memory");
+}
+
+// Checks and counts the events of one block; the last block also gives the trace's error.
+// Returns whether checking stops: the last block, or the memory limit reached.
+bool check(const Block& block, const ValidateOptions& options, spec::Monitor* monitor,
+           FileResult* result) {
+  for (std::size_t k = 0; k < block.size; ++k) {
+    count(block.events[k], &result->families);
+    monitor->on_event(block.events[k], block.lines[k]);
+    result->last_line = block.lines[k];
+    ++result->events;
+    if (options.progress && options.progress_every > 0 &&
+        result->events % options.progress_every == 0) {
+      options.progress(result->events, block.lines[k]);
+    }
+    if (options.max_memory > 0 && result->events % kMemoryCheckEvery == 0) {
+      const spec::MonitorSize size = monitor->size();
+      if (size.bytes > options.max_memory) {
+        result->error = memory_exceeded(size, options.max_memory, block.lines[k]);
+        return true;
+      }
+    }
+  }
+  if (block.last) result->error = block.error;
+  return block.last;
+}
+
+// Fills `block`; std::bad_alloc while reading ends the trace with an error.
+void fill_guarded(trace::TraceReader& reader, Block* block) {
+  try {
+    fill(reader, block);
+  } catch (const std::bad_alloc&) {
+    const std::uint64_t line = block->size > 0 ? block->lines[block->size - 1] + 1 : 0;
+    block->last = true;
+    block->error = line > 0 ? out_of_memory(line)
+                            : std::string("out of memory (std::bad_alloc) while reading");
+  }
+}
+
 // Two blocks in flight between one reading and one checking thread: memory stays constant.
 class BlockPipe {
  public:
@@ -100,10 +160,12 @@ class BlockPipe {
         std::unique_lock lock(mu_);
         cv_.wait(lock, [&] { return !full_[i]; });
       }
-      fill(reader, &blocks_[i]);
-      const bool last = blocks_[i].last;
+      fill_guarded(reader, &blocks_[i]);
+      bool last = false;
       {
         std::lock_guard lock(mu_);
+        if (stopped_) blocks_[i].last = true;  // the checking thread stopped early
+        last = blocks_[i].last;
         full_[i] = true;
       }
       cv_.notify_all();
@@ -124,30 +186,27 @@ class BlockPipe {
     }
     cv_.notify_all();
   }
+  // Checking thread, stopping before the last block: the reading thread's next block is its
+  // last; blocks i+1, ... are taken and given back until it (then the thread can be joined).
+  void stop_after(std::size_t i) {
+    {
+      std::lock_guard lock(mu_);
+      stopped_ = true;
+    }
+    for (std::size_t j = i + 1;; ++j) {
+      const bool last = take(j)->last;
+      give_back(j);
+      if (last) return;
+    }
+  }
+
  private:
   std::array<Block, 2> blocks_;
   std::array<bool, 2> full_{};
+  bool stopped_ = false;
   std::mutex mu_;
   std::condition_variable cv_;
 };
-
-// Checks and counts the events of one block; the last block also gives the trace's error.
-// Returns whether it was the last.
-bool check(const Block& block, const ValidateOptions& options, spec::Monitor* monitor,
-           FileResult* result) {
-  for (std::size_t k = 0; k < block.size; ++k) {
-    count(block.events[k], &result->families);
-    monitor->on_event(block.events[k], block.lines[k]);
-    result->last_line = block.lines[k];
-    ++result->events;
-    if (options.progress && options.progress_every > 0 &&
-        result->events % options.progress_every == 0) {
-      options.progress(result->events, block.lines[k]);
-    }
-  }
-  if (block.last) result->error = block.error;
-  return block.last;
-}
 
 // Reads on a second thread while this one checks, two blocks in flight. False (nothing read)
 // when no thread can be started.
@@ -160,16 +219,57 @@ bool check_overlapped(trace::TraceReader& reader, const ValidateOptions& options
   } catch (const std::system_error&) {
     return false;
   }
+  bool out_of_memory = false;
   for (std::size_t i = 0;; ++i) {
-    const bool last = check(*pipe->take(i), options, monitor, result);
+    Block* block = pipe->take(i);
+    bool stop = true;
+    try {
+      stop = check(*block, options, monitor, result);
+    } catch (const std::bad_alloc&) {
+      out_of_memory = true;  // rethrown once the reading thread has stopped
+    }
+    const bool last = block->last;
     pipe->give_back(i);
-    if (last) break;
+    if (stop) {
+      if (!last) pipe->stop_after(i);
+      break;
+    }
   }
   reading.join();  // it returned after filling the last block
+  if (out_of_memory) throw std::bad_alloc();
   return true;
 }
 
 }  // namespace
+
+std::string format_bytes(std::size_t bytes) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  constexpr std::size_t kGiB = std::size_t{1} << 30;
+  if (bytes >= kGiB) return absl::StrFormat("%.1f GiB", static_cast<double>(bytes) / kGiB);
+  if (bytes >= kMiB) return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / kMiB);
+  if (bytes >= 1024) return absl::StrFormat("%.1f KiB", static_cast<double>(bytes) / 1024);
+  return absl::StrCat(bytes, " bytes");
+}
+
+std::optional<std::size_t> parse_memory_limit(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::string digits = text;
+  std::uint64_t unit = 1;
+  switch (text.back()) {
+    case 'K': case 'k': unit = std::uint64_t{1} << 10; digits.pop_back(); break;
+    case 'M': case 'm': unit = std::uint64_t{1} << 20; digits.pop_back(); break;
+    case 'G': case 'g': unit = std::uint64_t{1} << 30; digits.pop_back(); break;
+    default: break;
+  }
+  if (digits.empty() || digits.size() > 13 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  const std::uint64_t n = std::stoull(digits);  // at most 13 digits: no overflow
+  constexpr std::uint64_t kMax = std::uint64_t{1} << 40;
+  if (n == 0 || n > kMax / unit) return std::nullopt;
+  return static_cast<std::size_t>(n * unit);
+}
 
 std::string FileResult::display_name() const { return name == "-" ? "<stdin>" : name; }
 
@@ -190,17 +290,29 @@ FileResult validate_stream(std::istream& in, const std::string& name,
   result.header = header;
   result.last_line = reader->header_line();
 
-  // The ledger is not retained: a finished command's state is released (constant memory).
-  spec::Monitor monitor(header, spec::MonitorOptions{.retain_ledger = false});
-  if (options.threads < 2 || !check_overlapped(*reader, options, &monitor, &result)) {
-    Block block(1);  // one event at a time: nothing is held beyond the event being checked
-    do {
-      fill(*reader, &block);
-    } while (!check(block, options, &monitor, &result));
+  std::unique_ptr<spec::Monitor> monitor;
+  try {
+    // The ledger is not retained: a finished command's state is released (constant memory).
+    monitor = std::make_unique<spec::Monitor>(header,
+                                              spec::MonitorOptions{.retain_ledger = false});
+    if (options.threads < 2 || !check_overlapped(*reader, options, monitor.get(), &result)) {
+      Block block(1);  // one event at a time: nothing is held beyond the event being checked
+      do {
+        fill_guarded(*reader, &block);
+      } while (!check(block, options, monitor.get(), &result));
+    }
+    if (!result.error) monitor->finish();
+    result.violations = monitor->violations();
+    result.deviations = monitor->deviations();
+  } catch (const std::bad_alloc&) {
+    // A hash table that failed to grow cannot be destroyed safely (Abseil's resize records
+    // the new capacity before it allocates), so the monitor is abandoned, not destroyed: the
+    // caller reports the error and exits. Its findings so far are not kept either.
+    static_cast<void>(monitor.release());
+    result.violations.clear();
+    result.deviations.clear();
+    result.error = out_of_memory(result.last_line + 1);
   }
-  if (!result.error) monitor.finish();
-  result.violations = monitor.violations();
-  result.deviations = monitor.deviations();
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

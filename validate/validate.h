@@ -40,10 +40,20 @@ enum ExitCode : int {
 // 128 MiB, but a line that long costs about 1 GiB to parse; --max-line-bytes raises it.
 inline constexpr std::size_t kValidateMaxLineBytes = std::size_t{16} << 20;
 
+// 1 GiB: what the monitor may hold by default (its own estimate, spec::MonitorSize::bytes)
+// before `validate` stops the file with exit 2, naming what filled it; --max-memory changes it.
+// A trace in which everything is acknowledged holds a few MiB whatever its length: the
+// limit stops traces whose commands, messages or incarnations are never released.
+inline constexpr std::size_t kValidateMaxMemory = std::size_t{1} << 30;
+
 struct ValidateOptions {
   // Check against this ruleset instead of the header's (--ruleset).
   std::optional<spec::RulesetId> ruleset;
   std::size_t max_line_bytes = kValidateMaxLineBytes;
+  // Past this many bytes held by the monitor (checked every 1024 events), the file stops
+  // with an error naming the largest part; 0 means no limit. Running out of memory anyway
+  // (std::bad_alloc) is an error too, never a crash.
+  std::size_t max_memory = kValidateMaxMemory;
   // Called every `progress_every` events with (events so far, current line); may be empty.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
   std::uint64_t progress_every = std::uint64_t{1} << 20;
@@ -86,6 +96,13 @@ struct FileResult {
   std::string display_name() const;
   bool ok() const { return !error && violations.empty(); }
 };
+
+// "1.5 GiB", "12.0 MiB", "900 bytes": a byte count as the messages print it.
+std::string format_bytes(std::size_t bytes);
+
+// Parses --max-memory: BYTES, or N with a suffix K, M or G (KiB, MiB, GiB); N a whole number
+// above 0, at most 1 TiB in all. nullopt when malformed.
+std::optional<std::size_t> parse_memory_limit(const std::string& text);
 
 // Reads and checks one trace. Never throws; an unreadable input gives `error` (and the
 // findings up to the failing line are kept, but do not decide the verdict).

@@ -354,6 +354,7 @@ struct Monitor::State {
   WireIncarnation& fresh_wire(const ConsumerKey& key);
 
   void end_wire(const ConsumerKey& key);
+  void release_wire(const ConsumerKey& key);
 
   WireIncarnation* live_wire(const ConsumerKey& key);
 

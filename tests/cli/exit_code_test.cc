@@ -1,5 +1,6 @@
 // The exit-code contract of every subcommand: 0 everything holds, 1 a violation, 2 bad input or
 // usage, with the file, the line and the reason. Malformed input never crashes or hangs.
+#include <chrono>
 #include <string>
 
 #include "cli/engines.h"
@@ -39,6 +40,61 @@ TEST(ExitCodes, StdinDash) {
   const testing::Run r = run_permitcheck({"validate", "-"}, "");
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("<stdin>: line "));
+}
+
+// A wire trace of `messages` messages never acknowledged: the monitor holds them all.
+std::string never_acknowledged(int messages) {
+  std::string t =
+      R"({"trace":"pip491-permits","version":1,"source":"wire","q":100000000,"t":1})" "\n"
+      R"({"ev":"connect","cnx":"c1"})" "\n"
+      R"({"ev":"subscribe","cnx":"c1","consumer":0})" "\n"
+      R"({"ev":"subscribe_ok","cnx":"c1","consumer":0})" "\n"
+      R"({"ev":"flow","cnx":"c1","consumer":0,"permits":100000000})" "\n";
+  for (int i = 0; i < messages; ++i) {
+    t += R"({"ev":"message","cnx":"c1","consumer":0,"cmd":)" + std::to_string(i) +
+         R"(,"message_permits":1})" "\n";
+  }
+  return t;
+}
+
+TEST(ExitCodes, MemoryLimitIsExitTwoNamingWhatFilledIt) {
+  const std::string trace = never_acknowledged(50'000);
+  EXPECT_EQ(run_permitcheck({"validate", "-"}, trace).code, kExitPass);  // default: 1 GiB
+  const testing::Run r = run_permitcheck({"validate", "--max-memory", "1M", "-"}, trace);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("<stdin>: line "));
+  EXPECT_THAT(r.err, HasSubstr("memory limit of 1.0 MiB (--max-memory) reached"));
+  EXPECT_THAT(r.err, HasSubstr("most of it in commands in flight"));
+  for (const char* bad : {"0", "1T", "lots", "-1", "1.5G"}) {
+    const testing::Run u = run_permitcheck({"validate", "--max-memory", bad, "-"}, trace);
+    EXPECT_EQ(u.code, kExitBadInput) << bad;
+    EXPECT_THAT(u.err, HasSubstr("--max-memory")) << bad;
+  }
+}
+
+TEST(ExitCodes, ConformDeadlineMustBeFiniteAndPositive) {
+  for (const char* bad : {"nan", "inf", "0", "-5", "1e300"}) {
+    const testing::Run r =
+        run_permitcheck({"conform", "--client", "true {url}", "--deadline", bad});
+    EXPECT_EQ(r.code, kExitBadInput) << bad;
+    EXPECT_THAT(r.out + r.err, HasSubstr("--deadline")) << bad;
+  }
+}
+
+// A client that never subscribes, with a deadline shorter than one run: nothing failed, so
+// the verdict is incomplete (exit 2), the scenario NOT-RUN or NOT-FINISHED, never PASS.
+TEST(ExitCodes, ConformDeadlineReachedIsExitTwoNotAPass) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const testing::Run r = run_permitcheck({"conform", "--client", "sleep 600 # {url}",
+                                          "--scenarios", "complete_batches,partial_batches",
+                                          "--jobs", "1", "--cases", "0", "--deadline", "1.5"});
+  EXPECT_EQ(r.code, kExitBadInput) << r.out << r.err;
+  if (r.err.find("not built in this configuration") != std::string::npos) return;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(6));
+  EXPECT_THAT(r.err, HasSubstr("--deadline of 1.5 s reached before every scenario ran"));
+  EXPECT_THAT(r.out, HasSubstr("NOT-RUN partial_batches"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: INCOMPLETE"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("PASS complete_batches")));
 }
 
 TEST(ExitCodes, StdinTwiceIsUsage) {

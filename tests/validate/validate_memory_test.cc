@@ -1,0 +1,144 @@
+// validate's memory limit (validate.h, --max-memory): a trace that fills memory stops with an
+// error naming what filled it, on one thread and on two; running out of memory anyway
+// (std::bad_alloc) is an error too, never a crash; a trace that releases what it holds passes
+// under a small limit.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <istream>
+#include <sstream>
+#include <streambuf>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "validate/validate.h"
+
+namespace permitcheck::validate {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kWireHeader[] =
+    R"({"trace":"pip491-permits","version":1,"source":"wire","q":1000000000,"t":1})" "\n"
+    R"({"ev":"connect","cnx":"c1"})" "\n"
+    R"({"ev":"subscribe","cnx":"c1","consumer":0})" "\n"
+    R"({"ev":"subscribe_ok","cnx":"c1","consumer":0})" "\n"
+    R"({"ev":"flow","cnx":"c1","consumer":0,"permits":1000000000})" "\n";
+
+// A wire trace generated line by line as it is read (so the trace itself costs no memory):
+// `messages` messages, each acknowledged and granted back when `acknowledged`, else kept in
+// flight for ever.
+class GeneratedTrace : public std::streambuf {
+ public:
+  GeneratedTrace(std::uint64_t messages, bool acknowledged)
+      : messages_(messages), acknowledged_(acknowledged), line_(kWireHeader) {
+    set();
+  }
+
+ protected:
+  int_type underflow() override {
+    if (next_ >= messages_) return traits_type::eof();
+    line_ = R"({"ev":"message","cnx":"c1","consumer":0,"cmd":)" + std::to_string(next_) +
+            R"(,"message_permits":1})" "\n";
+    if (acknowledged_) {
+      line_ += R"({"ev":"ack","cnx":"c1","consumer":0,"cmd":)" + std::to_string(next_) +
+               "}\n" R"({"ev":"flow","cnx":"c1","consumer":0,"permits":1})" "\n";
+    }
+    ++next_;
+    set();
+    return traits_type::to_int_type(line_[0]);
+  }
+
+ private:
+  void set() { setg(line_.data(), line_.data(), line_.data() + line_.size()); }
+  std::uint64_t messages_;
+  bool acknowledged_;
+  std::uint64_t next_ = 0;
+  std::string line_;
+};
+
+FileResult validate_generated(std::uint64_t messages, bool acknowledged,
+                              const ValidateOptions& options) {
+  GeneratedTrace source(messages, acknowledged);
+  std::istream in(&source);
+  return validate_stream(in, "generated", options);
+}
+
+TEST(ValidateMemory, NeverAcknowledgedCommandsStopAtTheLimitNamingThem) {
+  for (int threads : {1, 2}) {
+    ValidateOptions options;
+    options.threads = threads;
+    options.max_memory = std::size_t{1} << 20;
+    const FileResult r = validate_generated(1'000'000, false, options);
+    ASSERT_TRUE(r.error) << "threads " << threads;
+    EXPECT_THAT(*r.error, HasSubstr("memory limit of 1.0 MiB (--max-memory) reached"));
+    EXPECT_THAT(*r.error, HasSubstr("most of it in commands in flight"));
+    EXPECT_THAT(*r.error, ::testing::StartsWith("line "));
+    // It stopped soon after the limit, not at the end of the trace.
+    EXPECT_LT(r.events, 100'000u) << "threads " << threads;
+    EXPECT_EQ(validate_exit_code({r}), kExitBadInput);
+  }
+}
+
+TEST(ValidateMemory, AcknowledgedCommandsPassUnderASmallLimit) {
+  ValidateOptions options;
+  options.max_memory = std::size_t{1} << 20;
+  const FileResult r = validate_generated(200'000, true, options);
+  EXPECT_FALSE(r.error) << *r.error;
+  EXPECT_TRUE(r.violations.empty());
+  EXPECT_EQ(r.events, 4 + 3 * 200'000u);
+}
+
+// With the limit out of reach and the heap limited to 64 MiB (RLIMIT_DATA, in a child), the
+// never-acknowledged trace runs out of memory: an error, not std::bad_alloc escaping.
+TEST(ValidateMemory, OutOfMemoryIsAnErrorNotACrash) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space: the limit "
+                  "is checked in the plain build";
+#endif
+  for (int threads : {1, 2}) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      const rlimit limit{.rlim_cur = rlim_t{64} << 20, .rlim_max = rlim_t{64} << 20};
+      if (setrlimit(RLIMIT_DATA, &limit) != 0) _exit(4);
+      ValidateOptions options;
+      options.threads = threads;
+      options.max_memory = std::size_t{1} << 40;
+      const FileResult r = validate_generated(50'000'000, false, options);
+      if (!r.error) _exit(1);
+      _exit(r.error->find("out of memory (std::bad_alloc)") != std::string::npos ? 0 : 2);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << "threads " << threads << ": child killed by signal "
+                                   << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "threads " << threads << ": 1 no error, 2 another error, 4 setrlimit";
+  }
+}
+
+TEST(ValidateMemory, LimitParsesBytesAndBinarySuffixes) {
+  EXPECT_EQ(parse_memory_limit("1G"), std::size_t{1} << 30);
+  EXPECT_EQ(parse_memory_limit("512M"), std::size_t{512} << 20);
+  EXPECT_EQ(parse_memory_limit("64k"), std::size_t{64} << 10);
+  EXPECT_EQ(parse_memory_limit("1000"), std::size_t{1000});
+  EXPECT_EQ(parse_memory_limit("1024G"), std::size_t{1} << 40);
+  for (const char* bad : {"", "0", "0M", "G", "1T", "-1", "1.5G", "1025G", " 1G", "1G ",
+                          "99999999999999999999"}) {
+    EXPECT_EQ(parse_memory_limit(bad), std::nullopt) << '"' << bad << '"';
+  }
+}
+
+TEST(ValidateMemory, BytesAreShownInBinaryUnits) {
+  EXPECT_EQ(format_bytes(900), "900 bytes");
+  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(format_bytes(std::size_t{12} << 20), "12.0 MiB");
+  EXPECT_EQ(format_bytes(std::size_t{3} << 29), "1.5 GiB");
+}
+
+}  // namespace
+}  // namespace permitcheck::validate
