@@ -16,7 +16,7 @@
 namespace permitcheck::cli {
 namespace {
 
-absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+[[maybe_unused]] absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 const std::vector<std::string> kCheckFormats = {"text", "json", "junit"};
 
@@ -28,6 +28,13 @@ const spec::Ruleset* ruleset_or_error(const std::string& name, std::ostream& err
     return nullptr;
   }
   return *r;
+}
+
+// Without the properties library: say so, exit 2.
+[[maybe_unused]] int not_built(std::ostream& err) {
+  err << "permitcheck check: not built in this configuration (the properties library, "
+         "properties/, was not part of this build)\n";
+  return kExitBadInput;
 }
 
 }  // namespace
@@ -99,9 +106,7 @@ std::optional<int> CheckCommand::run(std::ostream& out, std::ostream& err) {
   if (suite_) {
 #ifndef PERMITCHECK_HAVE_PROPERTIES
     (void)out;
-    err << "permitcheck check: not built in this configuration (the properties library, "
-           "properties/, was not part of this build)\n";
-    return kExitBadInput;
+    return not_built(err);
 #else
     properties::SuiteOptions o = suite_options_->options;
     if (sub_->get_option("--cases")->count() > 0) o.params.cases = options_.cases;
@@ -138,9 +143,7 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   }
 #ifndef PERMITCHECK_HAVE_PROPERTIES
   (void)out;
-  err << "permitcheck check: not built in this configuration (the properties library, "
-         "properties/, was not part of this build)\n";
-  return kExitBadInput;
+  return not_built(err);
 #else
   properties::PropertyParams params;
   params.seed = o.seed + static_cast<std::uint64_t>(o.shard_index);
