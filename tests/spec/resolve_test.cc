@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "properties/generators.h"
+
 namespace permitcheck::spec {
 namespace {
 
@@ -194,13 +196,6 @@ TEST(Resolve, C1_PermitSourceNamesRoundTrip) {
 
 // ---- Properties ----
 
-AckSet gen_ack_set() {
-  if (*rc::gen::weightedElement<bool>({{1, true}, {2, false}})) return AckSet();
-  const std::size_t n = *rc::gen::inRange<std::size_t>(1, 4);
-  return AckSet(*rc::gen::container<std::vector<std::int64_t>>(
-      n, rc::gen::oneOf(rc::gen::just<std::int64_t>(0), rc::gen::arbitrary<std::int64_t>())));
-}
-
 std::optional<std::uint64_t> gen_field() {
   return *rc::gen::oneOf(
       rc::gen::just(std::optional<std::uint64_t>()),
@@ -211,7 +206,7 @@ std::optional<std::uint64_t> gen_field() {
 }
 
 RC_GTEST_PROP(Resolve, C6_FieldAbsentIsNeverAProtocolError, ()) {
-  const AckSet s = gen_ack_set();
+  const AckSet s = *properties::gen_wire_ack_set();
   const std::int64_t b = *rc::gen::inRange<std::int64_t>(-2, 300);
   for (const Ruleset* rules : all_rulesets()) {
     const Validation v = validate_permits(*rules, std::nullopt, s, b);
@@ -222,7 +217,7 @@ RC_GTEST_PROP(Resolve, C6_FieldAbsentIsNeverAProtocolError, ()) {
 }
 
 RC_GTEST_PROP(Resolve, C3_C4_C5_VerdictFollowsRangeAndExpectedValue, ()) {
-  const AckSet s = gen_ack_set();
+  const AckSet s = *properties::gen_wire_ack_set();
   const std::int64_t b = *rc::gen::inRange<std::int64_t>(-2, 300);
   const std::optional<std::uint64_t> field = gen_field();
   const Validation v = validate_permits(rev_d(), field, s, b);
