@@ -95,7 +95,7 @@ std::int64_t as_signed40(std::uint64_t v) {
 
 // ---- settle_amount ----
 
-RC_GTEST_PROP(SolverAgreement, K5_K6_C7_SettleAmountEncodingAgreesWithSpec, ()) {
+RC_GTEST_PROP(SolverAgreement, SettleAmountEncodingAgreesWithSpec, ()) {
   const spec::Ruleset& rules = **gen_ruleset();
   spec::CommandProgress p;
   p.p = *rc::gen::inRange<std::int64_t>(0, 200);
@@ -123,7 +123,7 @@ RC_GTEST_PROP(SolverAgreement, K5_K6_C7_SettleAmountEncodingAgreesWithSpec, ()) 
 
 // ---- handle_command ----
 
-RC_GTEST_PROP(SolverAgreement, C1_C2_C3_C4_C5_K5_K6_K8_CommandEncodingAgreesWithHandleCommand, ()) {
+RC_GTEST_PROP(SolverAgreement, CommandEncodingAgreesWithHandleCommand, ()) {
   const spec::Ruleset& rules = **gen_ruleset();
   const int width = *rc::gen::element(8, 64, 130);
   const spec::CommandSituation s = gen_command(width);
@@ -165,7 +165,7 @@ RC_GTEST_PROP(SolverAgreement, C1_C2_C3_C4_C5_K5_K6_K8_CommandEncodingAgreesWith
 
 // ---- finalize_permits ----
 
-RC_GTEST_PROP(SolverAgreement, B1_B2_B3_B4_B5_B6_B8_SendEncodingAgreesWithFinalizePermits, ()) {
+RC_GTEST_PROP(SolverAgreement, SendEncodingAgreesWithFinalizePermits, ()) {
   const spec::Ruleset& rules = **gen_ruleset();
   const spec::DispatcherKind kind = *rc::gen::elementOf(std::vector<spec::DispatcherKind>(
       spec::all_dispatcher_kinds().begin(), spec::all_dispatcher_kinds().end()));
@@ -230,7 +230,7 @@ std::vector<IsoStep> gen_iso_steps(const spec::Ruleset& rules, std::int64_t q, s
   return steps;
 }
 
-RC_GTEST_PROP(SolverAgreement, E3_N3_N4_N5_N6_IsolationEncodingAgreesWithPermitStateAndMonitor, ()) {
+RC_GTEST_PROP(SolverAgreement, IsolationEncodingAgreesWithPermitStateAndMonitor, ()) {
   const spec::Ruleset& rules = **gen_ruleset();
   const std::int64_t q = *rc::gen::inRange<std::int64_t>(1, kIsoMaxQ + 1);
   const std::int64_t t = *rc::gen::inRange<std::int64_t>(1, q + 1);
@@ -270,7 +270,7 @@ RC_GTEST_PROP(SolverAgreement, E3_N3_N4_N5_N6_IsolationEncodingAgreesWithPermitS
 
 // ---- the flow-control loop ----
 
-RC_GTEST_PROP(SolverAgreement, E5_N5_B9_InductionEncodingAgreesWithPermitState, ()) {
+RC_GTEST_PROP(SolverAgreement, InductionEncodingAgreesWithPermitState, ()) {
   const spec::Ruleset& rules = **gen_ruleset();
   constexpr int kBmax = 8;
   const std::int64_t q = *rc::gen::inRange<std::int64_t>(1, 40);
