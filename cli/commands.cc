@@ -23,29 +23,13 @@
 namespace permitcheck::cli {
 namespace {
 
-// `conform` (cli/conform.h) keeps its options in its own object, registered with the app by
-// the Commands constructor; one per process, like the app.
-std::unique_ptr<ConformCommand>& conform_command() {
-  static std::unique_ptr<ConformCommand> command;
-  return command;
-}
-
-// `tap` (cli/tap.h), likewise.
-std::unique_ptr<TapCommand>& tap_command() {
-  static std::unique_ptr<TapCommand> command;
-  return command;
-}
-
-// `check` (cli/check.h), likewise.
-std::unique_ptr<CheckCommand>& check_command() {
-  static std::unique_ptr<CheckCommand> command;
-  return command;
-}
-
-// `review` (cli/review.h), likewise.
-std::unique_ptr<ReviewCommand>& review_command() {
-  static std::unique_ptr<ReviewCommand> command;
-  return command;
+// `check`, `conform`, `review` and `tap` (cli/check.h, conform.h, review.h, tap.h) each keep
+// their options in their own object, registered with the app by the Commands constructor;
+// one per process, like the app.
+template <typename Command>
+std::unique_ptr<Command>& command() {
+  static std::unique_ptr<Command> instance;
+  return instance;
 }
 
 const std::vector<std::string> kReportFormats = {"text", "json", "junit"};
@@ -79,9 +63,9 @@ std::optional<trace::Trace> read_cex(const std::string& path, std::istream& in,
 
 Commands::Commands(CLI::App& app) {
   progress_ = isatty(STDERR_FILENO) == 1;
-  conform_command() = std::make_unique<ConformCommand>(app);
-  review_command() = std::make_unique<ReviewCommand>(app);
-  tap_command() = std::make_unique<TapCommand>(app);
+  command<ConformCommand>() = std::make_unique<ConformCommand>(app);
+  command<ReviewCommand>() = std::make_unique<ReviewCommand>(app);
+  command<TapCommand>() = std::make_unique<TapCommand>(app);
 
   validate_ = app.add_subcommand(
       "validate",
@@ -128,7 +112,7 @@ Commands::Commands(CLI::App& app) {
       ->check(CLI::IsMember(kReportFormats))
       ->capture_default_str();
 
-  check_command() = std::make_unique<CheckCommand>(app);
+  command<CheckCommand>() = std::make_unique<CheckCommand>(app);
 
   prove_ = app.add_subcommand(
       "prove",
@@ -166,11 +150,11 @@ std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostre
   if (validate_->parsed()) return run_validate(in, out, err);
   if (render_->parsed()) return run_render(in, out, err);
   if (replay_->parsed()) return run_replay(in, out, err);
-  if (std::optional<int> code = check_command()->run(out, err)) return code;
+  if (std::optional<int> code = command<CheckCommand>()->run(out, err)) return code;
   if (prove_->parsed()) return run_prove(prove_options_, out, err);
-  if (std::optional<int> code = conform_command()->run(out, err)) return code;
-  if (std::optional<int> code = review_command()->run(out, err)) return code;
-  if (std::optional<int> code = tap_command()->run(out, err)) return code;
+  if (std::optional<int> code = command<ConformCommand>()->run(out, err)) return code;
+  if (std::optional<int> code = command<ReviewCommand>()->run(out, err)) return code;
+  if (std::optional<int> code = command<TapCommand>()->run(out, err)) return code;
   return std::nullopt;
 }
 
