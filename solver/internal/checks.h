@@ -85,6 +85,15 @@ struct ClassInputs {
       parse_failure;
 };
 
+// ClassInputs from the reference's outcome: a CommandOutcome or a SummaryOutcome, which name
+// these stages alike.
+template <typename Outcome>
+ClassInputs class_inputs(const Outcome& ref, const z3::expr& stage, const z3::expr& path,
+                         const z3::expr& fate0, const z3::expr& parse_failure) {
+  return ClassInputs{stage, path, fate0, ref.protocol_error, ref.inconsistent, ref.decompress,
+                     ref.path_reached, ref.single_run, ref.batch_run, parse_failure};
+}
+
 // The sixteen classes (protocol error, each failure stage, each payload path, each fate of a
 // single message, a batch with and without a parse failure), in report order.
 std::vector<SituationClass> situation_classes(z3::context& ctx, const ClassInputs& in);

@@ -71,14 +71,7 @@ std::vector<SituationClass> classes(z3::context& ctx, const Encoded& e) {
   const CommandVars& v = e.v;
   const z3::expr f0 =
       z3::concat(v.fate2.extract(0, 0), z3::concat(v.fate1.extract(0, 0), v.fate0.extract(0, 0)));
-  return situation_classes(ctx, {.stage = v.stage, .path = v.path, .fate0 = f0,
-                                 .protocol_error = e.ref.protocol_error,
-                                 .inconsistent = e.ref.inconsistent,
-                                 .decompress = e.ref.decompress,
-                                 .path_reached = e.ref.path_reached,
-                                 .single_run = e.ref.single_run,
-                                 .batch_run = e.ref.batch_run,
-                                 .parse_failure = e.ref.parse_failure});
+  return situation_classes(ctx, class_inputs(e.ref, v.stage, v.path, f0, e.ref.parse_failure));
 }
 
 // Smaller is simpler: an honest wire first (the field carries the broker's P), then B, the

@@ -59,14 +59,7 @@ SumEncoded encode(z3::context& ctx, const spec::Ruleset& rules) {
 
 std::vector<SituationClass> classes(z3::context& ctx, const SumEncoded& e) {
   const SummaryVars& s = e.s;
-  return situation_classes(ctx, {.stage = s.stage, .path = s.path, .fate0 = s.fate,
-                                 .protocol_error = e.ref.protocol_error,
-                                 .inconsistent = e.ref.inconsistent,
-                                 .decompress = e.ref.decompress,
-                                 .path_reached = e.ref.path_reached,
-                                 .single_run = e.ref.single_run,
-                                 .batch_run = e.ref.batch_run,
-                                 .parse_failure = s.parse_failure});
+  return situation_classes(ctx, class_inputs(e.ref, s.stage, s.path, s.fate, s.parse_failure));
 }
 
 // Smaller is simpler, as conservation.cc: an honest wire, then B, the field, the counts.
