@@ -9,9 +9,9 @@
 #include <new>
 #include <sstream>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cli/capture.h"
+#include "cli/check.h"
 #include "cli/conform.h"
 #include "cli/explain.h"
 #include "cli/options.h"
@@ -24,23 +24,13 @@
 namespace permitcheck::cli {
 namespace {
 
-// `conform` (cli/conform.h) keeps its options in its own object, registered with the app by
-// the Commands constructor; one per process, like the app.
-std::unique_ptr<ConformCommand>& conform_command() {
-  static std::unique_ptr<ConformCommand> command;
-  return command;
-}
-
-// `tap` (cli/tap.h), likewise.
-std::unique_ptr<TapCommand>& tap_command() {
-  static std::unique_ptr<TapCommand> command;
-  return command;
-}
-
-// `review` (cli/review.h), likewise.
-std::unique_ptr<ReviewCommand>& review_command() {
-  static std::unique_ptr<ReviewCommand> command;
-  return command;
+// `check`, `conform`, `review` and `tap` (cli/check.h, conform.h, review.h, tap.h) each keep
+// their options in their own object, registered with the app by the Commands constructor;
+// one per process, like the app.
+template <typename Command>
+std::unique_ptr<Command>& command() {
+  static std::unique_ptr<Command> instance;
+  return instance;
 }
 
 const std::vector<std::string> kReportFormats = {"text", "json", "junit"};
@@ -74,9 +64,9 @@ std::optional<trace::Trace> read_cex(const std::string& path, std::istream& in,
 
 Commands::Commands(CLI::App& app) {
   progress_ = isatty(STDERR_FILENO) == 1;
-  conform_command() = std::make_unique<ConformCommand>(app);
-  review_command() = std::make_unique<ReviewCommand>(app);
-  tap_command() = std::make_unique<TapCommand>(app);
+  command<ConformCommand>() = std::make_unique<ConformCommand>(app);
+  command<ReviewCommand>() = std::make_unique<ReviewCommand>(app);
+  command<TapCommand>() = std::make_unique<TapCommand>(app);
 
   validate_ = app.add_subcommand(
       "validate",
@@ -127,35 +117,7 @@ Commands::Commands(CLI::App& app) {
       ->check(CLI::IsMember(kReportFormats))
       ->capture_default_str();
 
-  check_ = app.add_subcommand(
-      "check",
-      "Run the model-based properties (reference implementation checked by the specification). "
-      "Exit 0 holds, 1 counterexample, 2 usage.");
-  check_->add_option("--ruleset", check_options_.ruleset,
-                     "Behaviour the reference implementation runs (legacy, rev-a, rev-b, rev-c, rev-d)")
-      ->capture_default_str();
-  check_->add_option("--against", check_options_.against,
-                     "Rules the monitor and the model check it by (default rev-d: the PIP-491 "
-                     "invariant; legacy with --ruleset legacy checks fidelity)")
-      ->capture_default_str();
-  check_->add_option("--counterexample", check_options_.counterexample,
-                     "On failure, write the shrunk counterexample as a trace file here");
-  check_->add_option("--cases", check_options_.cases, "Cases in all (split across shards)")
-      ->check(IntRange(1, 1000000000))
-      ->capture_default_str();
-  check_->add_option("--seed", check_options_.seed, "Seed (shard i uses seed + i)")->capture_default_str();
-  check_->add_option("--steps", check_options_.steps, "Steps per case")
-      ->check(IntRange(1, 100000))
-      ->capture_default_str();
-  check_->add_option("--shard", shard_, "Run shard i of n (i/n, 0-based), to split a sweep")
-      ->capture_default_str();
-  check_->add_flag("--coverage", check_options_.coverage,
-                   "Also report what the cases reached: each ruleset decision point (taken which "
-                   "way) and rule, and the generators' distributions; exit 1 when a decision "
-                   "point or rule was never reached");
-  check_->add_option("--format", check_options_.format, "Report format")
-      ->check(CLI::IsMember(kReportFormats))
-      ->capture_default_str();
+  command<CheckCommand>() = std::make_unique<CheckCommand>(app);
 
   prove_ = app.add_subcommand(
       "prove",
@@ -193,22 +155,11 @@ std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostre
   if (validate_->parsed()) return run_validate(in, out, err);
   if (render_->parsed()) return run_render(in, out, err);
   if (replay_->parsed()) return run_replay(in, out, err);
-  if (check_->parsed()) {
-    const std::size_t slash = shard_.find('/');
-    int i = 0, n = 0;
-    if (slash == std::string::npos || !absl::SimpleAtoi(shard_.substr(0, slash), &i) ||
-        !absl::SimpleAtoi(shard_.substr(slash + 1), &n) || n < 1 || i < 0 || i >= n) {
-      err << "permitcheck check: --shard \"" << shard_ << "\": expected i/n with 0 <= i < n\n";
-      return kExitBadInput;
-    }
-    check_options_.shard_index = i;
-    check_options_.shard_count = n;
-    return run_check(check_options_, out, err);
-  }
+  if (std::optional<int> code = command<CheckCommand>()->run(out, err)) return code;
   if (prove_->parsed()) return run_prove(prove_options_, out, err);
-  if (std::optional<int> code = conform_command()->run(out, err)) return code;
-  if (std::optional<int> code = review_command()->run(out, err)) return code;
-  if (std::optional<int> code = tap_command()->run(out, err)) return code;
+  if (std::optional<int> code = command<ConformCommand>()->run(out, err)) return code;
+  if (std::optional<int> code = command<ReviewCommand>()->run(out, err)) return code;
+  if (std::optional<int> code = command<TapCommand>()->run(out, err)) return code;
   return std::nullopt;
 }
 

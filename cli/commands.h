@@ -46,7 +46,6 @@ class Commands {
   CLI::App* validate_ = nullptr;
   CLI::App* render_ = nullptr;
   CLI::App* replay_ = nullptr;
-  CLI::App* check_ = nullptr;
   CLI::App* prove_ = nullptr;
 
   bool progress_ = false;
@@ -64,9 +63,7 @@ class Commands {
   std::string cex_;
   std::string render_format_ = "text";
   std::string replay_format_ = "text";
-  // check / prove
-  CheckOptions check_options_;
-  std::string shard_ = "0/1";
+  // prove (check: cli/check.h)
   ProveOptions prove_options_;
 };
 

@@ -9,9 +9,6 @@
 #include "cli/report.h"
 #include "spec/ruleset.h"
 
-#ifdef PERMITCHECK_HAVE_PROPERTIES
-#include "properties/runner.h"
-#endif
 #ifdef PERMITCHECK_HAVE_SOLVER
 #include "solver/interrupt.h"
 #include "solver/prove.h"
@@ -54,95 +51,6 @@ bool prove_available() {
 #endif
 }
 
-int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
-  const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "check", err);
-  if (rules == nullptr) return kExitBadInput;
-  const spec::Ruleset* against = ruleset_or_error(o.against, "check", err);
-  if (against == nullptr) return kExitBadInput;
-  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
-    err << "permitcheck check: --shard " << o.shard_index << "/" << o.shard_count
-        << ": need 0 <= i < n\n";
-    return kExitBadInput;
-  }
-  if (o.cases < 1 || o.steps < 1) {
-    err << "permitcheck check: --cases and --steps must be at least 1\n";
-    return kExitBadInput;
-  }
-#ifndef PERMITCHECK_HAVE_PROPERTIES
-  (void)out;
-  err << "permitcheck check: not built in this configuration (the properties library, "
-         "properties/, was not part of this build)\n";
-  return kExitBadInput;
-#else
-  properties::PropertyParams params;
-  params.seed = o.seed + static_cast<std::uint64_t>(o.shard_index);
-  params.cases = o.cases / o.shard_count + (o.shard_index < o.cases % o.shard_count ? 1 : 0);
-  params.max_steps = o.steps;
-  if (params.cases == 0) {
-    out << "shard " << o.shard_index << "/" << o.shard_count << ": no cases (cases < shards)\n";
-    return kExitPass;
-  }
-  properties::PropertySpec spec;
-  spec.name = absl::StrCat(std::string(av(rules->name)), " implementation against ",
-                           std::string(av(against->name)));
-  spec.mode = impl::mode_of(rules->id);  // every ruleset has an implementation mode
-  spec.rules = against->id;
-  spec.goal = properties::Goal::conform();
-  properties::Coverage coverage;
-  if (o.coverage) spec.coverage = &coverage;
-  const properties::PropertyResult r = properties::run_property(spec, params);
-  const std::vector<std::string> unreached = o.coverage ? coverage.unreached() : std::vector<std::string>{};
-  if (!r.passed && r.counterexample && !o.counterexample.empty()) {
-    std::string recheck;
-    const properties::Problem& p = r.counterexample->problem;
-    if (!p.rule ||
-        !properties::write_and_recheck(*r.counterexample, o.counterexample, *p.rule, p.deviation, &recheck)) {
-      err << "permitcheck check: wrote " << o.counterexample
-          << ", but the monitor did not re-check it to the same rule: " << recheck << "\n";
-    } else {
-      err << "permitcheck check: counterexample written to " << o.counterexample
-          << " (re-checked: " << spec::rule_name(*p.rule) << ")\n";
-    }
-  }
-  const std::string shard = absl::StrCat(o.shard_index, "/", o.shard_count);
-  if (o.format == "json") {
-    out << "{\"tool\":\"permitcheck check\",\"property\":" << json_string(r.name)
-        << ",\"ruleset\":" << json_string(rules->name)
-        << ",\"against\":" << json_string(against->name) << ",\"shard\":\"" << shard
-        << "\",\"seed\":" << r.seed << ",\"cases\":" << r.cases << ",\"steps\":" << r.max_steps
-        << ",\"passed\":" << (r.passed ? "true" : "false");
-    if (o.coverage) {
-      out << ",\"coverage\":" << json_string(coverage.format(coverage.cases()))
-          << ",\"unreached\":" << unreached.size();
-    }
-    if (!r.passed) out << ",\"failure\":" << json_string(properties::format_failure(r));
-    out << "}\n";
-  } else if (o.format == "junit") {
-    JunitSuite suite{.name = "permitcheck check", .suite = "check"};
-    JunitCase c{.classname = "permitcheck.check",
-                .name = absl::StrCat(r.name, " shard ", shard, " seed ", r.seed)};
-    if (!r.passed) {
-      c.failure = JunitCase::Failure{"counterexample", "property failed", properties::format_failure(r)};
-    }
-    suite.cases.push_back(std::move(c));
-    out << format_junit(suite);
-  } else {
-    if (r.passed) {
-      out << "property \"" << r.name << "\" holds: " << r.cases << " cases, up to " << r.max_steps
-          << " steps each, seed " << r.seed << ", shard " << shard << "\n";
-    } else {
-      out << properties::format_failure(r);
-    }
-    if (o.coverage) out << "\n" << coverage.format(coverage.cases());
-  }
-  if (o.coverage && !unreached.empty()) {
-    err << "permitcheck check: coverage: " << unreached.size()
-        << " decision point(s) or rule(s) never reached in " << coverage.cases() << " case(s)\n";
-    return kExitViolation;
-  }
-  return r.passed ? kExitPass : kExitViolation;
-#endif
-}
 
 #ifdef PERMITCHECK_HAVE_SOLVER
 namespace {

@@ -1,4 +1,5 @@
-// The engines behind `permitcheck check` (the RapidCheck properties, properties/runner.h) and
+// The engines behind `permitcheck check` (the RapidCheck properties, properties/runner.h;
+// run_check is in cli/check.cc, with the subcommand and its --suite) and
 // `permitcheck prove` (the Z3 checks, solver/prove.h). Each is compiled in only when its
 // library is part of the build (PERMITCHECK_HAVE_PROPERTIES, PERMITCHECK_HAVE_SOLVER); without
 // it the subcommand parses its options and exits 2 with "not built in this configuration".

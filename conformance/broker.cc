@@ -196,7 +196,7 @@ struct ConformanceBroker::Impl {
             absl::StatusOr<Frame> frame = decode_frame(**f);
             if (!frame.ok()) {
               if (std::optional<UnknownCommand> u = unknown_command(**f)) {
-                unsupported_command(conn, *u);
+                answer_unimplemented(conn, *u);
                 continue;
               }
               protocol_error(conn, std::string(frame.status().message()));
@@ -207,23 +207,6 @@ struct ConformanceBroker::Impl {
           }
           read(conn);
         });
-  }
-
-  // A well-formed command the broker does not implement: a protocol ERROR (when it names a
-  // request id) and a note in the trace, never silence; the connection stays open.
-  void unsupported_command(const std::shared_ptr<Conn>& conn, const UnknownCommand& u) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      events.push_back(spec::Extension{absl::StrCat("x-unsupported-command-", u.type)});
-    }
-    if (!u.request_id) return;
-    wire::BaseCommand out;
-    out.set_type(wire::BaseCommand::ERROR);
-    out.mutable_error()->set_request_id(*u.request_id);
-    out.mutable_error()->set_error(wire::UnknownError);
-    out.mutable_error()->set_message(
-        absl::StrCat("permitcheck conformance broker: command type ", u.type, " not implemented"));
-    send(conn, out);
   }
 
   void protocol_error(const std::shared_ptr<Conn>& conn, std::string reason) {
@@ -454,23 +437,39 @@ struct ConformanceBroker::Impl {
   }
 
   // A command the broker does not implement gets a protocol ERROR (with its request id where
-  // the command has one), never silence, and an `x-unimplemented` event in the trace.
+  // the command has one), never silence, and an `x-unimplemented-NAME` event in the trace.
   void answer_unimplemented(const std::shared_ptr<Conn>& conn, const wire::BaseCommand& in) {
     std::uint64_t request_id = 0;
     if (in.has_seek()) request_id = in.seek().request_id();
     if (in.has_getschema()) request_id = in.getschema().request_id();
     if (in.has_getorcreateschema()) request_id = in.getorcreateschema().request_id();
     const std::string name = wire::BaseCommand::Type_Name(in.type());
+    answer_unimplemented(conn, absl::StrCat("x-unimplemented-", name),
+                         absl::StrCat(name, " is not implemented"), request_id);
+  }
+
+  // A well-formed command of a type our proto does not know: the same, noted as
+  // `x-unsupported-command-N`, the ERROR only when its body names a request id.
+  void answer_unimplemented(const std::shared_ptr<Conn>& conn, const UnknownCommand& u) {
+    answer_unimplemented(conn, absl::StrCat("x-unsupported-command-", u.type),
+                         absl::StrCat("command type ", u.type, " not implemented"), u.request_id);
+  }
+
+  // Both: the trace note `event`, then a protocol ERROR with `message` to `request_id` (none:
+  // no answer); the connection stays open.
+  void answer_unimplemented(const std::shared_ptr<Conn>& conn, std::string event,
+                            const std::string& message, std::optional<std::uint64_t> request_id) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      events.push_back(spec::Extension{absl::StrCat("x-unimplemented-", name)});
+      events.push_back(spec::Extension{std::move(event)});
     }
+    if (!request_id) return;
     wire::BaseCommand out;
     out.set_type(wire::BaseCommand::ERROR);
     auto* e = out.mutable_error();
-    e->set_request_id(request_id);
+    e->set_request_id(*request_id);
     e->set_error(wire::UnknownError);
-    e->set_message(absl::StrCat("permitcheck conformance broker: ", name, " is not implemented"));
+    e->set_message(absl::StrCat("permitcheck conformance broker: ", message));
     send(conn, out);
   }
 

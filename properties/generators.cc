@@ -75,7 +75,7 @@ rc::Gen<impl::WorldConfig> gen_world_config(impl::Mode mode, impl::Mutant mutant
   });
 }
 
-rc::Gen<std::vector<std::int64_t>> gen_ack_set(std::int64_t b) {
+rc::Gen<std::vector<std::int64_t>> gen_acked_indexes(std::int64_t b) {
   return rc::gen::exec([b] {
     std::vector<std::int64_t> acked;
     enum Kind { kNone, kDense, kSparse, kBoundary, kOneLeft, kAll };
@@ -200,7 +200,7 @@ rc::Gen<impl::EntrySpec> gen_entry() {
     e.payload.batch_size = b;
     e.payload.batched = b > 1;
     e.payload.key = *rc::gen::inRange(0, 4);
-    e.pre_acked = *gen_ack_set(b);
+    e.pre_acked = *gen_acked_indexes(b);
     if (!e.pre_acked.empty()) e.stray_ack_bits = *gen_stray_bits(b);
     e.payload = *gen_fault(e.payload);
     return e;

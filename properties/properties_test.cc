@@ -26,7 +26,7 @@ std::string counterexample_dir() {
 #endif
 }
 
-TEST(RevDProperty, B4_B6_C7_K5_E1_E2_E3_E4_E5_E6_ImplementationConformsToSpecification) {
+TEST(RevDProperty, ImplementationConformsToSpecification) {
   const PropertyParams params = PropertyParams::from_env(kConformanceCases);
   const PropertyResult r = run_property({.name = "rev-d conformance"}, params);
   std::cout << "rev-d: " << r.cases << " cases, seed " << r.seed << ", " << r.seconds << " s\n";
@@ -75,19 +75,19 @@ void expect_found(const std::string& id) {
             << "\n" << format_failure(shown);
 }
 
-TEST(LegacyFindings, L1_C7_ChecksumFailureFoundAndShrunk) { expect_found("L1"); }
-TEST(LegacyFindings, L2_C7_MetadataFailureFoundAndShrunk) { expect_found("L2"); }
-TEST(LegacyFindings, L3_C7_DecompressionFailureFoundAndShrunk) { expect_found("L3"); }
-TEST(LegacyFindings, L4_C7_BatchFailureLosesPermitsFoundAndShrunk) { expect_found("L4"); }
-TEST(LegacyFindings, L5_K7_PartialBatchFailureOverGrantsFoundAndShrunk) { expect_found("L5"); }
-TEST(LegacyFindings, L6_E3_M2_StaleEpochDiscardCrossesIncarnationsFoundAndShrunk) {
+TEST(LegacyFindings, L1_ChecksumFailureFoundAndShrunk) { expect_found("L1"); }
+TEST(LegacyFindings, L2_MetadataFailureFoundAndShrunk) { expect_found("L2"); }
+TEST(LegacyFindings, L3_DecompressionFailureFoundAndShrunk) { expect_found("L3"); }
+TEST(LegacyFindings, L4_BatchFailureLosesPermitsFoundAndShrunk) { expect_found("L4"); }
+TEST(LegacyFindings, L5_PartialBatchFailureOverGrantsFoundAndShrunk) { expect_found("L5"); }
+TEST(LegacyFindings, L6_StaleEpochDiscardCrossesIncarnationsFoundAndShrunk) {
   expect_found("L6");
 }
-TEST(LegacyFindings, L7_E3_SameConnectionRecreationOverGrantsFoundAndShrunk) { expect_found("L7"); }
-TEST(LegacyFindings, L8_B4_B6_RejectedEntryDebitedFoundAndShrunk) { expect_found("L8"); }
-TEST(LegacyFindings, L9_K4_BeforeStartMessageIdLosesPermitFoundAndShrunk) { expect_found("L9"); }
-TEST(LegacyFindings, L10_X2_CryptoDiscardOfPartialBatchFoundAndShrunk) { expect_found("L10"); }
-TEST(LegacyFindings, L11_N6_OldFlowAfterReplacementSubscribeFoundAndShrunk) {
+TEST(LegacyFindings, L7_SameConnectionRecreationOverGrantsFoundAndShrunk) { expect_found("L7"); }
+TEST(LegacyFindings, L8_RejectedEntryDebitedFoundAndShrunk) { expect_found("L8"); }
+TEST(LegacyFindings, L9_BeforeStartMessageIdLosesPermitFoundAndShrunk) { expect_found("L9"); }
+TEST(LegacyFindings, L10_CryptoDiscardOfPartialBatchFoundAndShrunk) { expect_found("L10"); }
+TEST(LegacyFindings, L11_OldFlowAfterReplacementSubscribeFoundAndShrunk) {
   expect_found("L11");
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "properties/commands.h"
+#include "impl/mutant.h"
 #include "properties/generators.h"
 #include "rapidcheck.h"
 #include "rapidcheck/state.h"
@@ -341,6 +342,20 @@ std::string format_report(const Report& report) {
   }
   absl::StrAppend(&out, "\n", report.ok() ? "OK" : "NOT OK", "\n");
   return out;
+}
+
+int run_suite(const SuiteOptions& o, std::ostream& out) {
+  Report report;
+  report.rev_d = run_property({.name = "rev-d conformance"}, o.params);
+  report.legacy = run_property({.name = "legacy conformance", .mode = impl::Mode::kLegacy}, o.params);
+  if (!o.no_legacy) report.findings = find_legacy_bugs(o.params, o.out_dir);
+  if (!o.no_mutants && impl::mutants_compiled_in()) {
+    report.mutants = run_mutation(o.params);
+    report.mutants_run = true;
+  }
+  out << format_report(report);
+  if (o.no_legacy) return report.rev_d.passed && !report.legacy.passed ? 0 : 1;
+  return report.ok() ? 0 : 1;
 }
 
 }  // namespace permitcheck::properties

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,19 @@ struct Report {
 
 std::string format_findings_table(const std::vector<LegacyFinding>& findings);
 std::string format_report(const Report& report);
+
+// What the whole report runs (options.h registers it as command-line options).
+struct SuiteOptions {
+  PropertyParams params;  // seed, cases, steps, find_cases, mutant_cases
+  std::string out_dir;    // the legacy findings' counterexample trace files go here
+  bool no_mutants = false;  // skip the mutation score
+  bool no_legacy = false;   // skip the legacy findings L1-L11
+};
+
+// Runs the whole report and prints it to `out`. 0 when rev-d passes and legacy fails, every
+// L1-L11 is found and re-checked (unless no_legacy) and at least 95% of the mutants are killed
+// (when the build has mutants and not no_mutants); 1 otherwise.
+int run_suite(const SuiteOptions& options, std::ostream& out);
 
 }  // namespace permitcheck::properties
 

@@ -67,6 +67,37 @@ std::optional<Witness> command_witness(const spec::Ruleset& rules, const spec::C
                                        const std::string& situation, const std::string& row,
                                        bool lost, std::string* disagreement);
 
+// A class of command situations the conservation checks search one witness in, and the legacy
+// catalogue row a witness of it shows when it loses (lost_row) or over-returns (over_row).
+struct SituationClass {
+  std::string name;
+  z3::expr when;
+  std::string lost_row;
+  std::string over_row;
+};
+
+// The reference's view of a command that the classes are read from: the bit-level encoding
+// (conservation.cc) and the summary (conservation_all.cc) fill it alike. `stage` is 2 bits
+// (kStage*), `path` 3 bits (spec::PayloadPath), `fate0` index 0's 3-bit IndexFate code.
+struct ClassInputs {
+  z3::expr stage, path, fate0;
+  z3::expr protocol_error, inconsistent, decompress, path_reached, single_run, batch_run,
+      parse_failure;
+};
+
+// ClassInputs from the reference's outcome: a CommandOutcome or a SummaryOutcome, which name
+// these stages alike.
+template <typename Outcome>
+ClassInputs class_inputs(const Outcome& ref, const z3::expr& stage, const z3::expr& path,
+                         const z3::expr& fate0, const z3::expr& parse_failure) {
+  return ClassInputs{stage, path, fate0, ref.protocol_error, ref.inconsistent, ref.decompress,
+                     ref.path_reached, ref.single_run, ref.batch_run, parse_failure};
+}
+
+// The sixteen classes (protocol error, each failure stage, each payload path, each fate of a
+// single message, a batch with and without a parse failure), in report order.
+std::vector<SituationClass> situation_classes(z3::context& ctx, const ClassInputs& in);
+
 // The legacy catalogue's rule for row `id` ("L1" -> C7), judged against rev-d.
 spec::RuleId catalogue_rule(std::string_view id);
 

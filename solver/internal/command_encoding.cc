@@ -136,6 +136,44 @@ z3::expr encode_settle_amount(const spec::Ruleset& rules, const SymProgress& pr)
   return z3::ite(pr.transferred, count(ctx, 0), rest);  // S1
 }
 
+StagePredicates stage_predicates(const spec::Ruleset& rules, const z3::expr& pe_c4,
+                                 const z3::expr& v_inconsistent, const z3::expr& stage,
+                                 const z3::expr& path, const z3::expr& batched,
+                                 const z3::expr& early_p, const z3::expr& v_p) {
+  z3::context& ctx = pe_c4.ctx();
+  const z3::expr no = ctx.bool_val(false);
+  auto stage_is = [&](unsigned s) { return stage == ctx.bv_val(s, 2); };
+  auto path_is = [&](spec::PayloadPath p) { return path == ctx.bv_val(static_cast<unsigned>(p), 3); };
+  const z3::expr early_fail = !pe_c4 && (stage_is(kStageChecksum) || stage_is(kStageMetadata));
+  const z3::expr after_meta = !pe_c4 && !early_fail;
+  const z3::expr inconsistent = after_meta && v_inconsistent;
+  const bool closes = rules.inconsistent == spec::InconsistentHandling::kCloseConnection;
+  const z3::expr valid = after_meta && !v_inconsistent;
+  const z3::expr path_reached = valid && !stage_is(kStageDecompress);
+  const z3::expr chunk = path_reached && path_is(spec::PayloadPath::kChunkNonFinal);
+  const z3::expr crypto_discard = path_reached && path_is(spec::PayloadPath::kCryptoDiscard);
+  const z3::expr crypto_fail = path_reached && path_is(spec::PayloadPath::kCryptoFail);
+  const z3::expr specialised = chunk || crypto_discard || crypto_fail;
+  const z3::expr native = path_reached && !specialised;
+  return StagePredicates{.early_fail = early_fail,
+                         .after_meta = after_meta,
+                         .inconsistent = inconsistent,
+                         .pe_inconsistent = closes ? inconsistent : no,
+                         .fail_inconsistent = closes ? no : inconsistent,
+                         .valid = valid,
+                         .decompress = valid && stage_is(kStageDecompress),
+                         .path_reached = path_reached,
+                         .chunk = chunk,
+                         .crypto_discard = crypto_discard,
+                         .crypto_fail = crypto_fail,
+                         .specialised = specialised,
+                         .native = native,
+                         .batch_run = native && batched,
+                         .single_run = native && !batched,
+                         .p = z3::ite(pe_c4 || early_fail, early_p, v_p),
+                         .closes = closes};
+}
+
 CommandOutcome encode_command(const spec::Ruleset& rules, const CommandVars& v,
                               PopcountEncoding pc) {
   z3::context& ctx = v.batch_size.ctx();
@@ -146,9 +184,6 @@ CommandOutcome encode_command(const spec::Ruleset& rules, const CommandVars& v,
   const z3::expr one = count(ctx, 1);
   const z3::expr b = resize(v.batch_size, kCountBits);
   auto stage_is = [&](unsigned s) { return v.stage == ctx.bv_val(s, 2); };
-  auto path_is = [&](spec::PayloadPath p) {
-    return v.path == ctx.bv_val(static_cast<unsigned>(p), 3);
-  };
   auto code = [&](FailureStage s) { return ctx.bv_val(failure_code(s), 3); };
 
   // C1 step (1) is read only by rulesets whose client knows the field.
@@ -175,23 +210,11 @@ CommandOutcome encode_command(const spec::Ruleset& rules, const CommandVars& v,
 
   // The pipeline, stage by stage (Handler::run).
   const z3::expr pe_c4 = read && !in_range;  // C4
-  const z3::expr early_fail = !pe_c4 && (stage_is(kStageChecksum) || stage_is(kStageMetadata));
-  const z3::expr after_meta = !pe_c4 && !early_fail;
-  const z3::expr inconsistent = after_meta && v_inconsistent;
-  const bool closes = rules.inconsistent == spec::InconsistentHandling::kCloseConnection;
-  const z3::expr pe_inconsistent = closes ? inconsistent : no;
-  const z3::expr fail_inconsistent = closes ? no : inconsistent;
-  const z3::expr valid = after_meta && !v_inconsistent;
-  const z3::expr decompress = valid && stage_is(kStageDecompress);
-  const z3::expr path_reached = valid && !stage_is(kStageDecompress);
-  const z3::expr chunk = path_reached && path_is(spec::PayloadPath::kChunkNonFinal);
-  const z3::expr crypto_discard = path_reached && path_is(spec::PayloadPath::kCryptoDiscard);
-  const z3::expr crypto_fail = path_reached && path_is(spec::PayloadPath::kCryptoFail);
-  const z3::expr specialised = chunk || crypto_discard || crypto_fail;
-  const z3::expr native = path_reached && !specialised;
-  const z3::expr batch_run = native && v.batched;
-  const z3::expr single_run = native && !v.batched;
-  const z3::expr p = z3::ite(pe_c4 || early_fail, early_p, v_p);
+  // The stages (C4, C7, C5, decompression, the payload paths) and the P: one helper.
+  const auto& [early_fail, after_meta, inconsistent, pe_inconsistent, fail_inconsistent, valid,
+               decompress, path_reached, chunk, crypto_discard, crypto_fail, specialised, native,
+               batch_run, single_run, p, closes] =
+      stage_predicates(rules, pe_c4, v_inconsistent, v.stage, v.path, v.batched, early_p, v_p);
 
   // Native batch expansion: indexes below the first parse failure, deliverable ones only.
   const z3::expr parse_failure = n.parse_failure;

@@ -111,6 +111,35 @@ struct CommandOutcome {
   z3::expr transferred;      // S1
 };
 
+// The receive pipeline stage by stage (Handler::run), one formula for encode_command and for
+// the summary encoding (summary.h): given C4 (`pe_c4`: a present field out of range), the
+// validation's C5 verdict, the 2-bit stage (kStage*), the 3-bit payload path and whether the
+// command is a native batch, which stage the command ends in, and the P it settles by (the
+// early P before metadata, `v_p` after).
+struct StagePredicates {
+  z3::expr early_fail;         // checksum or metadata failure (C7)
+  z3::expr after_meta;         // metadata read
+  z3::expr inconsistent;       // C5 after metadata
+  z3::expr pe_inconsistent;    // ... and the ruleset closes the connection for it
+  z3::expr fail_inconsistent;  // ... and the ruleset fails the command for it
+  z3::expr valid;              // validated
+  z3::expr decompress;         // failed at decompression
+  z3::expr path_reached;       // the payload path runs
+  z3::expr chunk;              // non-final chunk (S2)
+  z3::expr crypto_discard;     // crypto DISCARD (S3)
+  z3::expr crypto_fail;        // crypto FAIL
+  z3::expr specialised;        // one of the three
+  z3::expr native;             // a native single message or batch
+  z3::expr batch_run;          // native batch expansion
+  z3::expr single_run;         // native single message
+  z3::expr p;                  // the P the command settles by
+  bool closes;                 // the ruleset closes the connection on C5 (revision C: on K8 too)
+};
+StagePredicates stage_predicates(const spec::Ruleset& rules, const z3::expr& pe_c4,
+                                 const z3::expr& v_inconsistent, const z3::expr& stage,
+                                 const z3::expr& path, const z3::expr& batched,
+                                 const z3::expr& early_p, const z3::expr& v_p);
+
 CommandOutcome encode_command(const spec::Ruleset& rules, const CommandVars& v,
                               PopcountEncoding pc = PopcountEncoding::kAdderTree);
 

@@ -67,46 +67,11 @@ Encoded encode(z3::context& ctx, const spec::Ruleset& rules, const Bounds& b) {
   return Encoded{std::move(v), std::move(ref), std::move(out), x2, x3, lost, over, released};
 }
 
-struct SituationClass {
-  std::string name;
-  z3::expr when;
-  std::string lost_row;  // legacy catalogue row when the class loses permits
-  std::string over_row;  // ... when it over-returns
-};
-
 std::vector<SituationClass> classes(z3::context& ctx, const Encoded& e) {
   const CommandVars& v = e.v;
-  auto stage_is = [&](unsigned s) { return v.stage == ctx.bv_val(s, 2); };
-  auto path_is = [&](spec::PayloadPath p) {
-    return e.ref.path_reached && v.path == ctx.bv_val(static_cast<unsigned>(p), 3);
-  };
   const z3::expr f0 =
       z3::concat(v.fate2.extract(0, 0), z3::concat(v.fate1.extract(0, 0), v.fate0.extract(0, 0)));
-  auto single = [&](spec::IndexFate fate) {
-    return e.ref.single_run && f0 == ctx.bv_val(static_cast<unsigned>(fate), 3);
-  };
-  const z3::expr single_delivered =
-      e.ref.single_run && (f0 == ctx.bv_val(0, 3) || f0 == ctx.bv_val(6, 3) || f0 == ctx.bv_val(7, 3));
-  const z3::expr not_pe = !e.ref.protocol_error;
-  std::vector<SituationClass> out = {
-      {"protocol error (C4)", e.ref.protocol_error, "", ""},
-      {"checksum failure", not_pe && stage_is(kStageChecksum), "L1", ""},
-      {"metadata failure", not_pe && stage_is(kStageMetadata), "L2", ""},
-      {"inconsistent command (C5)", e.ref.inconsistent, "", ""},
-      {"decompression failure", e.ref.decompress, "L3", ""},
-      {"non-final chunk", path_is(spec::PayloadPath::kChunkNonFinal), "", ""},
-      {"crypto DISCARD", path_is(spec::PayloadPath::kCryptoDiscard), "", ""},
-      {"crypto FAIL", path_is(spec::PayloadPath::kCryptoFail), "", ""},
-      {"single message delivered", single_delivered, "", ""},
-      {"single message duplicate", single(spec::IndexFate::kDuplicate), "", ""},
-      {"single message compacted", single(spec::IndexFate::kCompacted), "", ""},
-      {"single message before startMessageId", single(spec::IndexFate::kBeforeStart), "L9", ""},
-      {"single message past dead-letter threshold", single(spec::IndexFate::kDeadLetter), "", ""},
-      {"single message hand-off fails", single(spec::IndexFate::kHandoffFails), "", ""},
-      {"batch parse failure", e.ref.batch_run && e.ref.parse_failure, "L4", "L5"},
-      {"batch expanded", e.ref.batch_run && !e.ref.parse_failure, "", ""},
-  };
-  return out;
+  return situation_classes(ctx, class_inputs(e.ref, v.stage, v.path, f0, e.ref.parse_failure));
 }
 
 // Smaller is simpler: an honest wire first (the field carries the broker's P), then B, the
@@ -141,6 +106,39 @@ std::optional<Witness> witness(const spec::Ruleset& rules, const z3::model& m, c
 }
 
 }  // namespace
+
+std::vector<SituationClass> situation_classes(z3::context& ctx, const ClassInputs& in) {
+  auto stage_is = [&](unsigned s) { return in.stage == ctx.bv_val(s, 2); };
+  auto path_is = [&](spec::PayloadPath p) {
+    return in.path_reached && in.path == ctx.bv_val(static_cast<unsigned>(p), 3);
+  };
+  auto single = [&](spec::IndexFate fate) {
+    return in.single_run && in.fate0 == ctx.bv_val(static_cast<unsigned>(fate), 3);
+  };
+  // Deliver is code 0; 6 and 7 read as deliver too (command_encoding.h).
+  const z3::expr single_delivered = in.single_run && (in.fate0 == ctx.bv_val(0, 3) ||
+                                                      in.fate0 == ctx.bv_val(6, 3) ||
+                                                      in.fate0 == ctx.bv_val(7, 3));
+  const z3::expr not_pe = !in.protocol_error;
+  return {
+      {"protocol error (C4)", in.protocol_error, "", ""},
+      {"checksum failure", not_pe && stage_is(kStageChecksum), "L1", ""},
+      {"metadata failure", not_pe && stage_is(kStageMetadata), "L2", ""},
+      {"inconsistent command (C5)", in.inconsistent, "", ""},
+      {"decompression failure", in.decompress, "L3", ""},
+      {"non-final chunk", path_is(spec::PayloadPath::kChunkNonFinal), "", ""},
+      {"crypto DISCARD", path_is(spec::PayloadPath::kCryptoDiscard), "", ""},
+      {"crypto FAIL", path_is(spec::PayloadPath::kCryptoFail), "", ""},
+      {"single message delivered", single_delivered, "", ""},
+      {"single message duplicate", single(spec::IndexFate::kDuplicate), "", ""},
+      {"single message compacted", single(spec::IndexFate::kCompacted), "", ""},
+      {"single message before startMessageId", single(spec::IndexFate::kBeforeStart), "L9", ""},
+      {"single message past dead-letter threshold", single(spec::IndexFate::kDeadLetter), "", ""},
+      {"single message hand-off fails", single(spec::IndexFate::kHandoffFails), "", ""},
+      {"batch parse failure", in.batch_run && in.parse_failure, "L4", "L5"},
+      {"batch expanded", in.batch_run && !in.parse_failure, "", ""},
+  };
+}
 
 std::optional<Witness> command_witness(const spec::Ruleset& rules, const spec::CommandSituation& s,
                                        std::int64_t model_total, std::int64_t p, bool pe,

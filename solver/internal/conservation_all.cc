@@ -57,43 +57,9 @@ SumEncoded encode(z3::context& ctx, const spec::Ruleset& rules) {
   return SumEncoded{std::move(s), std::move(ref), std::move(out), x2, x3, lost, over, released};
 }
 
-struct SumClass {
-  std::string name;
-  z3::expr when;
-  std::string lost_row, over_row;
-};
-
-std::vector<SumClass> classes(z3::context& ctx, const SumEncoded& e) {
+std::vector<SituationClass> classes(z3::context& ctx, const SumEncoded& e) {
   const SummaryVars& s = e.s;
-  auto stage_is = [&](unsigned x) { return s.stage == ctx.bv_val(x, 2); };
-  auto path_is = [&](spec::PayloadPath p) {
-    return e.ref.path_reached && s.path == ctx.bv_val(static_cast<unsigned>(p), 3);
-  };
-  auto single = [&](spec::IndexFate f) {
-    return e.ref.single_run && s.fate == ctx.bv_val(static_cast<unsigned>(f), 3);
-  };
-  const z3::expr delivered0 = e.ref.single_run && (s.fate == ctx.bv_val(0, 3) ||
-                                                   s.fate == ctx.bv_val(6, 3) ||
-                                                   s.fate == ctx.bv_val(7, 3));
-  const z3::expr not_pe = !e.ref.protocol_error;
-  return {
-      {"protocol error (C4)", e.ref.protocol_error, "", ""},
-      {"checksum failure", not_pe && stage_is(kStageChecksum), "L1", ""},
-      {"metadata failure", not_pe && stage_is(kStageMetadata), "L2", ""},
-      {"inconsistent command (C5)", e.ref.inconsistent, "", ""},
-      {"decompression failure", e.ref.decompress, "L3", ""},
-      {"non-final chunk", path_is(spec::PayloadPath::kChunkNonFinal), "", ""},
-      {"crypto DISCARD", path_is(spec::PayloadPath::kCryptoDiscard), "", ""},
-      {"crypto FAIL", path_is(spec::PayloadPath::kCryptoFail), "", ""},
-      {"single message delivered", delivered0, "", ""},
-      {"single message duplicate", single(spec::IndexFate::kDuplicate), "", ""},
-      {"single message compacted", single(spec::IndexFate::kCompacted), "", ""},
-      {"single message before startMessageId", single(spec::IndexFate::kBeforeStart), "L9", ""},
-      {"single message past dead-letter threshold", single(spec::IndexFate::kDeadLetter), "", ""},
-      {"single message hand-off fails", single(spec::IndexFate::kHandoffFails), "", ""},
-      {"batch parse failure", e.ref.batch_run && s.parse_failure, "L4", "L5"},
-      {"batch expanded", e.ref.batch_run && !s.parse_failure, "", ""},
-  };
+  return situation_classes(ctx, class_inputs(e.ref, s.stage, s.path, s.fate, s.parse_failure));
 }
 
 // Smaller is simpler, as conservation.cc: an honest wire, then B, the field, the counts.
@@ -149,7 +115,7 @@ bool layout_matches(const spec::CommandSituation& c, const z3::model& m, const S
 // spec::handle_command: its returns must be the summary's. A disagreement in words, or nullopt.
 std::optional<std::string> spec_disagreement(z3::context& ctx, Query& q, const SumEncoded& e,
                                              const spec::Ruleset& rules) {
-  for (const SumClass& c : classes(ctx, e)) {
+  for (const SituationClass& c : classes(ctx, e)) {
     const Answer a = q.check(c.when && e.s.batch_size <= 64 && e.s.beyond <= 64);
     if (a.verdict != Verdict::kSat) continue;  // reachability is the vacuity check's
     const std::optional<spec::CommandSituation> s = situation_from_summary(q.model(), e.s);
@@ -267,7 +233,7 @@ CheckRun run_conservation_all(const spec::Ruleset& rules, const Bounds& b) {
   // A violation: one minimal witness per class and direction, from integer models.
   Counterexample cex;
   std::string unknown;
-  std::vector<SumClass> cls = classes(ctx, e);
+  std::vector<SituationClass> cls = classes(ctx, e);
   cls.push_back({"dead-letter message released while held (S5)", e.released, "", "F3"});
   for (std::size_t i = 0; i < cls.size(); ++i) {
     for (const bool lost : {true, false}) {
@@ -332,7 +298,7 @@ std::vector<VacuityItem> vacuity_conservation_all(const spec::Ruleset& rules, co
   q.add(summary_domain(e.s));
   std::vector<VacuityItem> out;
   out.push_back(vacuity_item("assumptions: summary, the domain is satisfiable", q.check(), true));
-  for (const SumClass& c : classes(ctx, e)) {
+  for (const SituationClass& c : classes(ctx, e)) {
     out.push_back(vacuity_item(absl::StrCat("assumptions: summary, ", c.name, " is reachable"),
                                q.check(c.when), true));
   }

@@ -121,9 +121,6 @@ SummaryOutcome encode_summary(const spec::Ruleset& rules, const SummaryVars& s) 
   const z3::expr one = num(1);
   const z3::expr& b = s.batch_size;
   auto stage_is = [&](unsigned x) { return s.stage == ctx.bv_val(x, 2); };
-  auto path_is = [&](spec::PayloadPath p) {
-    return s.path == ctx.bv_val(static_cast<unsigned>(p), 3);
-  };
   auto code = [&](FailureStage x) { return ctx.bv_val(failure_code(x), 3); };
 
   // C1 (1): read only by rulesets whose client knows the field.
@@ -140,23 +137,11 @@ SummaryOutcome encode_summary(const spec::Ruleset& rules, const SummaryVars& s) 
   const z3::expr v_p = z3::ite(read, s.field_value, z3::ite(no_deliverable, early_p, in_b));
 
   const z3::expr pe_c4 = read && !s.field_in_range;  // C4
-  const z3::expr early_fail = !pe_c4 && (stage_is(kStageChecksum) || stage_is(kStageMetadata));
-  const z3::expr after_meta = !pe_c4 && !early_fail;
-  const z3::expr inconsistent = after_meta && v_inconsistent;
-  const bool closes = rules.inconsistent == spec::InconsistentHandling::kCloseConnection;
-  const z3::expr pe_inconsistent = closes ? inconsistent : no;
-  const z3::expr fail_inconsistent = closes ? no : inconsistent;
-  const z3::expr valid = after_meta && !v_inconsistent;
-  const z3::expr decompress = valid && stage_is(kStageDecompress);
-  const z3::expr path_reached = valid && !stage_is(kStageDecompress);
-  const z3::expr chunk = path_reached && path_is(spec::PayloadPath::kChunkNonFinal);
-  const z3::expr crypto_discard = path_reached && path_is(spec::PayloadPath::kCryptoDiscard);
-  const z3::expr crypto_fail = path_reached && path_is(spec::PayloadPath::kCryptoFail);
-  const z3::expr specialised = chunk || crypto_discard || crypto_fail;
-  const z3::expr native = path_reached && !specialised;
-  const z3::expr batch_run = native && s.batched;
-  const z3::expr single_run = native && !s.batched;
-  const z3::expr p = z3::ite(pe_c4 || early_fail, early_p, v_p);
+  // The stages (C4, C7, C5, decompression, the payload paths) and the P: one helper.
+  const auto& [early_fail, after_meta, inconsistent, pe_inconsistent, fail_inconsistent, valid,
+               decompress, path_reached, chunk, crypto_discard, crypto_fail, specialised, native,
+               batch_run, single_run, p, closes] =
+      stage_predicates(rules, pe_c4, v_inconsistent, s.stage, s.path, s.batched, early_p, v_p);
 
   // Batch expansion (K2, K3, K8).
   z3::expr claimed_b = s.delivered;

@@ -215,7 +215,7 @@ TEST(Engines, NotBuiltIsExitTwo) {
 // With the engines built: rev-d holds, legacy breaks the rev-d invariant (exit 1) and the
 // shrunk counterexample is written as a trace the monitor re-checks; legacy checked against
 // the legacy rules is the fidelity check and holds.
-TEST(Engines, C7_CheckLegacyAgainstRevDIsAViolationWithACounterexampleFile) {
+TEST(Engines, CheckLegacyAgainstRevDIsAViolationWithACounterexampleFile) {
   if (!check_available()) GTEST_SKIP() << "properties not built";
   EXPECT_EQ(run_permitcheck({"check", "--cases", "100"}).code, kExitPass);
   const std::string cex = ::testing::TempDir() + "/check_legacy_cex.jsonl";
@@ -258,7 +258,7 @@ TEST(Engines, CheckCoverageFailsOnUnreachedAndPassesWhenEverythingIsReached) {
   EXPECT_THAT(all.out, HasSubstr("inconsistent"));
 }
 
-TEST(Engines, E1_E3_ProveRevDProvedLegacyRefuted) {
+TEST(Engines, E3_ProveRevDProvedLegacyRefuted) {
   if (!prove_available()) GTEST_SKIP() << "solver not built";
   EXPECT_EQ(run_permitcheck({"prove", "--check", "conservation"}).code, kExitPass);
   const testing::Run r = run_permitcheck({"prove", "--check", "isolation", "--ruleset", "legacy"});

@@ -221,5 +221,62 @@ TEST(GoldenText, ProveLegacyCounterexamplesInWords) {
   expect_golden("prove.finalization.legacy.txt", mask_seconds(r.out));
 }
 
+// `review --findings` at a small budget: the table (found, cases or seconds, length, rule)
+// and each counterexample in words, every measured second masked.
+TEST(GoldenText, ReviewFindingsTable) {
+  if (run_permitcheck({"review", "--from", "rev-z"}).err.find("not built") != std::string::npos) {
+    GTEST_SKIP() << "review not built";
+  }
+  const testing::Run r =
+      run_permitcheck({"review", "--findings", "--cases", "300", "--bound", "8", "--seed", "491"});
+  EXPECT_EQ(r.code, kExitPass) << r.err;
+  // The seconds column is right-aligned: its padding goes with the masked number.
+  static const std::regex kPaddedSeconds(R"( +[0-9]+\.[0-9]{2} s\b)");
+  expect_golden("review.findings.txt", std::regex_replace(r.out, kPaddedSeconds, " #.## s"));
+}
+
+#ifdef PERMITCHECK_REFERENCE_CLIENT
+// conform's text against the reference client on a fixed seed: the client command (a build
+// path), the seconds of each scenario and any 127.0.0.1 port are masked.
+std::string mask_conform(std::string text) {
+  const std::string client = PERMITCHECK_REFERENCE_CLIENT;
+  for (std::size_t at = text.find(client); at != std::string::npos; at = text.find(client, at)) {
+    text.replace(at, client.size(), "REFERENCE-CLIENT");
+  }
+  static const std::regex kSeconds(R"(\b[0-9]+\.[0-9] s\))");
+  static const std::regex kPort(R"(127\.0\.0\.1:[0-9]+)");
+  return std::regex_replace(std::regex_replace(text, kSeconds, "#.# s)"), kPort, "127.0.0.1:PORT");
+}
+
+std::string reference_client(const std::string& extra = "") {
+  return std::string(PERMITCHECK_REFERENCE_CLIENT) +
+         " --url {url} --q {q} --delay-ms {delay_ms} --nack-every {nack_every}" + extra;
+}
+
+TEST(GoldenText, ConformMaskingLeavesTheRestAlone) {
+  EXPECT_EQ(mask_conform(std::string(PERMITCHECK_REFERENCE_CLIENT) +
+                         " --url pulsar://127.0.0.1:41234\n  PASS x  (2 run(s), 1.5 s)\nB=1.5 s\n"),
+            "REFERENCE-CLIENT --url pulsar://127.0.0.1:PORT\n  PASS x  (2 run(s), #.# s)\nB=1.5 s\n");
+}
+
+TEST(GoldenText, ConformReferenceClientPasses) {
+  const testing::Run r =
+      run_permitcheck({"conform", "--client", reference_client(), "--scenarios",
+                       "complete_batches,partial_batches", "--cases", "0", "--seed", "491",
+                       "--idle", "0.8", "--jobs", "1"});
+  EXPECT_EQ(r.code, kExitPass) << r.err;
+  expect_golden("conform.reference.txt", mask_conform(r.out));
+}
+
+TEST(GoldenText, ConformLegacyReferenceClientShrinksTheChecksumLoss) {
+  const testing::Run r =
+      run_permitcheck({"conform", "--client", reference_client(" --ruleset legacy"), "--scenarios",
+                       "corrupt_checksum", "--cases", "0", "--seed", "491", "--idle", "0.8",
+                       "--max-shrinks", "2", "--jobs", "1"});
+  EXPECT_EQ(r.code, kExitViolation) << r.err;
+  expect_golden("conform.legacy.txt", mask_conform(r.out));
+}
+#endif
+
 }  // namespace
 }  // namespace permitcheck::cli

@@ -102,7 +102,7 @@ std::string dump(const ScenarioReport& s) {
 // Every scenario, its fixed cases and a fresh random draw, 20 times in a row with a new seed
 // each time: no flaky verdict, and every scenario opens its window every time. The scenarios
 // run side by side (each its own broker and client) so the 20 rounds stay affordable.
-TEST(ReferenceClient, E1_E2_E3_E5_C7_K4_K7_N2_N6_PassesEveryScenarioTwentyRunsInARow) {
+TEST(ReferenceClient, PassesEveryScenarioTwentyRunsInARow) {
 #ifdef PERMITCHECK_SANITIZED_BUILD
   constexpr std::uint64_t kRounds = 3;  // the plain build runs all 20
 #else
@@ -164,7 +164,7 @@ TEST(LegacyReferenceClient, L1_L2_L3_L4_L5_L6_L7_L9_L11_C7_K7_E3_K4_N6_EachRowFo
   EXPECT_FALSE(report.passed());
 }
 
-TEST(LegacyReferenceClient, L1_C7_DrainMeasuresTheExactLoss) {
+TEST(LegacyReferenceClient, C7_DrainMeasuresTheExactLoss) {
   // P = 5 debited, legacy returns 1: after the drain flushes the accumulator, 4 are missing.
   ScenarioOutcome o = run_scenario(
       reference_client("legacy"),
@@ -189,7 +189,7 @@ TEST(ReferenceClient, X1_DeviationCarriesItsNumbers) {
   EXPECT_EQ(o.drain.delta, -3) << dump(o);
 }
 
-TEST(ReferenceClient, K4_DuplicatesAfterReconnectReturnExactlyTheirP) {
+TEST(ReferenceClient, DuplicatesAfterReconnectReturnExactlyTheirP) {
   ScenarioOutcome o = run_scenario(
       reference_client(),
       params(ScenarioKind::kStartMessageId, {EntrySpec{}, batch(3), EntrySpec{}}));
@@ -201,7 +201,7 @@ TEST(ReferenceClient, K4_DuplicatesAfterReconnectReturnExactlyTheirP) {
 
 // A client whose application acknowledges at once cannot hold messages across the
 // replacement: the run says so and is not a pass.
-TEST(ReferenceClient, E3_HeldWindowNotOpenedIsInconclusive) {
+TEST(ReferenceClient, HeldWindowNotOpenedIsInconclusive) {
   ScenarioParams p = params(ScenarioKind::kHeldCloseConsumer, {batch(4)});
   p.delay_ms = 0;
   ScenarioOutcome o = run_scenario(reference_client(), p);
@@ -240,7 +240,7 @@ TEST(ReferenceClient, X1_OldBrokerChecksumFailureIsAKnownDeviationNotAViolation)
   EXPECT_TRUE(has(o.deviations, RuleId::kX1)) << dump(o);
 }
 
-TEST(LegacyReferenceClient, L1_C7_E5_ChecksumFailureLosesPermits) {
+TEST(LegacyReferenceClient, E5_ChecksumFailureLosesPermits) {
   ScenarioOutcome o = run_scenario(
       reference_client("legacy"),
       params(ScenarioKind::kCorruptChecksum,
@@ -278,7 +278,7 @@ TEST(ConformanceBroker, KeepAlivePingsAreNotActivity) {
 
 // ---- pulsar-flex 1.1.1: the deviations established, pinned ----
 
-TEST(PulsarFlex, E1_CompleteBatchesReturnExactlyWhatWasDebited) {
+TEST(PulsarFlex, CompleteBatchesReturnExactlyWhatWasDebited) {
   SKIP_WITHOUT_PULSAR_FLEX();
   ScenarioOutcome o = run_scenario(
       pulsar_flex_client(),
@@ -321,7 +321,7 @@ TEST(PulsarFlex, C7_TruncatedBatchCrashesTheClient) {
   EXPECT_TRUE(has(o.violations, RuleId::kC7, "crashed")) << dump(o);
 }
 
-TEST(PulsarFlex, N2_E2_ReconnectCarriesTheOldCountIntoTheNewIncarnation) {
+TEST(PulsarFlex, E2_ReconnectCarriesTheOldCountIntoTheNewIncarnation) {
   SKIP_WITHOUT_PULSAR_FLEX();
   // 3 consumed before the drop; the new incarnation is granted 10 afresh, but pulsar-flex
   // keeps its old count (10 - 3), so 3 more messages trigger a Flow of 5: available 12.
@@ -333,7 +333,7 @@ TEST(PulsarFlex, N2_E2_ReconnectCarriesTheOldCountIntoTheNewIncarnation) {
   EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 12")) << dump(o);
 }
 
-TEST(PulsarFlex, N2_E2_CloseConsumerCarriesTheOldCountIntoTheNewIncarnation) {
+TEST(PulsarFlex, E2_CloseConsumerCarriesTheOldCountIntoTheNewIncarnation) {
   SKIP_WITHOUT_PULSAR_FLEX();
   ScenarioOutcome o = run_scenario(
       pulsar_flex_client(),
@@ -343,7 +343,7 @@ TEST(PulsarFlex, N2_E2_CloseConsumerCarriesTheOldCountIntoTheNewIncarnation) {
   EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 2")) << dump(o);
 }
 
-TEST(PulsarFlex, E3_E2_MessagesForAnUnknownConsumerAreCreditedToTheRealOne) {
+TEST(PulsarFlex, E2_MessagesForAnUnknownConsumerAreCreditedToTheRealOne) {
   SKIP_WITHOUT_PULSAR_FLEX();
   // A batch of 3 and a single message for consumer 41, never subscribed; then a batch of 2
   // for the real consumer 0. pulsar-flex consumes all 6 as its own: a Flow of 5 for 2 debited.
@@ -354,7 +354,7 @@ TEST(PulsarFlex, E3_E2_MessagesForAnUnknownConsumerAreCreditedToTheRealOne) {
   EXPECT_EQ(o.debited, 2);
 }
 
-TEST(PulsarFlex, M1_E5_NegativeAckDropsQueuedMessagesWithoutTheirPermits) {
+TEST(PulsarFlex, E5_NegativeAckDropsQueuedMessagesWithoutTheirPermits) {
   SKIP_WITHOUT_PULSAR_FLEX();
   ScenarioParams p = params(ScenarioKind::kNegativeAck, {batch(2), batch(2), EntrySpec{}});
   p.nack_every = 2;

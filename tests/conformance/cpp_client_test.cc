@@ -22,7 +22,7 @@ using namespace testing;  // NOLINT: the shared helpers of these tests
                     "(ci/install-python-client.sh) or this is a sanitizer build";         \
   }
 
-TEST(CppClient, E1_CompleteBatchesReturnExactlyWhatWasDebited) {
+TEST(CppClient, CompleteBatchesReturnExactlyWhatWasDebited) {
   SKIP_WITHOUT_CPP_CLIENT();
   ScenarioOutcome o = run_scenario(
       preset_client("cpp"),

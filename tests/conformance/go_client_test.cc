@@ -19,7 +19,7 @@ using namespace testing;  // NOLINT: the shared helpers of these tests
                     "or this is a sanitizer build";                                       \
   }
 
-TEST(GoClient, E1_CompleteBatchesReturnExactlyWhatWasDebited) {
+TEST(GoClient, CompleteBatchesReturnExactlyWhatWasDebited) {
   SKIP_WITHOUT_GO_CLIENT();
   ScenarioOutcome o = run_scenario(
       preset_client("go"),

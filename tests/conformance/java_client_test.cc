@@ -88,7 +88,7 @@ ScenarioParams params(ScenarioKind kind, std::vector<EntrySpec> entries, bool se
 
 // ---- 4.2.4 (the newest 4.x release): what passes ----
 
-TEST(JavaClient, E1_E5_CompleteBatchesReturnExactlyWhatWasDebited) {
+TEST(JavaClient, CompleteBatchesReturnExactlyWhatWasDebited) {
   SKIP_WITHOUT_JAVA(kPinned);
   ScenarioOutcome o = run_scenario(
       java_client(), params(ScenarioKind::kCompleteBatches, {batch(4), EntrySpec{}, batch(3)}));
@@ -97,7 +97,7 @@ TEST(JavaClient, E1_E5_CompleteBatchesReturnExactlyWhatWasDebited) {
   EXPECT_EQ(o.incarnations, 1) << dump(o);
 }
 
-TEST(JavaClient, E2_E5_PartialBatchReturnsOnlyTheDeliverableIndexes) {
+TEST(JavaClient, PartialBatchReturnsOnlyTheDeliverableIndexes) {
   SKIP_WITHOUT_JAVA(kPinned);
   // P = 1 and P = 1: the cleared indexes are not counted (fixed by apache/pulsar#22091).
   ScenarioOutcome o = run_scenario(
@@ -107,7 +107,7 @@ TEST(JavaClient, E2_E5_PartialBatchReturnsOnlyTheDeliverableIndexes) {
   EXPECT_EQ(o.debited, 2) << dump(o);
 }
 
-TEST(JavaClient, C5_ExtraMessagesBeyondBAreNotRead) {
+TEST(JavaClient, ExtraMessagesBeyondBAreNotRead) {
   SKIP_WITHOUT_JAVA(kPinned);
   EntrySpec e = batch(3);
   e.fault = EntryFault::kExtraMessages;
@@ -147,7 +147,7 @@ TEST(JavaClient, X1_UnreadableMetadataReturnsOne) {
   EXPECT_EQ(o.granted, 10);
 }
 
-TEST(JavaClient, X1_E6_ChecksumFailureStallsAQueueOfTwo) {
+TEST(JavaClient, X1_ChecksumFailureStallsAQueueOfTwo) {
   SKIP_WITHOUT_JAVA(kPinned);
   // Q = 2 (Flow at 1): a B = 3 batch debits 3 of the 2 granted (B9), the checksum failure
   // returns 1, one Flow of 1 leaves the broker at 0 for good. PIP-491's message_permits
@@ -163,7 +163,7 @@ TEST(JavaClient, X1_E6_ChecksumFailureStallsAQueueOfTwo) {
   EXPECT_TRUE(has(o.deviations, RuleId::kX1, "stalled")) << dump(o);
 }
 
-TEST(JavaClient, C7_N2_TruncatedBatchClosesTheConnection) {
+TEST(JavaClient, TruncatedBatchClosesTheConnection) {
   SKIP_WITHOUT_JAVA(kPinned);
   // The batch parser's IndexOutOfBoundsException is not the IllegalStateException the batch
   // loop catches: it reaches ClientCnx.exceptionCaught, which closes the connection, and the
@@ -198,7 +198,7 @@ TEST(JavaClient320, E2_E5_PartialBatchRedeliveryCountsTheClearedIndexes) {
   EXPECT_EQ(o.granted, 15);
 }
 
-TEST(JavaClient321, E2_E5_PartialBatchRedeliveryReturnsOnlyWhatWasDebited) {
+TEST(JavaClient321, PartialBatchRedeliveryReturnsOnlyWhatWasDebited) {
   SKIP_WITHOUT_JAVA("3.2.1");
   ScenarioOutcome o = run_scenario(
       java_client("3.2.1"),

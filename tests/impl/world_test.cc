@@ -58,7 +58,7 @@ TEST(ImplScheduler, QueuesAreFifoAndRunningIsVisible) {
   EXPECT_EQ(s.running(), -1);
 }
 
-TEST(ImplClient, L1_C7_ChecksumFailureSettlesResolvedP) {
+TEST(ImplClient, ChecksumFailureSettlesResolvedP) {
   for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
     World w(config(mode));
     w.start();
@@ -73,7 +73,7 @@ TEST(ImplClient, L1_C7_ChecksumFailureSettlesResolvedP) {
   }
 }
 
-TEST(ImplClient, L4_C7_K4_BatchFailureAfterHandOffsSettlesTheRest) {
+TEST(ImplClient, L4_BatchFailureAfterHandOffsSettlesTheRest) {
   // P = 10: indexes 0-3 handed off (D = 4), 4 compacted out (K = 1), parse fails at 5.
   for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
     World w(config(mode));
@@ -91,7 +91,7 @@ TEST(ImplClient, L4_C7_K4_BatchFailureAfterHandOffsSettlesTheRest) {
   }
 }
 
-TEST(ImplClient, L9_K4_BeforeStartMessageIdStaysCommandOwned) {
+TEST(ImplClient, BeforeStartMessageIdStaysCommandOwned) {
   for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
     WorldConfig c = config(mode);
     c.options.start_message_id = MessagePosition{1, 0};
@@ -105,7 +105,7 @@ TEST(ImplClient, L9_K4_BeforeStartMessageIdStaysCommandOwned) {
 }
 
 // B6: two entries of 10 for a consumer that is closing: admission rejects both.
-TEST(ImplDispatchers, L8_B1_B4_B6_EveryDispatcherDebitsTheFinalizedSum) {
+TEST(ImplDispatchers, EveryDispatcherDebitsTheFinalizedSum) {
   for (spec::DispatcherKind kind : spec::all_dispatcher_kinds()) {
     for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
       WorldConfig c = config(mode);
@@ -152,7 +152,7 @@ TEST(ImplDispatchers, B9_WholeEntryOverdrawsAndFlowRecoversExactly) {
 }
 
 // L11 / N6: the Flow queued by the old incarnation runs after the replacement subscribed.
-TEST(ImplClient, L11_N5_N6_QueuedFlowOfOldIncarnationIsDropped) {
+TEST(ImplClient, N5_N6_QueuedFlowOfOldIncarnationIsDropped) {
   for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
     World w(config(mode, /*q=*/1));
     w.start();
@@ -172,7 +172,7 @@ TEST(ImplClient, L11_N5_N6_QueuedFlowOfOldIncarnationIsDropped) {
   }
 }
 
-TEST(ImplWorld, E5_E6_RevDConservesPermitsAtQuiescence) {
+TEST(ImplWorld, RevDConservesPermitsAtQuiescence) {
   WorldConfig c = config(Mode::kRevD, /*q=*/4);
   c.consumers = 2;
   World w(c);
@@ -193,7 +193,7 @@ TEST(ImplWorld, E5_E6_RevDConservesPermitsAtQuiescence) {
 
 // S7: a zero-queue consumer that receives a batch closes itself, not the pooled connection;
 // the other consumer on that connection keeps working.
-TEST(ImplClient, S7_ZeroQueueBatchClosesTheConsumerNotTheConnection) {
+TEST(ImplClient, ZeroQueueBatchClosesTheConsumerNotTheConnection) {
   for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
     WorldConfig c{.mode = mode,
                   .dispatcher = spec::DispatcherKind::kNonPersistentShared,

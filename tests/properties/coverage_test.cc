@@ -36,6 +36,23 @@ TEST(CaseCoverage, DecisionWaysAndRulesFromTraceEvents) {
   EXPECT_TRUE(c.tags().contains("steps 0-10"));
 }
 
+// A crypto transfer reaches S4 (and its deviation X3) only when the consumer's crypto action
+// is FAIL; DISCARD is S3's path.
+TEST(CaseCoverage, S4_CryptoTransferReachesTheRuleOnlyUnderCryptoFail) {
+  for (const impl::CryptoAction action : {impl::CryptoAction::kFail, impl::CryptoAction::kDiscard}) {
+    impl::WorldConfig config;
+    config.options.crypto_action = action;
+    impl::World world(config);
+    CaseCoverage c(config);
+    c.observe(spec::Transfer{.cmd = Id::number(1), .path = spec::TransferPath::kCrypto}, world);
+    c.finish(1);
+    const bool fail = action == impl::CryptoAction::kFail;
+    EXPECT_EQ(c.rules().contains("S4"), fail);
+    EXPECT_EQ(c.rules().contains("X3"), fail);
+    EXPECT_TRUE(c.rules().contains("S1"));
+  }
+}
+
 TEST(Coverage, UnreachedListsEveryDecisionAndRuleNoCaseReached) {
   Coverage total;
   impl::WorldConfig config;

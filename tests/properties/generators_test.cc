@@ -25,7 +25,7 @@ std::vector<T> sample(const rc::Gen<T>& gen, int n) {
 
 TEST(GenAckSet, AcknowledgedIndexesStayInsideTheBatch) {
   for (std::int64_t b : {1, 2, 63, 64, 65, 130}) {
-    for (const std::vector<std::int64_t>& acked : sample(gen_ack_set(b), 300)) {
+    for (const std::vector<std::int64_t>& acked : sample(gen_acked_indexes(b), 300)) {
       for (std::int64_t i : acked) {
         EXPECT_GE(i, 0);
         EXPECT_LT(i, b);
@@ -35,11 +35,59 @@ TEST(GenAckSet, AcknowledgedIndexesStayInsideTheBatch) {
   }
 }
 
+// The wire field: absent, a present all-zero word, all ones, negative words, more than one
+// word, and bits far beyond any small B.
+TEST(GenAckSet, WireAckSetReachesAbsentZeroNegativeAndSeveralWords) {
+  bool absent = false, zero_word = false, all_ones = false, negative = false, several = false;
+  bool high_bit = false;
+  for (const spec::AckSet& s : sample(gen_wire_ack_set(), 2000)) {
+    absent |= s.absent();
+    several |= s.words().size() > 1;
+    for (std::int64_t w : s.words()) {
+      zero_word |= w == 0;
+      all_ones |= w == -1;
+      negative |= w < -1;
+      high_bit |= (static_cast<std::uint64_t>(w) >> 40) != 0;
+    }
+  }
+  EXPECT_TRUE(absent);
+  EXPECT_TRUE(zero_word);
+  EXPECT_TRUE(all_ones);
+  EXPECT_TRUE(negative);
+  EXPECT_TRUE(several);
+  EXPECT_TRUE(high_bit);
+}
+
+// Below a width: no bit at or beyond it, every bit below it reached, absent and all-zero too.
+TEST(GenAckSet, AckSetBelowWidthSetsOnlyBitsBelowItAndReachesEachOfThem) {
+  for (int width : {8, 64, 70}) {
+    SCOPED_TRACE(width);
+    bool absent = false, all_zero = false;
+    std::set<std::int64_t> reached;
+    for (const spec::AckSet& s : sample(gen_ack_set_below(width), 4000)) {
+      absent |= s.absent();
+      all_zero |= !s.absent() && s.count_all() == 0;
+      EXPECT_EQ(s.count_all(), s.count_below(width));
+      if (!s.absent()) {
+        EXPECT_EQ(s.words().size(), static_cast<std::size_t>((width + 63) / 64));
+      }
+      for (std::int64_t i = 0; i < width; ++i) {
+        if (s.is_deliverable(i)) reached.insert(i);
+      }
+    }
+    EXPECT_TRUE(absent);
+    EXPECT_EQ(reached.size(), static_cast<std::size_t>(width));
+    if (width == 8) {
+      EXPECT_TRUE(all_zero);  // 2^-8 per present set: about 10 in 4000 samples
+    }
+  }
+}
+
 TEST(GenAckSet, ReachesEmptyFullOneLeftAndBothWordsOfALargeBatch) {
   const std::int64_t b = 130;
   bool empty = false, full = false, one_left = false, second_word = false, third_word = false;
   bool dense = false, sparse = false, boundary = false;
-  for (const std::vector<std::int64_t>& acked : sample(gen_ack_set(b), 2000)) {
+  for (const std::vector<std::int64_t>& acked : sample(gen_acked_indexes(b), 2000)) {
     const auto n = static_cast<std::int64_t>(acked.size());
     empty |= n == 0;
     full |= n == b;

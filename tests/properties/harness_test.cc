@@ -25,7 +25,7 @@ impl::WorldConfig two_consumers() {
   return c;
 }
 
-TEST(HarnessQuiescence, E5_E6_EverySubscribedConsumerIsDeclaredQuiescent) {
+TEST(HarnessQuiescence, EverySubscribedConsumerIsDeclaredQuiescent) {
   Harness h(two_consumers(), Goal::never());
   h.start();
   impl::EntrySpec e;
@@ -38,7 +38,7 @@ TEST(HarnessQuiescence, E5_E6_EverySubscribedConsumerIsDeclaredQuiescent) {
   EXPECT_TRUE(h.failures().empty()) << format_problem(h.failures().front());
 }
 
-TEST(HarnessQuiescence, X3_CryptoFailHoldsUnitsSoNoQuiescence) {
+TEST(HarnessQuiescence, CryptoFailHoldsUnitsSoNoQuiescence) {
   impl::WorldConfig c = two_consumers();
   c.consumers = 1;
   c.options.crypto_action = impl::CryptoAction::kFail;
@@ -51,7 +51,7 @@ TEST(HarnessQuiescence, X3_CryptoFailHoldsUnitsSoNoQuiescence) {
   EXPECT_EQ(quiescent_events(h.world(), 0), 0);
 }
 
-TEST(HarnessThreshold, N5_TheOracleTakesTFromTheRulebook) {
+TEST(HarnessThreshold, TheOracleTakesTFromTheRulebook) {
   impl::WorldConfig c;
   c.q = 7;
   EXPECT_EQ(rulebook_threshold(c), spec::default_threshold(7));

@@ -29,7 +29,7 @@ TEST(Frame, SimpleCommandRoundTrips) {
   EXPECT_FALSE(f->has_payload);
 }
 
-TEST(Frame, W1_MessagePermitsIsField6AndRoundTrips) {
+TEST(Frame, MessagePermitsIsField6AndRoundTrips) {
   wire::BaseCommand c;
   c.set_type(wire::BaseCommand::MESSAGE);
   c.mutable_message()->set_consumer_id(0);
@@ -64,7 +64,7 @@ TEST(Frame, W1_MessagePermitsIsField6AndRoundTrips) {
   EXPECT_FALSE(parsed.failed_at.has_value());
 }
 
-TEST(Frame, C7_CorruptChecksumIsReportedNotRejected) {
+TEST(Frame, CorruptChecksumIsReportedNotRejected) {
   wire::BaseCommand c;
   c.set_type(wire::BaseCommand::MESSAGE);
   c.mutable_message()->set_consumer_id(0);
@@ -75,7 +75,7 @@ TEST(Frame, C7_CorruptChecksumIsReportedNotRejected) {
   EXPECT_FALSE(f->checksum_ok);
 }
 
-TEST(Frame, C7_TruncatedBatchStopsAtTheBrokenMessage) {
+TEST(Frame, TruncatedBatchStopsAtTheBrokenMessage) {
   std::vector<BatchMessage> batch(4);
   for (BatchMessage& m : batch) {
     m.payload = "abc";

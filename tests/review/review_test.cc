@@ -78,7 +78,7 @@ TEST(ReviewF1, F1_K7_SolverFindsDoubleReturnInRevBNotRevD) {
 }
 
 // The rulebook's numbers, from the specification and from the implementation.
-TEST(ReviewF1, F1_K6_FourDirectReturnPathsReturnTwiceInRevB) {
+TEST(ReviewF1, FourDirectReturnPathsReturnTwiceInRevB) {
   const spec::Ruleset& rev_b = spec::ruleset(spec::RulesetId::kRevB);
   const spec::Ruleset& rev_d = spec::ruleset(spec::RulesetId::kRevD);
   auto single = [](spec::IndexFate fate) {
@@ -121,7 +121,7 @@ TEST(ReviewF2, F2_B6_SolverFindsStickyKeyAggregateInRevBNotRevD) {
   expect_solver("F2", spec::RuleId::kB6);
 }
 
-TEST(ReviewF2, F2_B6_KeySharedTwoEntriesOfTenOneRejected) {
+TEST(ReviewF2, KeySharedTwoEntriesOfTenOneRejected) {
   const std::vector<spec::SendEntry> entries = {{.batch_size = 10, .admitted = true},
                                                 {.batch_size = 10, .admitted = false}};
   const absl::StatusOr<spec::SendResult> b = spec::finalize_permits(
@@ -157,7 +157,7 @@ TEST(ReviewF4, F4_C6_SolverFindsDisconnectWidenedInRevCNotRevD) {
 
 // The rulebook's situation: old broker (field absent), ack_set popcount 3 ({0, 1, 3}), and a
 // corrupt payload (B = 3 in its metadata) that decodes 4 messages, more deliverable ones than P.
-TEST(ReviewF4, F4_C6_OldBrokerCorruptPayloadClosesTheConnectionInRevC) {
+TEST(ReviewF4, OldBrokerCorruptPayloadClosesTheConnectionInRevC) {
   const spec::CommandSituation s{.inc = spec::Id::number(1), .cmd = spec::Id::number(1),
                                  .cnx = spec::Id::text("c1"),
                                  .ack_set = spec::AckSet(std::vector<std::int64_t>{0b1011}),

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "properties/generators.h"
 #include "solver/internal/command_encoding.h"
 #include "solver/internal/finalization.h"
 #include "solver/internal/induction.h"
@@ -41,23 +42,6 @@ rc::Gen<std::optional<spec::FailureStage>> gen_failure() {
                         [](spec::FailureStage s) { return std::optional(s); })}});
 }
 
-// A set of indexes below `width`, as an ack_set (absent, or present and possibly all zero).
-rc::Gen<spec::AckSet> gen_ack_set(int width) {
-  return rc::gen::weightedOneOf<spec::AckSet>(
-      {{1, rc::gen::just(spec::AckSet())},
-       {2, rc::gen::map(rc::gen::container<std::vector<bool>>(static_cast<std::size_t>(width),
-                                                              rc::gen::arbitrary<bool>()),
-                        [width](const std::vector<bool>& bits) {
-                          std::vector<std::int64_t> words(static_cast<std::size_t>((width + 63) / 64), 0);
-                          for (int i = 0; i < width; ++i) {
-                            if (bits[static_cast<std::size_t>(i)]) {
-                              words[static_cast<std::size_t>(i / 64)] |= std::int64_t{1} << (i % 64);
-                            }
-                          }
-                          return spec::AckSet(std::move(words));
-                        })}});
-}
-
 rc::Gen<spec::IndexFate> gen_fate() {
   return rc::gen::weightedOneOf<spec::IndexFate>(
       {{6, rc::gen::just(spec::IndexFate::kDeliver)},
@@ -73,7 +57,7 @@ spec::CommandSituation gen_command(int width) {
                            .cnx = spec::Id::text("c1")};
   s.batched = *rc::gen::arbitrary<bool>();
   s.batch_size = s.batched ? *rc::gen::inRange<std::int64_t>(0, width + 1) : 1;
-  s.ack_set = *gen_ack_set(width);
+  s.ack_set = *properties::gen_ack_set_below(width);
   const std::int64_t candidate = spec::candidate_permits(s.batch_size, s.ack_set);
   s.message_permits = *rc::gen::weightedOneOf<std::optional<std::uint64_t>>(
       {{2, rc::gen::just(std::optional<std::uint64_t>())},
@@ -111,7 +95,7 @@ std::int64_t as_signed40(std::uint64_t v) {
 
 // ---- settle_amount ----
 
-RC_GTEST_PROP(SolverAgreement, K5_K6_C7_SettleAmountEncodingAgreesWithSpec, ()) {
+RC_GTEST_PROP(SolverAgreement, SettleAmountEncodingAgreesWithSpec, ()) {
   const spec::Ruleset& rules = **gen_ruleset();
   spec::CommandProgress p;
   p.p = *rc::gen::inRange<std::int64_t>(0, 200);
@@ -139,7 +123,7 @@ RC_GTEST_PROP(SolverAgreement, K5_K6_C7_SettleAmountEncodingAgreesWithSpec, ()) 
 
 // ---- handle_command ----
 
-RC_GTEST_PROP(SolverAgreement, C1_C2_C3_C4_C5_K5_K6_K8_CommandEncodingAgreesWithHandleCommand, ()) {
+RC_GTEST_PROP(SolverAgreement, CommandEncodingAgreesWithHandleCommand, ()) {
   const spec::Ruleset& rules = **gen_ruleset();
   const int width = *rc::gen::element(8, 64, 130);
   const spec::CommandSituation s = gen_command(width);
@@ -181,7 +165,7 @@ RC_GTEST_PROP(SolverAgreement, C1_C2_C3_C4_C5_K5_K6_K8_CommandEncodingAgreesWith
 
 // ---- finalize_permits ----
 
-RC_GTEST_PROP(SolverAgreement, B1_B2_B3_B4_B5_B6_B8_SendEncodingAgreesWithFinalizePermits, ()) {
+RC_GTEST_PROP(SolverAgreement, SendEncodingAgreesWithFinalizePermits, ()) {
   const spec::Ruleset& rules = **gen_ruleset();
   const spec::DispatcherKind kind = *rc::gen::elementOf(std::vector<spec::DispatcherKind>(
       spec::all_dispatcher_kinds().begin(), spec::all_dispatcher_kinds().end()));
@@ -195,7 +179,7 @@ RC_GTEST_PROP(SolverAgreement, B1_B2_B3_B4_B5_B6_B8_SendEncodingAgreesWithFinali
         {{6, rc::gen::inRange<std::int64_t>(-2, 80)},
          {1, rc::gen::inRange<std::int64_t>(spec::kMaxPermits - 3, spec::kMaxPermits + 3)},
          {1, rc::gen::arbitrary<std::int64_t>()}});
-    e.ack_set = *gen_ack_set(kBits);
+    e.ack_set = *properties::gen_ack_set_below(kBits);
     e.admitted = *rc::gen::arbitrary<bool>();
     entries.push_back(std::move(e));
   }
@@ -246,7 +230,7 @@ std::vector<IsoStep> gen_iso_steps(const spec::Ruleset& rules, std::int64_t q, s
   return steps;
 }
 
-RC_GTEST_PROP(SolverAgreement, E3_N3_N4_N5_N6_IsolationEncodingAgreesWithPermitStateAndMonitor, ()) {
+RC_GTEST_PROP(SolverAgreement, IsolationEncodingAgreesWithPermitStateAndMonitor, ()) {
   const spec::Ruleset& rules = **gen_ruleset();
   const std::int64_t q = *rc::gen::inRange<std::int64_t>(1, kIsoMaxQ + 1);
   const std::int64_t t = *rc::gen::inRange<std::int64_t>(1, q + 1);
@@ -286,7 +270,7 @@ RC_GTEST_PROP(SolverAgreement, E3_N3_N4_N5_N6_IsolationEncodingAgreesWithPermitS
 
 // ---- the flow-control loop ----
 
-RC_GTEST_PROP(SolverAgreement, E5_N5_B9_InductionEncodingAgreesWithPermitState, ()) {
+RC_GTEST_PROP(SolverAgreement, InductionEncodingAgreesWithPermitState, ()) {
   const spec::Ruleset& rules = **gen_ruleset();
   constexpr int kBmax = 8;
   const std::int64_t q = *rc::gen::inRange<std::int64_t>(1, 40);

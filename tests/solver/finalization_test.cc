@@ -14,20 +14,20 @@ namespace {
 const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
 const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
 
-TEST(SolverFinalization, B1_B2_B3_B4_B5_B6_B7_B8_E4_ProvedForRevDEveryDispatcher) {
+TEST(SolverFinalization, ProvedForRevDEveryDispatcher) {
   const Result r = prove(Check::kFinalization, rev_d());
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
   EXPECT_EQ(r.bound, "k<=4, 64-bit ack_set, 7 dispatchers");
 }
 
-TEST(SolverFinalization, B4_B6_E4_ProvedForRevDWithEightEntries) {
+TEST(SolverFinalization, ProvedForRevDWithEightEntries) {
   Bounds b;
   b.kmax = 8;
   const Result r = prove(Check::kFinalization, rev_d(), b);
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
 }
 
-TEST(SolverFinalization, B2_B8_ProvedForRevDAtB1024) {
+TEST(SolverFinalization, ProvedForRevDAtB1024) {
   // Measured: at most 20.5 million per query (internal::rlimit_high_water()); ten times that.
   Bounds b = proof_bounds(200'000'000);
   b.bmax = 1024;
@@ -35,7 +35,7 @@ TEST(SolverFinalization, B2_B8_ProvedForRevDAtB1024) {
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
 }
 
-TEST(SolverFinalization, L8_B4_LegacyCounterexampleForEveryDispatcher) {
+TEST(SolverFinalization, L8_LegacyCounterexampleForEveryDispatcher) {
   const Result r = prove(Check::kFinalization, legacy());
   const Counterexample* c = counterexample(r);
   ASSERT_NE(c, nullptr) << dump(r);

@@ -19,13 +19,13 @@ bool reports(const spec::MonitorReport& r, spec::RuleId rule) {
                      [&](const spec::Finding& f) { return f.rule == rule; });
 }
 
-TEST(SolverInduction, E5_E6_ProvedForRevDByOneInduction) {
+TEST(SolverInduction, ProvedForRevDByOneInduction) {
   const Result r = prove(Check::kInduction, rev_d());
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
   EXPECT_EQ(r.bound, "k=1, B<=8, any Q");
 }
 
-TEST(SolverInduction, E5_E6_ProvedForRevDByTwoInduction) {
+TEST(SolverInduction, ProvedForRevDByTwoInduction) {
   Bounds b;
   b.induction_k = 2;
   const Result r = prove(Check::kInduction, rev_d(), b);

@@ -12,20 +12,20 @@ namespace {
 const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
 const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
 
-TEST(SolverIsolation, E3_N2_N3_N4_N5_N6_ProvedForRevDAtDepth12) {
+TEST(SolverIsolation, ProvedForRevDAtDepth12) {
   const Result r = prove(Check::kIsolation, rev_d());
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
   EXPECT_EQ(r.bound, "depth 12, Q<=8");
 }
 
-TEST(SolverIsolation, E3_N6_ProvedForRevDAtDepth16) {
+TEST(SolverIsolation, ProvedForRevDAtDepth16) {
   Bounds b;
   b.depth = 16;
   const Result r = prove(Check::kIsolation, rev_d(), b);
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
 }
 
-TEST(SolverIsolation, L6_L7_L11_E3_N6_LegacyCounterexamplesReproduceThroughMonitor) {
+TEST(SolverIsolation, L6_L7_L11_LegacyCounterexamplesReproduceThroughMonitor) {
   const Result r = prove(Check::kIsolation, legacy());
   ASSERT_NE(counterexample(r), nullptr) << dump(r);
   for (const std::string_view id : {"L6", "L7", "L11"}) {

@@ -10,7 +10,7 @@ const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
 
 std::string dump(const Result& r) { return format_table({r}); }
 
-TEST(SolverLimits, E1_E2_TinyTimeoutYieldsUnknownNeverProved) {
+TEST(SolverLimits, TinyTimeoutYieldsUnknownNeverProved) {
   Bounds b;
   b.bmax = 1024;
   b.timeout = std::chrono::milliseconds(1);
@@ -20,7 +20,7 @@ TEST(SolverLimits, E1_E2_TinyTimeoutYieldsUnknownNeverProved) {
 }
 
 // A deterministic resource limit: every check gives up, and none claims a proof.
-TEST(SolverLimits, E1_E4_E3_E5_TinyResourceLimitNeverProved) {
+TEST(SolverLimits, TinyResourceLimitNeverProved) {
   Bounds b;
   b.rlimit = 1;
   for (const Check c : all_checks()) {
@@ -30,7 +30,7 @@ TEST(SolverLimits, E1_E4_E3_E5_TinyResourceLimitNeverProved) {
   }
 }
 
-TEST(SolverLimits, E1_InvalidBoundsYieldUnknown) {
+TEST(SolverLimits, InvalidBoundsYieldUnknown) {
   Bounds b;
   b.bmax = 4;
   const Result r = prove(Check::kConservation, rev_d(), b);

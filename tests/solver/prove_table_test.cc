@@ -40,7 +40,7 @@ std::vector<Result> known_results() {
   };
 }
 
-TEST(SolverTable, E1_C7_TableIsPinned) {
+TEST(SolverTable, C7_TableIsPinned) {
   EXPECT_EQ(format_table(known_results()),
             "check            ruleset scope           bound                                                result               seconds  expected\n"
             "conservation     rev-d   bounded         B<=64                                                proved                  0.25  yes\n"
@@ -55,7 +55,7 @@ TEST(SolverTable, E1_C7_TableIsPinned) {
             "isolation / rev-d: unknown: timeout\n");
 }
 
-TEST(SolverTable, E1_C7_JsonListsEveryResult) {
+TEST(SolverTable, C7_JsonListsEveryResult) {
   const std::string json = format_json(known_results());
   EXPECT_NE(json.find("\"check\": \"conservation\", \"ruleset\": \"rev-d\", \"outcome\": \"proved\", "
                       "\"bounded\": true, \"bound\": \"B<=64\", \"result\": \"proved\""),

@@ -27,11 +27,11 @@ void expect_refuted_with_c6(const Result& r) {
   EXPECT_TRUE(c6) << dump(r);
 }
 
-TEST(SolverReference, C5_C6_HeldOutCloseConnectionRevDRefutedByConservation) {
+TEST(SolverReference, HeldOutCloseConnectionRevDRefutedByConservation) {
   expect_refuted_with_c6(prove(Check::kConservation, closing_rev_d()));
 }
 
-TEST(SolverReference, C5_C6_HeldOutCloseConnectionRevDRefutedByConservationAll) {
+TEST(SolverReference, HeldOutCloseConnectionRevDRefutedByConservationAll) {
   expect_refuted_with_c6(prove(Check::kConservationAll, closing_rev_d()));
 }
 

@@ -43,7 +43,7 @@ void expect_witness(const Result& r, std::string_view id, spec::RuleId rule) {
   expect_reproduces(*w, rule);
 }
 
-TEST(SolverConservationAll, E1_E2_K5_K6_K7_K8_C4_ProvedForRevDForEveryBAndP) {
+TEST(SolverConservationAll, ProvedForRevDForEveryBAndP) {
   expect_proved_for_all(Check::kConservationAll);
 }
 
@@ -64,7 +64,7 @@ TEST(SolverConservationAll, K7_C6_S5_RevBAndRevCCounterexamples) {
   expect_witness(c, "F4", spec::RuleId::kC6);
 }
 
-TEST(SolverFinalizationAll, B4_B5_B6_B7_B8_E4_ProvedForRevDForAnyNumberOfEntries) {
+TEST(SolverFinalizationAll, ProvedForRevDForAnyNumberOfEntries) {
   expect_proved_for_all(Check::kFinalizationAll);
 }
 
@@ -75,7 +75,7 @@ TEST(SolverFinalizationAll, B4_B6_LegacyAndRevBRefuted) {
                  spec::RuleId::kB6);
 }
 
-TEST(SolverIsolationAll, E3_N3_N4_N5_N6_ProvedForRevDForAnyIncarnations) {
+TEST(SolverIsolationAll, ProvedForRevDForAnyIncarnations) {
   expect_proved_for_all(Check::kIsolationAll);
 }
 
@@ -88,7 +88,7 @@ TEST(SolverIsolationAll, E3_N6_LegacyAndRevARefuted) {
                  spec::RuleId::kE3);
 }
 
-TEST(SolverInductionAll, E5_E6_ProvedForRevDForEveryB) {
+TEST(SolverInductionAll, ProvedForRevDForEveryB) {
   expect_proved_for_all(Check::kInductionAll);
 }
 

@@ -9,7 +9,7 @@
 namespace permitcheck::spec {
 namespace {
 
-TEST(AckSet, B2_IndexesZeroTwoFiveAreWordThirtySeven) {
+TEST(AckSet, IndexesZeroTwoFiveAreWordThirtySeven) {
   const AckSet s = AckSet::from_indexes({0, 2, 5});
   EXPECT_EQ(s.words(), std::vector<std::int64_t>{37});
   EXPECT_EQ(s, AckSet({37}));
@@ -17,7 +17,7 @@ TEST(AckSet, B2_IndexesZeroTwoFiveAreWordThirtySeven) {
   EXPECT_EQ(s.count_all(), 3);
 }
 
-TEST(AckSet, B2_LayoutIsJavaBitSetToLongArray) {
+TEST(AckSet, LayoutIsJavaBitSetToLongArray) {
   const AckSet s = AckSet::from_indexes({63, 64, 130});
   ASSERT_EQ(s.words().size(), 3U);
   EXPECT_EQ(s.words()[0], INT64_MIN);  // bit 63 of word 0 is the sign bit
@@ -32,7 +32,7 @@ TEST(AckSet, B2_LayoutIsJavaBitSetToLongArray) {
   EXPECT_EQ(s.count_below(131), 3);
 }
 
-TEST(AckSet, B2_BitsAtOrBeyondBAreIgnored) {
+TEST(AckSet, BitsAtOrBeyondBAreIgnored) {
   const AckSet s = AckSet::from_indexes({1, 8, 9, 70});
   EXPECT_EQ(s.count_below(8), 1);   // index 8 is at B: ignored
   EXPECT_EQ(s.count_below(9), 2);
@@ -41,19 +41,19 @@ TEST(AckSet, B2_BitsAtOrBeyondBAreIgnored) {
   EXPECT_EQ(s.count_below(1000), 4);
 }
 
-TEST(AckSet, B3_NonPositiveBCountsNothing) {
+TEST(AckSet, NonPositiveBCountsNothing) {
   const AckSet s = AckSet::from_indexes({0, 1});
   EXPECT_EQ(s.count_below(0), 0);
   EXPECT_EQ(s.count_below(-5), 0);
 }
 
-TEST(AckSet, C2_X6_CountAllIncludesBitsBeyondB) {
+TEST(AckSet, CountAllIncludesBitsBeyondB) {
   const AckSet s = AckSet::from_indexes({0, 2, 5, 9, 64});
   EXPECT_EQ(s.count_all(), 5);
   EXPECT_EQ(s.count_below(8), 3);
 }
 
-TEST(AckSet, K3_ClearedIndexesAreNotDeliverable) {
+TEST(AckSet, ClearedIndexesAreNotDeliverable) {
   const AckSet s(std::vector<std::int64_t>{37});
   const std::vector<bool> expected = {true, false, true, false, false, true, false, false};
   for (std::int64_t i = 0; i < 8; ++i) EXPECT_EQ(s.is_deliverable(i), expected[i]) << i;
@@ -61,7 +61,7 @@ TEST(AckSet, K3_ClearedIndexesAreNotDeliverable) {
   EXPECT_FALSE(s.is_deliverable(64));  // beyond the words
 }
 
-TEST(AckSet, W1_AbsentIsDistinctFromPresentAllZero) {
+TEST(AckSet, AbsentIsDistinctFromPresentAllZero) {
   const AckSet absent;
   const AckSet zero(std::vector<std::int64_t>{0});
   EXPECT_TRUE(absent.absent());
@@ -70,7 +70,7 @@ TEST(AckSet, W1_AbsentIsDistinctFromPresentAllZero) {
   EXPECT_NE(absent, zero);
 }
 
-TEST(AckSet, C5_OnlyBeyondBIsDecisionTwo) {
+TEST(AckSet, OnlyBeyondBIsDecisionTwo) {
   EXPECT_TRUE(AckSet::from_indexes({9, 10}).only_beyond(8));
   EXPECT_FALSE(AckSet::from_indexes({7, 9}).only_beyond(8));
   EXPECT_FALSE(AckSet(std::vector<std::int64_t>{0}).only_beyond(8));  // all-zero: nothing beyond
@@ -81,7 +81,7 @@ std::vector<std::int64_t> gen_indexes() {
   return *rc::gen::container<std::vector<std::int64_t>>(rc::gen::inRange<std::int64_t>(0, 200));
 }
 
-RC_GTEST_PROP(AckSet, B2_CountBelowNeverExceedsCountAll, ()) {
+RC_GTEST_PROP(AckSet, CountBelowNeverExceedsCountAll, ()) {
   const std::size_t n = *rc::gen::inRange<std::size_t>(0, 5);
   const AckSet s(*rc::gen::container<std::vector<std::int64_t>>(
       n, rc::gen::arbitrary<std::int64_t>()));
@@ -92,7 +92,7 @@ RC_GTEST_PROP(AckSet, B2_CountBelowNeverExceedsCountAll, ()) {
   RC_ASSERT(s.count_below(static_cast<std::int64_t>(n) * 64) == s.count_all());
 }
 
-RC_GTEST_PROP(AckSet, B2_K3_CountBelowIsNumberOfDeliverableIndexesBelowB, ()) {
+RC_GTEST_PROP(AckSet, CountBelowIsNumberOfDeliverableIndexesBelowB, ()) {
   const std::vector<std::int64_t> indexes = gen_indexes();
   const AckSet s = AckSet::from_indexes(indexes);
   const std::int64_t b = *rc::gen::inRange<std::int64_t>(0, 260);

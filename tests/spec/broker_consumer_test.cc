@@ -16,7 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(BrokerConsumer, B9_PlusOneAdmitsTenLeavingMinusNine) {
+TEST(BrokerConsumer, PlusOneAdmitsTenLeavingMinusNine) {
   BrokerConsumer c;
   ASSERT_TRUE(c.flow(1).ok());
   ASSERT_TRUE(c.debit(10, 10).ok());  // whole-entry dispatch: P = 10 on a balance of 1
@@ -24,7 +24,7 @@ TEST(BrokerConsumer, B9_PlusOneAdmitsTenLeavingMinusNine) {
   EXPECT_EQ(c.unacked(), 10);
 }
 
-TEST(BrokerConsumer, B9_B10_FlowOfTenReturnsToExactlyOneNeverClamped) {
+TEST(BrokerConsumer, FlowOfTenReturnsToExactlyOneNeverClamped) {
   BrokerConsumer c;
   ASSERT_TRUE(c.flow(1).ok());
   ASSERT_TRUE(c.debit(10, 10).ok());
@@ -32,7 +32,7 @@ TEST(BrokerConsumer, B9_B10_FlowOfTenReturnsToExactlyOneNeverClamped) {
   EXPECT_EQ(c.available(), 1);   // clamping at 0 would have given 10: an over-grant of 9
 }
 
-TEST(BrokerConsumer, B9_DebtDeepensWithoutClamping) {
+TEST(BrokerConsumer, DebtDeepensWithoutClamping) {
   BrokerConsumer c;
   ASSERT_TRUE(c.debit(10, 0).ok());
   ASSERT_TRUE(c.debit(10, 0).ok());
@@ -41,7 +41,7 @@ TEST(BrokerConsumer, B9_DebtDeepensWithoutClamping) {
   EXPECT_EQ(c.available(), -15);
 }
 
-TEST(BrokerConsumer, B10_FlowIsAdditive) {
+TEST(BrokerConsumer, FlowIsAdditive) {
   BrokerConsumer c;
   ASSERT_TRUE(c.flow(1000).ok());
   ASSERT_TRUE(c.flow(500).ok());
@@ -50,14 +50,14 @@ TEST(BrokerConsumer, B10_FlowIsAdditive) {
   EXPECT_EQ(c.unacked(), 0);
 }
 
-TEST(BrokerConsumer, B10_NegativeFlowIsRejected) {
+TEST(BrokerConsumer, NegativeFlowIsRejected) {
   BrokerConsumer c;
   ASSERT_TRUE(c.flow(3).ok());
   EXPECT_FALSE(c.flow(-1).ok());
   EXPECT_EQ(c.available(), 3);
 }
 
-TEST(BrokerConsumer, B10_BalanceLeavingInt64IsOutOfRange) {
+TEST(BrokerConsumer, BalanceLeavingInt64IsOutOfRange) {
   BrokerConsumer c;
   ASSERT_TRUE(c.flow(std::numeric_limits<std::int64_t>::max()).ok());
   const absl::Status s = c.flow(1);
@@ -83,7 +83,7 @@ TEST(BrokerConsumer, B11_RemovedConsumerTakesNoFlowOrDebit) {
   EXPECT_FALSE(replacement.removed());
 }
 
-TEST(BrokerConsumer, B4_B5_L8_FinalizedSendAppliedToTheConsumer) {
+TEST(BrokerConsumer, L8_FinalizedSendAppliedToTheConsumer) {
   const std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
                                        {.batch_size = 10, .admitted = false}};
   for (const Ruleset* rules : all_rulesets()) {
@@ -101,7 +101,7 @@ TEST(BrokerConsumer, B4_B5_L8_FinalizedSendAppliedToTheConsumer) {
   }
 }
 
-RC_GTEST_PROP(BrokerConsumer, B9_B10_BalanceIsFlowsMinusDebits, ()) {
+RC_GTEST_PROP(BrokerConsumer, BalanceIsFlowsMinusDebits, ()) {
   const auto ops = *rc::gen::container<std::vector<std::pair<bool, std::int64_t>>>(
       rc::gen::pair(rc::gen::arbitrary<bool>(), rc::gen::inRange<std::int64_t>(0, 1000)));
   BrokerConsumer c;

@@ -112,7 +112,7 @@ MonitorReport checked(const Ruleset& rules, const CommandRun& run, std::int64_t 
 // Failures before and around metadata (C2, C6, C7; L1-L3, X1, X6).
 // ======================================================================================
 
-TEST(ClientCommand, C2_C7_ChecksumFailureSettlesTheResolvedP) {
+TEST(ClientCommand, ChecksumFailureSettlesTheResolvedP) {
   CommandSituation s = situation(100, 100);
   s.early_failure = FailureStage::kChecksum;
   const CommandRun d = handle_command(rev_d(), s);
@@ -132,7 +132,7 @@ TEST(ClientCommand, C2_C7_ChecksumFailureSettlesTheResolvedP) {
   EXPECT_THAT(checked(legacy(), l).violations, IsEmpty());
 }
 
-TEST(ClientCommand, C7_MetadataFailureSettlesTheExplicitP) {
+TEST(ClientCommand, MetadataFailureSettlesTheExplicitP) {
   CommandSituation s = situation(10, 10);
   s.early_failure = FailureStage::kMetadata;
   const CommandRun d = handle_command(rev_d(), s);
@@ -145,7 +145,7 @@ TEST(ClientCommand, C7_MetadataFailureSettlesTheExplicitP) {
   EXPECT_EQ(l.returned_by_command, 1);
 }
 
-TEST(ClientCommand, C7_DecompressionFailureSettlesP) {
+TEST(ClientCommand, DecompressionFailureSettlesP) {
   CommandSituation s = situation(10, 10);
   s.early_failure = FailureStage::kDecompress;
   const CommandRun d = handle_command(rev_d(), s);
@@ -162,7 +162,7 @@ TEST(ClientCommand, C7_DecompressionFailureSettlesP) {
   EXPECT_THAT(checked(legacy(), l).violations, IsEmpty());
 }
 
-TEST(ClientCommand, C6_X1_OldBrokerEarlyFailureOfACompleteBatchReturnsOne) {
+TEST(ClientCommand, X1_OldBrokerEarlyFailureOfACompleteBatchReturnsOne) {
   CommandSituation s = situation(std::nullopt, 8);
   s.early_failure = FailureStage::kChecksum;
   const CommandRun d = handle_command(rev_d(), s);
@@ -174,7 +174,7 @@ TEST(ClientCommand, C6_X1_OldBrokerEarlyFailureOfACompleteBatchReturnsOne) {
   EXPECT_THAT(r.deviations, ::testing::Contains(Field(&Finding::rule, RuleId::kX1)));
 }
 
-TEST(ClientCommand, C2_X6_OldBrokerEarlyFailureCountsEveryAckSetBit) {
+TEST(ClientCommand, OldBrokerEarlyFailureCountsEveryAckSetBit) {
   CommandSituation s = situation(std::nullopt, 8, AckSet::from_indexes({0, 2, 5, 9}));
   s.early_failure = FailureStage::kMetadata;
   const CommandRun d = handle_command(rev_d(), s);
@@ -188,7 +188,7 @@ TEST(ClientCommand, C2_X6_OldBrokerEarlyFailureCountsEveryAckSetBit) {
 // Native expansion (K1-K5, B2/K3 partial batches, C7 batch failures; L4, L5).
 // ======================================================================================
 
-TEST(ClientCommand, K1_K2_K5_CompleteBatchHandsOffEveryMessage) {
+TEST(ClientCommand, CompleteBatchHandsOffEveryMessage) {
   const CommandSituation s = situation(8, 8);
   const CommandRun d = handle_command(rev_d(), s);
   std::vector<std::string> expected = {"recv", "resolve", "metadata", "resolve"};
@@ -212,7 +212,7 @@ TEST(ClientCommand, K1_K2_K5_CompleteBatchHandsOffEveryMessage) {
   EXPECT_THAT(checked(legacy(), l).violations, IsEmpty());
 }
 
-TEST(ClientCommand, B2_K3_PartialBatchWordThirtySevenOfEightIsThree) {
+TEST(ClientCommand, PartialBatchWordThirtySevenOfEightIsThree) {
   const CommandSituation s = situation(3, 8, AckSet({37}));
   const CommandRun d = handle_command(rev_d(), s);
   EXPECT_THAT(kinds(d), ElementsAre("recv", "resolve", "metadata", "resolve", "claim", "claim",
@@ -230,7 +230,7 @@ TEST(ClientCommand, B2_K3_PartialBatchWordThirtySevenOfEightIsThree) {
   EXPECT_THAT(checked(legacy(), l).violations, IsEmpty());
 }
 
-TEST(ClientCommand, C1_K3_PartialBatchWithTheFieldAbsentUsesTheBoundedPopcount) {
+TEST(ClientCommand, C1_PartialBatchWithTheFieldAbsentUsesTheBoundedPopcount) {
   const CommandSituation s = situation(std::nullopt, 8, AckSet::from_indexes({0, 2, 5, 9}));
   const CommandRun d = handle_command(rev_d(), s);
   const std::vector<Resolve> resolves = all_of<Resolve>(d);
@@ -243,7 +243,7 @@ TEST(ClientCommand, C1_K3_PartialBatchWithTheFieldAbsentUsesTheBoundedPopcount) 
   EXPECT_THAT(checked(rev_d(), d).violations, IsEmpty());
 }
 
-TEST(ClientCommand, K4_S5_S6_BatchSkipsOfEachReasonStayCommandOwned) {
+TEST(ClientCommand, BatchSkipsOfEachReasonStayCommandOwned) {
   const std::vector<std::pair<IndexFate, SkipReason>> reasons = {
       {IndexFate::kDuplicate, SkipReason::kDuplicate},
       {IndexFate::kCompacted, SkipReason::kCompacted},
@@ -271,7 +271,7 @@ TEST(ClientCommand, K4_S5_S6_BatchSkipsOfEachReasonStayCommandOwned) {
   }
 }
 
-TEST(ClientCommand, K4_K6_S5_S6_NonBatchedSkipsSettleTheUnitUnderRevD) {
+TEST(ClientCommand, NonBatchedSkipsSettleTheUnitUnderRevD) {
   const std::vector<std::pair<IndexFate, SkipReason>> reasons = {
       {IndexFate::kDuplicate, SkipReason::kDuplicate},
       {IndexFate::kCompacted, SkipReason::kCompacted},
@@ -292,7 +292,7 @@ TEST(ClientCommand, K4_K6_S5_S6_NonBatchedSkipsSettleTheUnitUnderRevD) {
   }
 }
 
-TEST(ClientCommand, K6_L9_LegacyNonBatchedSkipsReturnDirectlyOrNothing) {
+TEST(ClientCommand, L9_LegacyNonBatchedSkipsReturnDirectlyOrNothing) {
   for (const auto& [fate, path] : std::vector<std::pair<IndexFate, std::string>>{
            {IndexFate::kDuplicate, "duplicate"}, {IndexFate::kDeadLetter, "dead_letter"}}) {
     SCOPED_TRACE(path);
@@ -312,7 +312,7 @@ TEST(ClientCommand, K6_L9_LegacyNonBatchedSkipsReturnDirectlyOrNothing) {
   EXPECT_EQ(l9.returned_by_command, 0);  // L9: 1 permit lost
 }
 
-TEST(ClientCommand, K2_FailedHandOffRestoresItsUnit) {
+TEST(ClientCommand, FailedHandOffRestoresItsUnit) {
   CommandSituation s = situation(4, 4);
   s.fates = {IndexFate::kDeliver, IndexFate::kDeliver, IndexFate::kHandoffFails};
   const CommandRun d = handle_command(rev_d(), s);
@@ -334,7 +334,7 @@ TEST(ClientCommand, K2_FailedHandOffRestoresItsUnit) {
   EXPECT_THAT(checked(rev_d(), one).violations, IsEmpty());
 }
 
-TEST(ClientCommand, C7_K5_L4_ParseFailureMidBatchSettlesTheRest) {
+TEST(ClientCommand, ParseFailureMidBatchSettlesTheRest) {
   CommandSituation s = situation(10, 10);
   s.fates = {IndexFate::kDeliver, IndexFate::kDeliver, IndexFate::kDeliver, IndexFate::kDeliver,
              IndexFate::kDuplicate, IndexFate::kParseFails};
@@ -354,7 +354,7 @@ TEST(ClientCommand, C7_K5_L4_ParseFailureMidBatchSettlesTheRest) {
   EXPECT_THAT(checked(legacy(), l).violations, IsEmpty());
 }
 
-TEST(ClientCommand, C7_K7_L5_ParseFailureBeyondTheDeliverableIndexes) {
+TEST(ClientCommand, ParseFailureBeyondTheDeliverableIndexes) {
   CommandSituation s = situation(3, 8, AckSet({37}));
   s.fates.assign(8, IndexFate::kDeliver);
   s.fates[6] = IndexFate::kParseFails;
@@ -372,7 +372,7 @@ TEST(ClientCommand, C7_K7_L5_ParseFailureBeyondTheDeliverableIndexes) {
 // Validation outcomes (C3-C5, K8).
 // ======================================================================================
 
-TEST(ClientCommand, C3_C5_InconsistentExplicitValueSettlesPWithoutHandOff) {
+TEST(ClientCommand, InconsistentExplicitValueSettlesPWithoutHandOff) {
   const CommandSituation s = situation(3, 8);  // explicit 3, complete batch of 8
   const CommandRun d = handle_command(rev_d(), s);
   EXPECT_THAT(kinds(d),
@@ -388,7 +388,7 @@ TEST(ClientCommand, C3_C5_InconsistentExplicitValueSettlesPWithoutHandOff) {
   EXPECT_EQ(l.handed_off.size(), 8u);
 }
 
-TEST(ClientCommand, C5_C6_FieldAbsentBitsOnlyBeyondBSettleTheEarlyValue) {
+TEST(ClientCommand, FieldAbsentBitsOnlyBeyondBSettleTheEarlyValue) {
   const CommandSituation s = situation(std::nullopt, 8, AckSet::from_indexes({9}));
   const CommandRun d = handle_command(rev_d(), s);
   EXPECT_THAT(kinds(d),
@@ -452,7 +452,7 @@ TEST(ClientCommand, C4_OutOfRangeExplicitValueClosesTheConnection) {
 // Specialised paths (S1-S4, S7).
 // ======================================================================================
 
-TEST(ClientCommand, S1_S2_NonFinalChunkReturnsOne) {
+TEST(ClientCommand, NonFinalChunkReturnsOne) {
   CommandSituation s = situation(1, 1);
   s.path = PayloadPath::kChunkNonFinal;
   const CommandRun d = handle_command(rev_d(), s);
@@ -474,7 +474,7 @@ TEST(ClientCommand, S1_S2_NonFinalChunkReturnsOne) {
   EXPECT_THAT(checked(legacy(), l).violations, IsEmpty());
 }
 
-TEST(ClientCommand, S2_FinalChunkIsHandedOffAndReturnsWhenConsumed) {
+TEST(ClientCommand, FinalChunkIsHandedOffAndReturnsWhenConsumed) {
   CommandSituation s = situation(1, 1);
   s.path = PayloadPath::kChunkFinal;
   const CommandRun d = handle_command(rev_d(), s);
@@ -484,7 +484,7 @@ TEST(ClientCommand, S2_FinalChunkIsHandedOffAndReturnsWhenConsumed) {
   EXPECT_THAT(checked(rev_d(), d).violations, IsEmpty());
 }
 
-TEST(ClientCommand, S1_S3_CryptoDiscardOfACompleteBatchReturnsB) {
+TEST(ClientCommand, CryptoDiscardOfACompleteBatchReturnsB) {
   CommandSituation s = situation(8, 8);
   s.path = PayloadPath::kCryptoDiscard;
   const CommandRun d = handle_command(rev_d(), s);
@@ -503,7 +503,7 @@ TEST(ClientCommand, S1_S3_CryptoDiscardOfACompleteBatchReturnsB) {
   EXPECT_EQ(l.returned_by_command, 8);
 }
 
-TEST(ClientCommand, S3_X2_CryptoDiscardOfAPartialRedeliveryReturnsB) {
+TEST(ClientCommand, X2_CryptoDiscardOfAPartialRedeliveryReturnsB) {
   CommandSituation s = situation(3, 10, AckSet::from_indexes({0, 4, 9}));
   s.path = PayloadPath::kCryptoDiscard;
   const CommandRun d = handle_command(rev_d(), s);
@@ -514,7 +514,7 @@ TEST(ClientCommand, S3_X2_CryptoDiscardOfAPartialRedeliveryReturnsB) {
   EXPECT_EQ(handle_command(legacy(), s).returned_by_command, 10);  // L10
 }
 
-TEST(ClientCommand, S1_S4_X3_CryptoFailReturnsNothing) {
+TEST(ClientCommand, X3_CryptoFailReturnsNothing) {
   CommandSituation s = situation(8, 8);
   s.path = PayloadPath::kCryptoFail;
   const CommandRun d = handle_command(rev_d(), s);
@@ -533,7 +533,7 @@ TEST(ClientCommand, S1_S4_X3_CryptoFailReturnsNothing) {
   EXPECT_EQ(l.returned_by_command, 0);
 }
 
-TEST(ClientCommand, K2_CryptoConsumeIsNative) {
+TEST(ClientCommand, CryptoConsumeIsNative) {
   CommandSituation s = situation(4, 4);
   s.path = PayloadPath::kCryptoConsume;
   const CommandRun d = handle_command(rev_d(), s);
@@ -543,7 +543,7 @@ TEST(ClientCommand, K2_CryptoConsumeIsNative) {
   EXPECT_THAT(checked(rev_d(), d).violations, IsEmpty());
 }
 
-TEST(ClientCommand, S7_ZeroQueueBatchClosesTheConsumerNotTheConnection) {
+TEST(ClientCommand, ZeroQueueBatchClosesTheConsumerNotTheConnection) {
   CommandSituation s = situation(8, 8);
   s.zero_queue = true;
   const CommandRun d = handle_command(rev_d(), s);
@@ -662,7 +662,7 @@ CommandSituation gen_situation() {
   return s;
 }
 
-RC_GTEST_PROP(ClientCommand, C1_K1_K5_K8_E1_E2_RevDRunsAreCleanAndReturnExactlyP, ()) {
+RC_GTEST_PROP(ClientCommand, K8_RevDRunsAreCleanAndReturnExactlyP, ()) {
   const CommandSituation s = gen_situation();
   const CommandRun run = handle_command(rev_d(), s);
   const MonitorReport r = checked(rev_d(), run);

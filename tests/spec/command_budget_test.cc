@@ -18,7 +18,7 @@ using ::testing::HasSubstr;
 const Ruleset& rev_d() { return ruleset(RulesetId::kRevD); }
 const Ruleset& legacy() { return ruleset(RulesetId::kLegacy); }
 
-TEST(CommandBudget, K1_CommandStartsOwningAllP) {
+TEST(CommandBudget, CommandStartsOwningAllP) {
   const CommandBudget b(8);
   EXPECT_EQ(b.p(), 8);
   EXPECT_EQ(b.remaining(), 8);
@@ -28,7 +28,7 @@ TEST(CommandBudget, K1_CommandStartsOwningAllP) {
   EXPECT_FALSE(b.transferred());
 }
 
-TEST(CommandBudget, K2_K5_ClaimRestoreTerminalThenSecondTerminalIsZero) {
+TEST(CommandBudget, ClaimRestoreTerminalThenSecondTerminalIsZero) {
   CommandBudget b(3);
   ASSERT_TRUE(b.claim().ok());
   ASSERT_TRUE(b.claim().ok());
@@ -55,7 +55,7 @@ TEST(CommandBudget, K2_RestoreWithoutAClaimIsRejected) {
   EXPECT_EQ(b.restore().code(), absl::StatusCode::kFailedPrecondition);  // already restored
 }
 
-TEST(CommandBudget, K3_ClearedIndexesNeverTouchTheBudget) {
+TEST(CommandBudget, ClearedIndexesNeverTouchTheBudget) {
   const AckSet word37(std::vector<std::int64_t>{37});  // {0, 2, 5} of B = 8
   CommandBudget b(word37.count_below(8));
   for (std::int64_t i = 0; i < 8; ++i) {
@@ -68,7 +68,7 @@ TEST(CommandBudget, K3_ClearedIndexesNeverTouchTheBudget) {
   EXPECT_EQ(b.finish(), 0);
 }
 
-TEST(CommandBudget, K4_S6_DuplicateSkipLeavesItsUnitCommandOwned) {
+TEST(CommandBudget, DuplicateSkipLeavesItsUnitCommandOwned) {
   CommandBudget b(3);
   ASSERT_TRUE(b.claim().ok());  // index 0 handed off
   // index 1: duplicate, skipped; claims nothing
@@ -79,7 +79,7 @@ TEST(CommandBudget, K4_S6_DuplicateSkipLeavesItsUnitCommandOwned) {
   EXPECT_EQ(settle_amount(legacy(), progress), 1);  // legacy returns skipped batch messages too
 }
 
-TEST(CommandBudget, K4_S5_DeadLetterSkipLeavesItsUnitCommandOwned) {
+TEST(CommandBudget, DeadLetterSkipLeavesItsUnitCommandOwned) {
   // Same accounting as a duplicate: dead-letter handling keeps the message, not the unit.
   CommandBudget b(4);
   ASSERT_TRUE(b.claim().ok());
@@ -97,7 +97,7 @@ TEST(CommandBudget, K4_L9_NonBatchedBeforeStartMessageIdSettle) {
   EXPECT_EQ(b.finish(), 1);
 }
 
-TEST(CommandBudget, K6_DirectReturnIsTakenFromTheBudget) {
+TEST(CommandBudget, DirectReturnIsTakenFromTheBudget) {
   // Duplicate non-batched message, P = 1: the direct return is the only return.
   CommandBudget dup(1);
   ASSERT_TRUE(dup.take_direct(1).ok());
@@ -127,7 +127,7 @@ TEST(CommandBudget, K6_DirectReturnLargerThanWhatIsLeftIsRejected) {
   EXPECT_EQ(b.finish(), 0);
 }
 
-TEST(CommandBudget, K6_F1_BesideBudgetReturnsTheUnitTwice) {
+TEST(CommandBudget, BesideBudgetReturnsTheUnitTwice) {
   Ruleset rev_b_like = rev_d();
   rev_b_like.direct_returns = DirectReturns::kBesideBudget;
   const CommandProgress duplicate{.p = 1, .direct_returned = 1};
@@ -150,7 +150,7 @@ TEST(CommandBudget, K8_OneHandOffMoreThanPIsRejected) {
   EXPECT_EQ(b.finish(), 0);
 }
 
-TEST(CommandBudget, S1_TransferLeavesNothingForTheGenericBudget) {
+TEST(CommandBudget, TransferLeavesNothingForTheGenericBudget) {
   CommandBudget b(5);
   ASSERT_TRUE(b.claim().ok());
   b.transfer();
@@ -168,7 +168,7 @@ TEST(CommandBudget, S1_TransferLeavesNothingForTheGenericBudget) {
   }
 }
 
-TEST(CommandBudget, C7_FailureStageNamesAndEarliness) {
+TEST(CommandBudget, FailureStageNamesAndEarliness) {
   const std::vector<std::pair<FailureStage, std::string_view>> names = {
       {FailureStage::kChecksum, "checksum"},
       {FailureStage::kMetadata, "metadata"},
@@ -187,7 +187,7 @@ TEST(CommandBudget, C7_FailureStageNamesAndEarliness) {
   EXPECT_FALSE(is_early_failure(FailureStage::kInconsistent));
 }
 
-TEST(CommandBudget, C7_L1_ChecksumFailureSettlesP) {
+TEST(CommandBudget, ChecksumFailureSettlesP) {
   const CommandProgress p{.p = 100, .failure = FailureStage::kChecksum};
   EXPECT_EQ(settle_amount(rev_d(), p), 100);
   EXPECT_EQ(settle_amount(legacy(), p), 1);  // 99 lost
@@ -195,7 +195,7 @@ TEST(CommandBudget, C7_L1_ChecksumFailureSettlesP) {
   EXPECT_EQ(b.finish(), 100);
 }
 
-TEST(CommandBudget, C7_L2_L3_MetadataAndDecompressionFailuresSettleP) {
+TEST(CommandBudget, MetadataAndDecompressionFailuresSettleP) {
   for (FailureStage stage : {FailureStage::kMetadata, FailureStage::kDecompress}) {
     const CommandProgress p{.p = 10, .batch_size = 10, .failure = stage};
     EXPECT_EQ(settle_amount(rev_d(), p), 10) << failure_stage_name(stage);
@@ -203,7 +203,7 @@ TEST(CommandBudget, C7_L2_L3_MetadataAndDecompressionFailuresSettleP) {
   }
 }
 
-TEST(CommandBudget, C7_K5_L4_BatchFailureAfterFourHandOffsAndOneSkip) {
+TEST(CommandBudget, BatchFailureAfterFourHandOffsAndOneSkip) {
   const CommandProgress p{.p = 10, .batch_size = 10, .claimed = 4, .skipped = 1,
                           .failure = FailureStage::kBatch};
   EXPECT_EQ(settle_amount(legacy(), p), 2);  // K + 1
@@ -215,7 +215,7 @@ TEST(CommandBudget, C7_K5_L4_BatchFailureAfterFourHandOffsAndOneSkip) {
   EXPECT_EQ(4 + 6, 10);
 }
 
-TEST(CommandBudget, C7_K7_L5_PartialBatchFailureBeyondTheDeliverableIndexes) {
+TEST(CommandBudget, K7_PartialBatchFailureBeyondTheDeliverableIndexes) {
   // P = 3 of B = 8, all 3 delivered, parse fails on index 6 (not deliverable).
   const CommandProgress p{.p = 3, .batch_size = 8, .claimed = 3, .failure = FailureStage::kBatch};
   EXPECT_EQ(settle_amount(legacy(), p), 1);
@@ -223,7 +223,7 @@ TEST(CommandBudget, C7_K7_L5_PartialBatchFailureBeyondTheDeliverableIndexes) {
   EXPECT_EQ(settle_amount(rev_d(), p), 0);       // K7: exactly 3 in total
 }
 
-TEST(CommandBudget, C5_K5_InconsistentCommandSettlesTheRestOfP) {
+TEST(CommandBudget, InconsistentCommandSettlesTheRestOfP) {
   const CommandProgress p{.p = 3, .batch_size = 8, .claimed = 2,
                           .failure = FailureStage::kInconsistent};
   EXPECT_EQ(settle_amount(rev_d(), p), 1);
@@ -279,7 +279,7 @@ RC_GTEST_PROP(CommandBudget, K5_K6_K7_SettleAmountAgreesWithFinishUnderRevD, ())
   RC_ASSERT(b.claimed() <= p);                // K8
 }
 
-RC_GTEST_PROP(CommandBudget, K8_NeverMoreThanPHandOffs, ()) {
+RC_GTEST_PROP(CommandBudget, NeverMoreThanPHandOffs, ()) {
   const std::int64_t p = *rc::gen::inRange<std::int64_t>(0, 50);
   const std::int64_t attempts = *rc::gen::inRange<std::int64_t>(0, 100);
   CommandBudget b(p);

@@ -23,7 +23,7 @@ SendResult finalize_ok(const Ruleset& rules, DispatcherKind kind,
   return r.ok() ? *r : SendResult{};
 }
 
-TEST(FinalizePermits, B2_B7_NonBatchedIsOnePermitAndStillSerialized) {
+TEST(FinalizePermits, NonBatchedIsOnePermitAndStillSerialized) {
   EXPECT_EQ(candidate_permits(1, AckSet()), 1);
   const SendResult r =
       finalize_ok(rev_d(), DispatcherKind::kPersistentShared, {{.batch_size = 1}});
@@ -33,7 +33,7 @@ TEST(FinalizePermits, B2_B7_NonBatchedIsOnePermitAndStillSerialized) {
   EXPECT_EQ(r.consumer_debit, 1);
 }
 
-TEST(FinalizePermits, B2_CompleteBatchOfEightIsEight) {
+TEST(FinalizePermits, CompleteBatchOfEightIsEight) {
   EXPECT_EQ(candidate_permits(8, AckSet()), 8);
   const SendResult r =
       finalize_ok(rev_d(), DispatcherKind::kPersistentShared, {{.batch_size = 8}});
@@ -42,7 +42,7 @@ TEST(FinalizePermits, B2_CompleteBatchOfEightIsEight) {
   EXPECT_EQ(r.commands[0].message_permits, std::optional<std::uint32_t>(8));
 }
 
-TEST(FinalizePermits, B2_PartialBatchZeroTwoFiveOfEightIsThree) {
+TEST(FinalizePermits, PartialBatchZeroTwoFiveOfEightIsThree) {
   const AckSet word37(std::vector<std::int64_t>{37});
   EXPECT_EQ(word37, AckSet::from_indexes({0, 2, 5}));
   EXPECT_EQ(candidate_permits(8, word37), 3);
@@ -55,12 +55,12 @@ TEST(FinalizePermits, B2_PartialBatchZeroTwoFiveOfEightIsThree) {
   EXPECT_EQ(r.dispatcher_debit, std::optional<std::int64_t>(3));
 }
 
-TEST(FinalizePermits, B2_BitsAtOrBeyondBAreIgnored) {
+TEST(FinalizePermits, BitsAtOrBeyondBAreIgnored) {
   EXPECT_EQ(candidate_permits(8, AckSet::from_indexes({0, 2, 5, 8, 9, 70})), 3);
   EXPECT_EQ(candidate_permits(4, AckSet::from_indexes({0, 2, 5})), 2);
 }
 
-TEST(FinalizePermits, B3_ZeroCandidateMakesNoCommandAndNoDebit) {
+TEST(FinalizePermits, ZeroCandidateMakesNoCommandAndNoDebit) {
   EXPECT_EQ(candidate_permits(8, AckSet(std::vector<std::int64_t>{0})), 0);
   EXPECT_EQ(candidate_permits(8, AckSet::from_indexes({8, 9})), 0);
   EXPECT_EQ(candidate_permits(0, AckSet()), 0);
@@ -78,7 +78,7 @@ TEST(FinalizePermits, B3_ZeroCandidateMakesNoCommandAndNoDebit) {
   }
 }
 
-TEST(FinalizePermits, B1_B4_L8_RevDDebitsOnlyTheAdmittedEntry) {
+TEST(FinalizePermits, RevDDebitsOnlyTheAdmittedEntry) {
   const std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
                                        {.batch_size = 10, .admitted = false}};
   const SendResult r = finalize_ok(rev_d(), DispatcherKind::kPersistentShared, send);
@@ -91,7 +91,7 @@ TEST(FinalizePermits, B1_B4_L8_RevDDebitsOnlyTheAdmittedEntry) {
   EXPECT_EQ(r.finalized_sum, 10);
 }
 
-TEST(FinalizePermits, B1_B4_B6_L8_LegacyDebitsTwentyForOneCommandOfTen) {
+TEST(FinalizePermits, LegacyDebitsTwentyForOneCommandOfTen) {
   const std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
                                        {.batch_size = 10, .admitted = false}};
   const SendResult r = finalize_ok(legacy(), DispatcherKind::kPersistentShared, send);
@@ -102,7 +102,7 @@ TEST(FinalizePermits, B1_B4_B6_L8_LegacyDebitsTwentyForOneCommandOfTen) {
   EXPECT_EQ(r.dispatcher_debit, std::optional<std::int64_t>(20));
 }
 
-TEST(FinalizePermits, B1_RejectedEntryBetweenAdmittedOnesKeepsEntryIndexes) {
+TEST(FinalizePermits, RejectedEntryBetweenAdmittedOnesKeepsEntryIndexes) {
   const SendResult r = finalize_ok(rev_d(), DispatcherKind::kNonPersistentShared,
                                    {{.batch_size = 2}, {.batch_size = 5, .admitted = false},
                                     {.batch_size = 1}, {.batch_size = 0}, {.batch_size = 4}});
@@ -113,7 +113,7 @@ TEST(FinalizePermits, B1_RejectedEntryBetweenAdmittedOnesKeepsEntryIndexes) {
   EXPECT_EQ(r.consumer_debit, 7);
 }
 
-TEST(FinalizePermits, B4_ConsumerDebitIsSumOfFinalizedP) {
+TEST(FinalizePermits, ConsumerDebitIsSumOfFinalizedP) {
   const SendResult r = finalize_ok(
       rev_d(), DispatcherKind::kSingleActive,
       {{.batch_size = 1}, {.batch_size = 8}, {.batch_size = 8, .ack_set = AckSet({37})}});
@@ -121,7 +121,7 @@ TEST(FinalizePermits, B4_ConsumerDebitIsSumOfFinalizedP) {
   EXPECT_EQ(r.finalized_sum, 12);
 }
 
-TEST(FinalizePermits, B5_UnackedRisesOnlyInIndividualAckModes) {
+TEST(FinalizePermits, UnackedRisesOnlyInIndividualAckModes) {
   const std::vector<SendEntry> send = {{.batch_size = 8, .ack_set = AckSet({37})},
                                        {.batch_size = 4}};
   for (DispatcherKind kind : all_dispatcher_kinds()) {
@@ -132,7 +132,7 @@ TEST(FinalizePermits, B5_UnackedRisesOnlyInIndividualAckModes) {
   EXPECT_TRUE(acks_individually(DispatcherKind::kPersistentKeySharedClassic));
 }
 
-TEST(FinalizePermits, B6_E4_AllSixDispatchersDebitTheSameFinalizedSum) {
+TEST(FinalizePermits, AllSixDispatchersDebitTheSameFinalizedSum) {
   const std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
                                        {.batch_size = 10, .admitted = false},
                                        {.batch_size = 8, .ack_set = AckSet({37})}};
@@ -152,7 +152,7 @@ TEST(FinalizePermits, B6_E4_AllSixDispatchersDebitTheSameFinalizedSum) {
   EXPECT_EQ(aggregates, 6);
 }
 
-TEST(FinalizePermits, B6_F2_StickyKeyOutsideCoverageDebitsPreAdmissionSum) {
+TEST(FinalizePermits, StickyKeyOutsideCoverageDebitsPreAdmissionSum) {
   Ruleset rev_b_like = rev_d();
   rev_b_like.finalized_dispatchers = DispatcherCoverage::kPersistentSharedOnly;
   const std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
@@ -169,7 +169,7 @@ TEST(FinalizePermits, B6_F2_StickyKeyOutsideCoverageDebitsPreAdmissionSum) {
   }
 }
 
-TEST(FinalizePermits, B6_DispatcherNamesAndKinds) {
+TEST(FinalizePermits, DispatcherNamesAndKinds) {
   const std::vector<std::string_view> names = {
       "persistent_shared",     "persistent_shared_classic", "persistent_key_shared",
       "persistent_key_shared_classic", "non_persistent_shared", "non_persistent_key_shared",
@@ -190,7 +190,7 @@ TEST(FinalizePermits, B6_DispatcherNamesAndKinds) {
   EXPECT_FALSE(is_sticky_key(DispatcherKind::kSingleActive));
 }
 
-TEST(FinalizePermits, B7_W1_W3_OldBrokerOmitsTheField) {
+TEST(FinalizePermits, OldBrokerOmitsTheField) {
   const SendResult r =
       finalize_ok(legacy(), DispatcherKind::kPersistentShared, {{.batch_size = 1}, {.batch_size = 8}});
   ASSERT_EQ(r.commands.size(), 2U);
@@ -198,7 +198,7 @@ TEST(FinalizePermits, B7_W1_W3_OldBrokerOmitsTheField) {
   EXPECT_EQ(r.commands[1].p, 8);
 }
 
-TEST(FinalizePermits, B8_W2_LargestValidPIsAccepted) {
+TEST(FinalizePermits, LargestValidPIsAccepted) {
   const SendResult r =
       finalize_ok(rev_d(), DispatcherKind::kPersistentShared, {{.batch_size = kMaxPermits}});
   ASSERT_EQ(r.commands.size(), 1U);
@@ -228,7 +228,7 @@ TEST(FinalizePermits, B8_SumOverflowFinalizesNothing) {
   EXPECT_THAT(msg, HasSubstr("1 + 2147483647"));
 }
 
-TEST(FinalizePermits, B1_B8_RejectedHugeEntryIsNotFinalizedUnderRevD) {
+TEST(FinalizePermits, B8_RejectedHugeEntryIsNotFinalizedUnderRevD) {
   const std::vector<SendEntry> send = {{.batch_size = 5},
                                        {.batch_size = std::int64_t{1} << 40, .admitted = false}};
   const SendResult r = finalize_ok(rev_d(), DispatcherKind::kPersistentShared, send);
@@ -265,7 +265,7 @@ DispatcherKind gen_dispatcher() {
   return *rc::gen::elementOf(std::vector<DispatcherKind>(kinds.begin(), kinds.end()));
 }
 
-RC_GTEST_PROP(FinalizePermits, E4_B4_B5_B6_B7_FourDebitsAgreeUnderRevD, ()) {
+RC_GTEST_PROP(FinalizePermits, FourDebitsAgreeUnderRevD, ()) {
   const std::vector<SendEntry> send = gen_send();
   const DispatcherKind kind = gen_dispatcher();
   const absl::StatusOr<SendResult> r = finalize_permits(rev_d(), kind, send);
@@ -288,7 +288,7 @@ RC_GTEST_PROP(FinalizePermits, E4_B4_B5_B6_B7_FourDebitsAgreeUnderRevD, ()) {
   RC_ASSERT(r->unacked_increase == (acks_individually(kind) ? sum_p : 0));
 }
 
-RC_GTEST_PROP(FinalizePermits, B1_B2_B3_B8_CommandsAreExactlyAdmittedNonEmptyEntries, ()) {
+RC_GTEST_PROP(FinalizePermits, CommandsAreExactlyAdmittedNonEmptyEntries, ()) {
   const std::vector<SendEntry> send = gen_send();
   for (const Ruleset* rules : all_rulesets()) {
     const absl::StatusOr<SendResult> r =
@@ -311,7 +311,7 @@ RC_GTEST_PROP(FinalizePermits, B1_B2_B3_B8_CommandsAreExactlyAdmittedNonEmptyEnt
   }
 }
 
-RC_GTEST_PROP(FinalizePermits, B1_L8_LegacyDebitsEveryCandidateRejectedOnesToo, ()) {
+RC_GTEST_PROP(FinalizePermits, LegacyDebitsEveryCandidateRejectedOnesToo, ()) {
   const std::vector<SendEntry> send = gen_send();
   const DispatcherKind kind = gen_dispatcher();
   const absl::StatusOr<SendResult> r = finalize_permits(legacy(), kind, send);

@@ -66,7 +66,7 @@ TEST(LegacyCatalogue, HoldsElevenRowsInRulebookOrder) {
   }
 }
 
-TEST(LegacyCatalogue, L1_C7_E1_ChecksumFailureReturnsOneOfHundred) {
+TEST(LegacyCatalogue, L1_E1_ChecksumFailureReturnsOneOfHundred) {
   expect_row("L1");
   const CatalogueEntry e = entry("L1");
   EXPECT_EQ(returned(e, RulesetId::kLegacy, 1), 1);
@@ -75,22 +75,22 @@ TEST(LegacyCatalogue, L1_C7_E1_ChecksumFailureReturnsOneOfHundred) {
   EXPECT_THAT(r.violations.front().explanation, ::testing::HasSubstr("99 permit(s) lost"));
 }
 
-TEST(LegacyCatalogue, L2_C7_MetadataFailureReturnsOneOfTen) {
+TEST(LegacyCatalogue, L2_MetadataFailureReturnsOneOfTen) {
   expect_row("L2");
   EXPECT_EQ(returned(entry("L2"), RulesetId::kLegacy, 1), 1);
 }
 
-TEST(LegacyCatalogue, L3_C7_DecompressionFailureReturnsOneOfTen) {
+TEST(LegacyCatalogue, L3_DecompressionFailureReturnsOneOfTen) {
   expect_row("L3");
   EXPECT_EQ(returned(entry("L3"), RulesetId::kLegacy, 1), 1);
 }
 
-TEST(LegacyCatalogue, L4_C7_BatchFailureReturnsDPlusKPlusOne) {
+TEST(LegacyCatalogue, L4_BatchFailureReturnsDPlusKPlusOne) {
   expect_row("L4");
   EXPECT_EQ(returned(entry("L4"), RulesetId::kLegacy, 1), 4 + 1 + 1);
 }
 
-TEST(LegacyCatalogue, L5_K7_E2_PartialBatchFailureOverGrantsOne) {
+TEST(LegacyCatalogue, L5_E2_PartialBatchFailureOverGrantsOne) {
   expect_row("L5");
   const CatalogueEntry e = entry("L5");
   EXPECT_EQ(returned(e, RulesetId::kLegacy, 1), 4);
@@ -98,11 +98,11 @@ TEST(LegacyCatalogue, L5_K7_E2_PartialBatchFailureOverGrantsOne) {
   EXPECT_THAT(r.violations, Contains(Field(&Finding::rule, RuleId::kE2)));
 }
 
-TEST(LegacyCatalogue, L6_E3_M2_StaleEpochReturnCrossesIntoReplacement) { expect_row("L6"); }
+TEST(LegacyCatalogue, L6_StaleEpochReturnCrossesIntoReplacement) { expect_row("L6"); }
 
-TEST(LegacyCatalogue, L7_E3_SamePooledConnectionRecreationOverGrants) { expect_row("L7"); }
+TEST(LegacyCatalogue, L7_SamePooledConnectionRecreationOverGrants) { expect_row("L7"); }
 
-TEST(LegacyCatalogue, L8_B4_B6_RejectedEntryStillDebited) {
+TEST(LegacyCatalogue, L8_B6_RejectedEntryStillDebited) {
   expect_row("L8");
   const CatalogueEntry e = entry("L8");
   const Send& legacy = std::get<Send>(e.legacy.front());
@@ -115,17 +115,17 @@ TEST(LegacyCatalogue, L8_B4_B6_RejectedEntryStillDebited) {
   EXPECT_EQ(correct.dispatcher_debit, 10);
 }
 
-TEST(LegacyCatalogue, L9_K4_BeforeStartMessageIdReturnsNothing) {
+TEST(LegacyCatalogue, L9_BeforeStartMessageIdReturnsNothing) {
   expect_row("L9");
   EXPECT_EQ(returned(entry("L9"), RulesetId::kLegacy, 1), 0);
 }
 
-TEST(LegacyCatalogue, L10_X2_CryptoDiscardOfPartialBatchReturnsB) {
+TEST(LegacyCatalogue, L10_CryptoDiscardOfPartialBatchReturnsB) {
   expect_row("L10");
   EXPECT_EQ(returned(entry("L10"), RulesetId::kLegacy, 1), 10);
 }
 
-TEST(LegacyCatalogue, L11_N6_OldFlowAfterReplacementSubscribe) { expect_row("L11"); }
+TEST(LegacyCatalogue, L11_OldFlowAfterReplacementSubscribe) { expect_row("L11"); }
 
 }  // namespace
 }  // namespace permitcheck::spec

@@ -28,7 +28,7 @@ TEST(MonitorBroker, B1_RejectedEntryFinalizedIsReported) {
                              {"rejected entry 2 was finalized with P = 10"}));
 }
 
-TEST(MonitorBroker, B1_B4_RejectedEntryMakesNoCommandAndNoDebit) {
+TEST(MonitorBroker, RejectedEntryMakesNoCommandAndNoDebit) {
   Trace t;
   t.add(Send{.consumer = 0,
              .entries = {entry(1, 10, true, 10), entry(2, 10, false, std::nullopt)},
@@ -73,7 +73,7 @@ TEST(MonitorBroker, B4_ConsumerDebitOtherThanTheFinalizedSumIsReported) {
                              {"debited 7 but the finalized sum is 10", "3 permit(s) over-granted"}));
 }
 
-TEST(MonitorBroker, B4_LegacyDebitsThePreAdmissionSum) {
+TEST(MonitorBroker, LegacyDebitsThePreAdmissionSum) {
   Trace t;
   t.add(Send{.consumer = 0,
              .entries = {entry(1, 10, true, 10), entry(2, 10, false, std::nullopt)},
@@ -177,7 +177,7 @@ TEST(MonitorBroker, B11_SendAfterConsumerRemovedIsReported) {
                              {"send to consumer 0 after it was removed"}));
 }
 
-TEST(MonitorBroker, B11_ReplacementIncarnationWithTheSameConsumerIdMayBeSentTo) {
+TEST(MonitorBroker, ReplacementIncarnationWithTheSameConsumerIdMayBeSentTo) {
   // The client re-subscribes with the same consumer_id: a new broker consumer incarnation.
   Trace t;
   t.add(Send{.consumer = 0, .inc = n(1), .entries = {entry(1, 1, true, 1)}, .consumer_debit = 1})
@@ -197,7 +197,7 @@ TEST(MonitorBroker, E4_SerializedValueOtherThanTheFinalizedPIsReported) {
                               "its send finalized P = 3"}));
 }
 
-TEST(MonitorBroker, E4_B4_B6_B7_OneFinalizedValueEverywhere) {
+TEST(MonitorBroker, OneFinalizedValueEverywhere) {
   Trace t;
   t.add(Send{.consumer = 0,
              .dispatcher = DispatcherKind::kPersistentKeyShared,

@@ -16,14 +16,14 @@ namespace {
 
 using namespace monitor_testing;  // NOLINT: the shared shorthands of the monitor's tests
 
-TEST(MonitorClient, S4_X3_CryptoFailHoldingPToTheEndOfTheTraceIsADeviation) {
+TEST(MonitorClient, X3_CryptoFailHoldingPToTheEndOfTheTraceIsADeviation) {
   const MonitorReport r = check(client(16, 8), crypto_fail());
   EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
   EXPECT_TRUE(Reports(r.deviations, RuleId::kX3,
                       {"command 1 (crypto FAIL) holds P = 8 until its incarnation ends"}));
 }
 
-TEST(MonitorClient, S4_X3_CryptoFailHeldUntilIncCloseIsADeviation) {
+TEST(MonitorClient, X3_CryptoFailHeldUntilIncCloseIsADeviation) {
   Trace t = crypto_fail();
   t.add(CloseConsumer{.cnx = s("c1"), .consumer = 0})
       .add(IncClose{.inc = n(1), .reason = CloseReason::kCloseConsumer});
@@ -33,7 +33,7 @@ TEST(MonitorClient, S4_X3_CryptoFailHeldUntilIncCloseIsADeviation) {
                       {"command 1 (crypto FAIL) holds P = 8 until its incarnation ends"}));
 }
 
-TEST(MonitorClient, S4_X3_CryptoFailHeldWithoutRetainedLedgerIsADeviation) {
+TEST(MonitorClient, X3_CryptoFailHeldWithoutRetainedLedgerIsADeviation) {
   Monitor m(client(16, 8), MonitorOptions{.retain_ledger = false});
   const Trace t = crypto_fail();
   for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
@@ -42,7 +42,7 @@ TEST(MonitorClient, S4_X3_CryptoFailHeldWithoutRetainedLedgerIsADeviation) {
   EXPECT_TRUE(Reports(m.deviations(), RuleId::kX3, {"holds P = 8"}));
 }
 
-TEST(MonitorClient, S4_X3_E5_CryptoFailHeldAtQuiescenceIsADeviationNotAViolation) {
+TEST(MonitorClient, X3_CryptoFailHeldAtQuiescenceIsADeviationNotAViolation) {
   Trace t = crypto_fail();
   t.add(quiescent());
   const MonitorReport r = check(client(16, 8), t);
@@ -79,7 +79,7 @@ TEST(MonitorClient, S5_S6_K4_DeadLetterAndDuplicateSkipsStayCommandOwned) {
                              {"returned 0 but 2 unit(s)", "2 skipped", "2 permit(s) lost"}));
 }
 
-TEST(MonitorClient, S5_K6_K7_DeadLetterNonBatchedReturnedDirectlyAndSettledIsDouble) {
+TEST(MonitorClient, K7_DeadLetterNonBatchedReturnedDirectlyAndSettledIsDouble) {
   Trace t;
   t.subscribed(1, 4)
       .add(recv(1, 1))
@@ -112,7 +112,7 @@ TEST(MonitorClient, S7_ZeroQueueClosingTheConnectionIsReported) {
                               "closes the consumer only"}));
 }
 
-TEST(MonitorClient, S7_ZeroQueueClosingTheConsumerIsFine) {
+TEST(MonitorClient, ZeroQueueClosingTheConsumerIsFine) {
   Trace t = zero_queue_batch();
   t.add(IncClose{.inc = n(1), .reason = CloseReason::kClosed}).add(Drop{.cmd = n(1), .n = 8});
   EXPECT_TRUE(Clean(check(client(0, std::nullopt), t)));
@@ -178,13 +178,13 @@ TEST(MonitorClient, M1_MessageNeverReturnedByQuiescenceIsReported) {
                              {"1 message(s) of command 1 never returned their unit"}));
 }
 
-TEST(MonitorClient, M1_ReturnedOnceWhileCurrentIsFine) {
+TEST(MonitorClient, ReturnedOnceWhileCurrentIsFine) {
   Trace t = handed_off();
   t.add(msg_return("m0")).add(quiescent());
   EXPECT_TRUE(Clean(check(client(), t)));
 }
 
-TEST(MonitorClient, M2_N3_StaleEpochDiscardReturnsThroughTheRetainedState) {
+TEST(MonitorClient, StaleEpochDiscardReturnsThroughTheRetainedState) {
   // An epoch bump on the same incarnation: the discarded message returns to its own, still
   // current, permit state (the conservation at quiescence holds).
   Trace current = handed_off();
@@ -210,7 +210,7 @@ TEST(MonitorClient, M3_SecondReturnOfAMessageIsReported) {
   EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"returned 2 permits but its P is 1"}));
 }
 
-TEST(MonitorClient, M3_SecondReturnOfZeroIsANoOp) {
+TEST(MonitorClient, SecondReturnOfZeroIsANoOp) {
   Trace t = handed_off();
   t.add(msg_return("m0")).add(msg_return("m0", 0)).add(quiescent());
   EXPECT_TRUE(Clean(check(client(), t)));
@@ -241,7 +241,7 @@ TEST(MonitorClient, N1_EventsForAStateNeverOpenedAreReported) {
                              {"Flow for permit state 9, which was never opened"}));
 }
 
-TEST(MonitorClient, N1_N2_OneStatePerIncarnationIsFine) {
+TEST(MonitorClient, OneStatePerIncarnationIsFine) {
   Trace t = handed_off();
   t.add(msg_return("m0"))
       .add(CloseConsumer{.cnx = s("c1"), .consumer = 0})
@@ -283,7 +283,7 @@ TEST(MonitorClient, N2_InitialGrantIncludingTheOldAccumulatorAfterIncCloseIsRepo
   EXPECT_TRUE(FirstViolation(r, RuleId::kN2, {"initial Flow of incarnation 2 is 5"}));
 }
 
-TEST(MonitorClient, N2_ReplacementStartsWithQAndTheOldCreditIsDropped) {
+TEST(MonitorClient, ReplacementStartsWithQAndTheOldCreditIsDropped) {
   Trace t = accumulator_holds_one();
   t.add(CloseConsumer{.cnx = s("c1"), .consumer = 0})
       .add(IncClose{.inc = n(1), .reason = CloseReason::kCloseConsumer})
@@ -305,7 +305,7 @@ TEST(MonitorClient, N3_ReturnToAnEndedIncarnationWithoutReplacementIsReported) {
                              {"drop of command 9, which was never received"}));
 }
 
-TEST(MonitorClient, N3_DroppingTheReturnOfAnEndedIncarnationIsFine) {
+TEST(MonitorClient, DroppingTheReturnOfAnEndedIncarnationIsFine) {
   Trace t = handed_off();
   t.add(IncClose{.inc = n(1), .reason = CloseReason::kClosed}).add(Drop{.msg = s("m0"), .n = 1});
   EXPECT_TRUE(Clean(check(client(), t)));
@@ -336,7 +336,7 @@ TEST(MonitorClient, N5_FlowOfAnEndedIncarnationWithNoReplacementIsReported) {
                              {"Flow of 2 for incarnation 1 written after it ended"}));
 }
 
-TEST(MonitorClient, N5_FlowAtTheThresholdWhileCurrentIsFine) {
+TEST(MonitorClient, FlowAtTheThresholdWhileCurrentIsFine) {
   Trace t = accumulator_holds_one();
   t.add(recv(2, 1)).add(settle(2, 1)).add(flow(2, 1)).add(quiescent());
   EXPECT_TRUE(Clean(check(client(), t)));
@@ -355,7 +355,7 @@ TEST(MonitorClient, N6_OldFlowAfterTheReplacementsSubscribeIsReported) {
                               "after the Subscribe of its replacement 2"}));
 }
 
-TEST(MonitorClient, N6_OldFlowWrittenBeforeTheReplacementIsFine) {
+TEST(MonitorClient, OldFlowWrittenBeforeTheReplacementIsFine) {
   Trace t = accumulator_holds_one();
   t.add(recv(2, 1))
       .add(settle(2, 1))
@@ -378,7 +378,7 @@ Trace legacy_two_consumed() {
   return t;
 }
 
-TEST(MonitorClient, N5_N6_LegacyWritesTheOldFlowAnyway) {
+TEST(MonitorClient, LegacyWritesTheOldFlowAnyway) {
   Trace t = legacy_two_consumed();
   t.add(IncClose{.inc = n(1), .reason = CloseReason::kCloseConsumer})
       .add(IncOpen{.inc = n(2), .cnx = s("c1"), .consumer = 0})
@@ -404,7 +404,7 @@ TEST(MonitorClient, N7_AccumulatorOverflowIsReported) {
                               "adding 1 exceeds 2^31-1"}));
 }
 
-TEST(MonitorClient, N7_OverflowClosesTheConnectionInsteadOfCrediting) {
+TEST(MonitorClient, OverflowClosesTheConnectionInsteadOfCrediting) {
   Trace t = accumulator_at_max();
   t.add(ProtocolError{.cnx = s("c1"), .reason = "accumulator overflow"});
   EXPECT_TRUE(Clean(check(client(kMaxPermits, std::nullopt), t)));
@@ -508,7 +508,7 @@ TEST(MonitorClient, E3_ReturnCrossingIntoTheReplacementIsReported) {
   EXPECT_TRUE(FirstViolation(check(client(), same), RuleId::kE3, {"incarnation 2 is current"}));
 }
 
-TEST(MonitorClient, E3_LegacyCreditsTheCurrentConsumer) {
+TEST(MonitorClient, LegacyCreditsTheCurrentConsumer) {
   Trace t = handed_off();
   t.add(CloseConsumer{.cnx = s("c1"), .consumer = 0})
       .add(IncClose{.inc = n(1), .reason = CloseReason::kCloseConsumer})
@@ -517,7 +517,7 @@ TEST(MonitorClient, E3_LegacyCreditsTheCurrentConsumer) {
   EXPECT_TRUE(Clean(check(client(4, 2, RulesetId::kLegacy), t)));
 }
 
-TEST(MonitorClient, E5_QuiescenceConservesQ) {
+TEST(MonitorClient, QuiescenceConservesQ) {
   // The trace-format example, then quiescence: available 3 + accumulator 1 = Q = 4.
   Trace t;
   t.subscribed(1, 4)

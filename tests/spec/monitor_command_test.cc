@@ -57,7 +57,7 @@ TEST(MonitorClient, C1_LadderMismatchAfterMetadataIsReported) {
                              {"resolved P = 4 from ack_set", "gives 3 from ack_set"}));
 }
 
-TEST(MonitorClient, C1_C2_LadderFollowedIsFine) {
+TEST(MonitorClient, LadderFollowedIsFine) {
   Trace t;
   t.subscribed(1, 16)
       .add(recv(1, 3, AckSet({37})))
@@ -84,7 +84,7 @@ TEST(MonitorClient, C3_ClaimAfterFailedValidationIsReported) {
                               "explicit 3 != expected 8"}));
 }
 
-TEST(MonitorClient, C3_C5_FailedValidationSettlesWithoutHandOff) {
+TEST(MonitorClient, FailedValidationSettlesWithoutHandOff) {
   Trace t;
   t.subscribed(1, 4)
       .add(recv(1, 3))
@@ -124,7 +124,7 @@ TEST(MonitorClient, C4_ProcessingAnOutOfRangeExplicitValueIsReported) {
   }
 }
 
-TEST(MonitorClient, C4_ProtocolErrorIsTheCorrectOutcome) {
+TEST(MonitorClient, ProtocolErrorIsTheCorrectOutcome) {
   for (std::uint64_t bad : {std::uint64_t{0}, kTwoTo31, kTwoTo32Minus1}) {
     SCOPED_TRACE(bad);
     Trace t;
@@ -139,7 +139,7 @@ TEST(MonitorClient, C4_ProtocolErrorIsTheCorrectOutcome) {
   }
 }
 
-TEST(MonitorClient, C4_LegacyClientDoesNotReadTheField) {
+TEST(MonitorClient, LegacyClientDoesNotReadTheField) {
   Trace t;
   t.subscribed(1, 4, "c1")
       .add(recv(1, 0))
@@ -198,7 +198,7 @@ TEST(MonitorClient, C6_ClosingTheConnectionWithTheFieldAbsentIsReported) {
                               "fall back, not close"}));
 }
 
-TEST(MonitorClient, C5_C6_FieldAbsentInconsistentSettlesTheEarlyValue) {
+TEST(MonitorClient, FieldAbsentInconsistentSettlesTheEarlyValue) {
   Trace t;
   t.subscribed(1, 4)
       .add(recv(1, std::nullopt, AckSet::from_indexes({9})))
@@ -233,7 +233,7 @@ TEST(MonitorClient, C7_PayloadFailureSettlingLessThanPIsReported) {
   }
 }
 
-TEST(MonitorClient, C7_ExplicitValueSettlesWhenMetadataIsUnreadable) {
+TEST(MonitorClient, ExplicitValueSettlesWhenMetadataIsUnreadable) {
   // Decision 3: the explicit 10 is returned although B never became known.
   Trace t;
   t.subscribed(1, 16)
@@ -256,7 +256,7 @@ TEST(MonitorClient, K1_CommandReceivedTwiceIsReported) {
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kK1, {"command 1 received twice"}));
 }
 
-TEST(MonitorClient, K1_K5_CommandOwnsAllPUntilItsTerminalTransition) {
+TEST(MonitorClient, CommandOwnsAllPUntilItsTerminalTransition) {
   Trace t;
   t.subscribed(1, 16).add(recv(1, 5)).add(settle(1, 5));
   EXPECT_TRUE(Clean(check(client(16, 8), t)));
@@ -280,7 +280,7 @@ TEST(MonitorClient, K2_ClaimsAndRestoresMustMatch) {
                              {"restored to command 2"}));
 }
 
-TEST(MonitorClient, K2_FailedHandOffRestoresItsUnit) {
+TEST(MonitorClient, FailedHandOffRestoresItsUnit) {
   Trace t;
   t.subscribed(1, 4)
       .add(recv(1, 2))
@@ -303,7 +303,7 @@ TEST(MonitorClient, K2_FailedHandOffRestoresItsUnit) {
                              {"returned 0 but 1 unit(s)", "1 handed off"}));
 }
 
-TEST(MonitorClient, K2_K5_RestoreAfterTheTerminalTransitionIsReported) {
+TEST(MonitorClient, K5_RestoreAfterTheTerminalTransitionIsReported) {
   // The unit restored after the settle can never be returned: it is lost.
   Trace t;
   t.subscribed(1, 4)
@@ -325,7 +325,7 @@ TEST(MonitorClient, K3_HandingOffAClearedIndexIsReported) {
                              {"command 1 hands off index 1", "its ack_set clears"}));
 }
 
-TEST(MonitorClient, K3_ClearedIndexesNeverTouchTheBudget) {
+TEST(MonitorClient, ClearedIndexesNeverTouchTheBudget) {
   Trace t;
   t.subscribed(1, 4)
       .add(recv(1, 3, AckSet({37})))
@@ -353,7 +353,7 @@ TEST(MonitorClient, K4_SkipThatSettlesNothingLosesItsUnit) {
                              {"returned 0 but 1 unit(s)", "1 skipped", "1 permit(s) lost"}));
 }
 
-TEST(MonitorClient, K4_SkippedUnitStaysCommandOwned) {
+TEST(MonitorClient, SkippedUnitStaysCommandOwned) {
   for (SkipReason reason : {SkipReason::kDuplicate, SkipReason::kCompacted,
                             SkipReason::kBeforeStart, SkipReason::kDeadLetter}) {
     SCOPED_TRACE(skip_reason_name(reason));
@@ -436,7 +436,7 @@ TEST(MonitorClient, K6_DirectReturnTakenFromTheBudgetIsFine) {
   EXPECT_TRUE(Clean(check(client(), t)));
 }
 
-TEST(MonitorClient, K6_K7_DirectReturnBesideTheBudgetReturnsTwice) {
+TEST(MonitorClient, K7_DirectReturnBesideTheBudgetReturnsTwice) {
   // Revision B's F1: the legacy direct return stays and the budget drains as well.
   Trace t;
   t.subscribed(1, 4)
@@ -517,7 +517,7 @@ TEST(MonitorClient, S1_ClaimAfterTransferIsReported) {
                               "moved to the processor path"}));
 }
 
-TEST(MonitorClient, S1_TransferredCommandSettlesNothing) {
+TEST(MonitorClient, TransferredCommandSettlesNothing) {
   Trace t;
   t.subscribed(1, 4)
       .add(recv(1, 1))
@@ -530,7 +530,7 @@ TEST(MonitorClient, S1_TransferredCommandSettlesNothing) {
   EXPECT_THAT(r.deviations, IsEmpty()) << dump(r);
 }
 
-TEST(MonitorClient, S1_K5_SettleAfterTransferReturnsNothing) {
+TEST(MonitorClient, K5_SettleAfterTransferReturnsNothing) {
   // After the transfer the generic budget owns nothing: its terminal transition returns 0.
   Trace t;
   t.subscribed(1, 16)
@@ -563,7 +563,7 @@ TEST(MonitorClient, S2_NonFinalChunkReturningTwoIsReported) {
                               "each non-final chunk returns 1"}));
 }
 
-TEST(MonitorClient, S2_NonFinalChunkReturnsOne) {
+TEST(MonitorClient, NonFinalChunkReturnsOne) {
   Trace t;
   t.subscribed(1, 4)
       .add(recv(1, 1))
@@ -588,7 +588,7 @@ TEST(MonitorClient, S3_CryptoDiscardReturningOtherThanBIsReported) {
                              {"command 1 crypto DISCARD returned 3", "it returns B = 8"}));
 }
 
-TEST(MonitorClient, S3_CryptoDiscardOfACompleteBatchReturnsB) {
+TEST(MonitorClient, CryptoDiscardOfACompleteBatchReturnsB) {
   Trace t;
   t.subscribed(1, 16)
       .add(recv(1, 8))

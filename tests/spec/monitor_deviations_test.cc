@@ -33,7 +33,7 @@ Trace old_broker_command(AckSet ack, std::int64_t early_p, PermitSource source) 
   return t;
 }
 
-TEST(MonitorDeviation, X1_C6_OldBrokerCompleteBatchEarlyFailureReturnsOne) {
+TEST(MonitorDeviation, X1_OldBrokerCompleteBatchEarlyFailureReturnsOne) {
   const MonitorReport r = check(model(16, 8), old_broker_command({}, 1, PermitSource::kLegacy));
   EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
   EXPECT_TRUE(Reports(r.deviations, RuleId::kX1,
@@ -46,7 +46,7 @@ TEST(MonitorDeviation, X1_C6_OldBrokerCompleteBatchEarlyFailureReturnsOne) {
   EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kX1))));
 }
 
-TEST(MonitorDeviation, X1_DecompressionFailureKnowsBAndIsExact) {
+TEST(MonitorDeviation, DecompressionFailureKnowsBAndIsExact) {
   // Decompression fails after metadata: B = 8 is known and returned, nothing is inexact.
   Trace t;
   t.subscribed(1, 16)
@@ -78,7 +78,7 @@ TEST(MonitorDeviation, X2_CryptoDiscardOfAPartialRedeliveryReturnsB) {
   EXPECT_TRUE(Reports(r.deviations, RuleId::kX2, {"7 permit(s) invented"}));
 }
 
-TEST(MonitorDeviation, X3_S4_CryptoFailIsADeviationNotAViolation) {
+TEST(MonitorDeviation, X3_CryptoFailIsADeviationNotAViolation) {
   const MonitorReport r = check(client(16, 8), crypto_fail());
   EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
   EXPECT_THAT(r.deviations, Contains(HasRule(RuleId::kX3))) << dump(r);
@@ -140,7 +140,7 @@ Trace x2_over_grant_trace() {
 
 // A known deviation excuses exactly the units it accounts for, on every check that sees its
 // effect: the wire over-grant (E2), the stall (E6) and the quiescent balance (E5).
-TEST(MonitorDeviation, X2_E2_WireOverGrantFromACryptoDiscardIsTheDeviation) {
+TEST(MonitorDeviation, X2_WireOverGrantFromACryptoDiscardIsTheDeviation) {
   const Trace t = x2_over_grant_trace();
   const MonitorReport r = check(model(16, 8), t);
   EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
@@ -158,7 +158,7 @@ TEST(MonitorDeviation, X2_E2_OverGrantBeyondTheDeviationIsStillAViolation) {
                                               "over-grant by 8"}));
 }
 
-TEST(MonitorDeviation, X3_E6_StallWhileCryptoFailHoldsEveryUnitIsTheDeviation) {
+TEST(MonitorDeviation, X3_StallWhileCryptoFailHoldsEveryUnitIsTheDeviation) {
   // Q = 8, one command of P = 8 held by crypto FAIL: the broker has 0 available at quiescence.
   Trace t;
   t.subscribed(1, 8)
@@ -175,7 +175,7 @@ TEST(MonitorDeviation, X3_E6_StallWhileCryptoFailHoldsEveryUnitIsTheDeviation) {
                       {"8 permit(s) lost", "explained by known deviation X3"}));
 }
 
-TEST(MonitorDeviation, X4_E5_HeldUnitsExcuseExactlyTheirShortfall) {
+TEST(MonitorDeviation, X4_HeldUnitsExcuseExactlyTheirShortfall) {
   // The chunk failure branch withholds P = 1 (X4); a second command returns its 2 and they are
   // written as a Flow. At quiescence the balance is short by exactly X4's unit.
   Trace t;

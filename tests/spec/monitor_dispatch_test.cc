@@ -85,14 +85,14 @@ TEST(MonitorBroker, B9_B12_MessagesOfASendThatStartedPositiveMayOverdraw) {
 
 // ---- B13: dispatch progress (E6) ----
 
-TEST(MonitorWire, B13_E6_BacklogWithPositivePermitsAtQuiescenceIsReported) {
+TEST(MonitorWire, B13_BacklogWithPositivePermitsAtQuiescenceIsReported) {
   Trace t;
   t.wire_subscribed(4).add(Quiescent{.cnx = s("c1"), .consumer = 0, .backlog = 3});
   EXPECT_TRUE(FirstViolation(check(wire(4, 2), t), RuleId::kB13,
                              {"backlog 3", "broker available 4", "no dispatch"}));
 }
 
-TEST(MonitorWire, B13_NoBacklogOrUnknownBacklogWithPositivePermitsIsFine) {
+TEST(MonitorWire, NoBacklogOrUnknownBacklogWithPositivePermitsIsFine) {
   Trace none;
   none.wire_subscribed(4).add(Quiescent{.cnx = s("c1"), .consumer = 0, .backlog = 0});
   EXPECT_TRUE(Clean(check(wire(4, 2), none)));

@@ -227,7 +227,7 @@ TEST(MonitorWire, N4_FlowOnAConnectionAfterItsDisconnectIsReported) {
   EXPECT_TRUE(FirstViolation(both(wire(), t), RuleId::kN4, {"Flow of 1"}));
 }
 
-TEST(MonitorWire, N4_LegacyFlowWithNoSubscribeIsNotAPermitStateRule) {
+TEST(MonitorWire, LegacyFlowWithNoSubscribeIsNotAPermitStateRule) {
   Trace t;
   t.add(Connect{.cnx = s("c1")}).add(flow(4));
   EXPECT_TRUE(Clean(both(wire(4, 2, RulesetId::kLegacy), t)));

@@ -55,7 +55,7 @@ TEST(MonitorOutput, K5_FindingsCarryTheLinePassedToOnEvent) {
   EXPECT_THAT(m.violations(), Each(Field(&Finding::line, 57u)));
 }
 
-TEST(MonitorOutput, N4_CheckTraceNumbersEventIOnLineIPlusTwo) {
+TEST(MonitorOutput, CheckTraceNumbersEventIOnLineIPlusTwo) {
   Trace t;
   t.add(Connect{.cnx = s("c1")})
       .add(Subscribe{.cnx = s("c1"), .consumer = 0})
@@ -65,7 +65,7 @@ TEST(MonitorOutput, N4_CheckTraceNumbersEventIOnLineIPlusTwo) {
   EXPECT_EQ(r.violations.front().line, 4u);
 }
 
-TEST(MonitorOutput, K2_K5_LedgerShowsTheCommandAccounting) {
+TEST(MonitorOutput, LedgerShowsTheCommandAccounting) {
   Monitor m(client());
   Trace t;
   t.subscribed(1, 4)
@@ -103,7 +103,7 @@ TEST(MonitorWire, W2_ZeroMessagePermitsIsReported) {
   }
 }
 
-TEST(MonitorWire, W2_ValuesOneToTwoTo31MinusOneAreValid) {
+TEST(MonitorWire, ValuesOneToTwoTo31MinusOneAreValid) {
   for (std::uint64_t good : {std::uint64_t{1}, std::uint64_t{3}, kTwoTo31 - 1}) {
     SCOPED_TRACE(good);
     Trace t;
@@ -132,7 +132,7 @@ TEST(MonitorWire, W1_W3_AbsentFieldFromAnOldBrokerIsNeitherZeroNorAViolation) {
   EXPECT_TRUE(Clean(check(wire(), other)));
 }
 
-TEST(MonitorWire, W3_LegacyBrokerPromisesNoField) {
+TEST(MonitorWire, LegacyBrokerPromisesNoField) {
   Trace t;
   t.wire_subscribed(4).add(message(1, 1)).add(message(2, std::nullopt));
   EXPECT_TRUE(Clean(check(wire(4, 2, RulesetId::kLegacy), t)));
@@ -151,7 +151,7 @@ TEST(MonitorWire, B2_B7_SerializedValueMustBeTheBoundedPopcount) {
   EXPECT_TRUE(Clean(check(wire(), good)));
 }
 
-TEST(MonitorWire, B2_B7_CompleteBatchAndNonBatchedCarryBAndOne) {
+TEST(MonitorWire, B7_CompleteBatchAndNonBatchedCarryBAndOne) {
   Trace bad;
   bad.wire_subscribed(16).add(message(1, 1, {}, 8));  // complete batch of 8 serialized as 1
   EXPECT_TRUE(FirstViolation(check(wire(16, 8), bad), RuleId::kB7,
@@ -188,7 +188,7 @@ TEST(MonitorWire, N4_FlowBeforeSubscribeOkIsReported) {
   EXPECT_TRUE(FirstViolation(check(wire(), closed), RuleId::kN4, {"Flow of 1"}));
 }
 
-TEST(MonitorWire, N4_FlowAfterSubscribeOkIsFine) {
+TEST(MonitorWire, FlowAfterSubscribeOkIsFine) {
   Trace t;
   t.wire_subscribed(4);
   EXPECT_TRUE(Clean(check(wire(), t)));
@@ -205,13 +205,13 @@ TEST(MonitorWire, E2_FlowAboveQIsAnOverGrant) {
                              {"to 5, above Q = 4"}));
 }
 
-TEST(MonitorWire, E2_FlowReturningWhatWasDebitedIsFine) {
+TEST(MonitorWire, FlowReturningWhatWasDebitedIsFine) {
   Trace t;
   t.wire_subscribed(4).add(message(1, 3)).add(flow(2)).add(message(2, 1)).add(flow(2));
   EXPECT_TRUE(Clean(check(wire(), t)));
 }
 
-TEST(MonitorWire, E2_LegacyDoesNotPromiseTheBound) {
+TEST(MonitorWire, LegacyDoesNotPromiseTheBound) {
   Trace t;
   t.wire_subscribed(4).add(message(1, 1)).add(flow(2));
   EXPECT_TRUE(Clean(check(wire(4, 2, RulesetId::kLegacy), t)));
@@ -225,7 +225,7 @@ TEST(MonitorWire, E5_QuiescentWithTheAccumulatorAtTIsReported) {
                               "Q = 4", "leaves 3 permit(s) unreturned", "not below T = 2"}));
 }
 
-TEST(MonitorWire, E5_QuiescentWithTheAccumulatorBelowTIsFine) {
+TEST(MonitorWire, QuiescentWithTheAccumulatorBelowTIsFine) {
   Trace t;
   t.wire_subscribed(4).add(message(1, 3)).add(flow(2)).add(quiescent());  // accumulator 1 < T
   EXPECT_TRUE(Clean(check(wire(4, 2), t)));
@@ -254,13 +254,13 @@ TEST(MonitorWire, E6_QuiescentWithNothingAvailableIsAStall) {
   EXPECT_TRUE(Clean(check(wire(4, 2), good)));
 }
 
-TEST(MonitorWire, E5_E6_LegacyDoesNotPromiseConservation) {
+TEST(MonitorWire, LegacyDoesNotPromiseConservation) {
   Trace t;
   t.wire_subscribed(4).add(message(1, std::nullopt, {}, 4)).add(quiescent());
   EXPECT_TRUE(Clean(check(wire(4, 2, RulesetId::kLegacy), t)));
 }
 
-TEST(MonitorWire, B9_BatchDebtIsSignedAndNeverClamped) {
+TEST(MonitorWire, BatchDebtIsSignedAndNeverClamped) {
   // Q = 1: a batch of 10 leaves -9; returning its 10 permits brings the balance to exactly 1.
   Trace t;
   t.wire_subscribed(1).add(message(1, 10, {}, 10)).add(flow(10)).add(quiescent());

@@ -16,7 +16,7 @@ using ::testing::HasSubstr;
 
 constexpr std::int64_t kMax = 2147483647;  // 2^31-1
 
-TEST(PermitState, N5_DefaultThresholdIsHalfQAtLeastOne) {
+TEST(PermitState, DefaultThresholdIsHalfQAtLeastOne) {
   EXPECT_EQ(default_threshold(1000), 500);
   EXPECT_EQ(default_threshold(4), 2);
   EXPECT_EQ(default_threshold(5), 2);
@@ -24,7 +24,7 @@ TEST(PermitState, N5_DefaultThresholdIsHalfQAtLeastOne) {
   EXPECT_EQ(default_threshold(0), 1);
 }
 
-TEST(PermitState, N4_InitialGrantIsQOnceSubscribeSucceeded) {
+TEST(PermitState, InitialGrantIsQOnceSubscribeSucceeded) {
   PermitState s(4, 2);
   EXPECT_FALSE(s.flow_enabled());
   EXPECT_FALSE(s.may_write_flow());  // no Flow before Subscribe succeeds
@@ -36,14 +36,14 @@ TEST(PermitState, N4_InitialGrantIsQOnceSubscribeSucceeded) {
   EXPECT_EQ(s.enable_flow().status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST(PermitState, N4_EndedStateIsNeverFlowEnabled) {
+TEST(PermitState, EndedStateIsNeverFlowEnabled) {
   PermitState s(4, 2);
   s.end();  // Subscribe failed (decision 4)
   EXPECT_EQ(s.enable_flow().status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_FALSE(s.may_write_flow());
 }
 
-TEST(PermitState, N5_AccumulatorSwapsToZeroAtThreshold) {
+TEST(PermitState, AccumulatorSwapsToZeroAtThreshold) {
   PermitState s(4, 2);
   ASSERT_TRUE(s.enable_flow().ok());
   absl::StatusOr<std::optional<std::int64_t>> first = s.credit(1);
@@ -56,7 +56,7 @@ TEST(PermitState, N5_AccumulatorSwapsToZeroAtThreshold) {
   EXPECT_EQ(s.accumulator(), 0);
 }
 
-TEST(PermitState, N5_CreditPastThresholdDrainsEverything) {
+TEST(PermitState, CreditPastThresholdDrainsEverything) {
   PermitState s(1000, 500);
   ASSERT_TRUE(s.credit(499).ok());
   absl::StatusOr<std::optional<std::int64_t>> flow = s.credit(100);
@@ -65,7 +65,7 @@ TEST(PermitState, N5_CreditPastThresholdDrainsEverything) {
   EXPECT_EQ(s.accumulator(), 0);
 }
 
-TEST(PermitState, N3_N5_EndedStateDropsCreditsAndQueuedFlows) {
+TEST(PermitState, N3_EndedStateDropsCreditsAndQueuedFlows) {
   PermitState s(4, 2);
   ASSERT_TRUE(s.enable_flow().ok());
   ASSERT_TRUE(s.credit(1).ok());
@@ -78,7 +78,7 @@ TEST(PermitState, N3_N5_EndedStateDropsCreditsAndQueuedFlows) {
   EXPECT_EQ(s.accumulator(), 1);
 }
 
-TEST(PermitState, N1_N2_ReplacementStartsEmptyAndIsSeparate) {
+TEST(PermitState, ReplacementStartsEmptyAndIsSeparate) {
   PermitState old_state(4, 2);
   ASSERT_TRUE(old_state.enable_flow().ok());
   ASSERT_TRUE(old_state.credit(1).ok());
@@ -106,7 +106,7 @@ TEST(PermitState, N7_AccumulatorAtMaxPlusOneIsOutOfRange) {
   EXPECT_EQ(s.accumulator(), kMax);  // unchanged
 }
 
-TEST(PermitState, N7_SingleCreditAboveMaxIsOutOfRange) {
+TEST(PermitState, SingleCreditAboveMaxIsOutOfRange) {
   PermitState s(4, 2);
   const absl::StatusOr<std::optional<std::int64_t>> over = s.credit(kMax + 1);
   EXPECT_EQ(over.status().code(), absl::StatusCode::kOutOfRange);
@@ -116,7 +116,7 @@ TEST(PermitState, N7_SingleCreditAboveMaxIsOutOfRange) {
   EXPECT_EQ(*max, std::optional<std::int64_t>(kMax));
 }
 
-RC_GTEST_PROP(PermitState, N5_E5_FlowsPlusAccumulatorEqualCredits, ()) {
+RC_GTEST_PROP(PermitState, FlowsPlusAccumulatorEqualCredits, ()) {
   const std::int64_t q = *rc::gen::inRange<std::int64_t>(0, 2000);
   const std::int64_t t = default_threshold(q);
   const auto credits =

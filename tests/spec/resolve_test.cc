@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "properties/generators.h"
+
 namespace permitcheck::spec {
 namespace {
 
@@ -20,7 +22,7 @@ const AckSet kWord37(std::vector<std::int64_t>{37});  // {0, 2, 5}
 constexpr std::uint64_t kTwoTo31 = std::uint64_t{1} << 31;
 constexpr std::uint64_t kTwoTo32Minus1 = (std::uint64_t{1} << 32) - 1;
 
-TEST(Resolve, W2_RangeIsOneToTwoTo31MinusOneReadUnsigned) {
+TEST(Resolve, RangeIsOneToTwoTo31MinusOneReadUnsigned) {
   EXPECT_FALSE(message_permits_in_range(0));
   EXPECT_TRUE(message_permits_in_range(1));
   EXPECT_TRUE(message_permits_in_range(2147483647));
@@ -29,13 +31,13 @@ TEST(Resolve, W2_RangeIsOneToTwoTo31MinusOneReadUnsigned) {
   EXPECT_FALSE(message_permits_in_range(UINT64_MAX));
 }
 
-TEST(Resolve, C1_C2_LadderStepOneIsThePresentExplicitValue) {
+TEST(Resolve, LadderStepOneIsThePresentExplicitValue) {
   EXPECT_EQ(resolve_early(rev_d(), 3, kWord37), (Resolution{3, PermitSource::kExplicit}));
   EXPECT_EQ(resolve_early(rev_d(), 8, AckSet()), (Resolution{8, PermitSource::kExplicit}));
   EXPECT_EQ(resolve_early(rev_d(), 1, AckSet()), (Resolution{1, PermitSource::kExplicit}));
 }
 
-TEST(Resolve, C1_C2_X6_LadderStepTwoCountsEveryAckSetBit) {
+TEST(Resolve, X6_LadderStepTwoCountsEveryAckSetBit) {
   EXPECT_EQ(resolve_early(rev_d(), std::nullopt, kWord37), (Resolution{3, PermitSource::kAckSet}));
   // B is unknown yet: bits beyond any later B are counted too (X6).
   EXPECT_EQ(resolve_early(rev_d(), std::nullopt, AckSet::from_indexes({0, 2, 5, 9, 64})),
@@ -49,18 +51,18 @@ TEST(Resolve, C1_LadderStepThreeIsBOnceMetadataIsParsed) {
   EXPECT_EQ(v.rule, RuleId::kC1);
 }
 
-TEST(Resolve, C1_C2_LadderStepFourIsTheLegacyOne) {
+TEST(Resolve, LadderStepFourIsTheLegacyOne) {
   EXPECT_EQ(resolve_early(rev_d(), std::nullopt, AckSet()), (Resolution{1, PermitSource::kLegacy}));
   EXPECT_EQ(resolve_early(rev_d(), std::nullopt, AckSet(std::vector<std::int64_t>{0, 0})),
             (Resolution{1, PermitSource::kLegacy}));
 }
 
-TEST(Resolve, C2_C4_OutOfRangeExplicitFallsThroughTheLadder) {
+TEST(Resolve, OutOfRangeExplicitFallsThroughTheLadder) {
   EXPECT_EQ(resolve_early(rev_d(), 0, kWord37), (Resolution{3, PermitSource::kAckSet}));
   EXPECT_EQ(resolve_early(rev_d(), kTwoTo31, AckSet()), (Resolution{1, PermitSource::kLegacy}));
 }
 
-TEST(Resolve, C1_LegacyTreatsTheFieldAsAbsent) {
+TEST(Resolve, LegacyTreatsTheFieldAsAbsent) {
   EXPECT_EQ(resolve_early(legacy(), 3, AckSet()), (Resolution{1, PermitSource::kLegacy}));
   EXPECT_EQ(resolve_early(legacy(), 3, kWord37), (Resolution{3, PermitSource::kAckSet}));
   const Validation v = validate_permits(legacy(), 5, AckSet(), 8);
@@ -70,7 +72,7 @@ TEST(Resolve, C1_LegacyTreatsTheFieldAsAbsent) {
   EXPECT_EQ(validate_permits(legacy(), 0, AckSet(), 8).verdict, Verdict::kValid);
 }
 
-TEST(Resolve, W1_PresenceOfTheFieldIsMeaningful) {
+TEST(Resolve, PresenceOfTheFieldIsMeaningful) {
   const Resolution present = resolve_early(rev_d(), 3, kWord37);
   const Resolution absent = resolve_early(rev_d(), std::nullopt, kWord37);
   EXPECT_EQ(present.source, PermitSource::kExplicit);
@@ -89,28 +91,28 @@ TEST(Resolve, C3_ExplicitEqualToBoundedPopcountIsValid) {
             Verdict::kValid);
 }
 
-TEST(Resolve, C3_ExplicitEqualToBIsValid) {
+TEST(Resolve, ExplicitEqualToBIsValid) {
   const Validation v = validate_permits(rev_d(), 8, AckSet(), 8);
   EXPECT_EQ(v.verdict, Verdict::kValid);
   EXPECT_EQ(v.resolution, (Resolution{8, PermitSource::kExplicit}));
   EXPECT_EQ(validate_permits(rev_d(), 1, AckSet(), 1).verdict, Verdict::kValid);
 }
 
-TEST(Resolve, C4_W2_ZeroIsProtocolError) {
+TEST(Resolve, C4_ZeroIsProtocolError) {
   const Validation v = validate_permits(rev_d(), 0, AckSet(), 8);
   EXPECT_EQ(v.verdict, Verdict::kProtocolError);
   EXPECT_EQ(v.rule, RuleId::kC4);
   EXPECT_THAT(v.reason, HasSubstr("message_permits 0"));
 }
 
-TEST(Resolve, C4_W2_TwoTo31IsProtocolError) {
+TEST(Resolve, C4_TwoTo31IsProtocolError) {
   const Validation v = validate_permits(rev_d(), kTwoTo31, AckSet(), 8);
   EXPECT_EQ(v.verdict, Verdict::kProtocolError);
   EXPECT_EQ(v.rule, RuleId::kC4);
   EXPECT_THAT(v.reason, HasSubstr("2147483648"));
 }
 
-TEST(Resolve, C4_W2_TwoTo32Minus1ReadUnsignedIsProtocolError) {
+TEST(Resolve, C4_TwoTo32Minus1ReadUnsignedIsProtocolError) {
   const Validation v = validate_permits(rev_d(), kTwoTo32Minus1, kWord37, 8);
   EXPECT_EQ(v.verdict, Verdict::kProtocolError);
   EXPECT_EQ(v.rule, RuleId::kC4);
@@ -141,14 +143,14 @@ TEST(Resolve, C5_ExplicitWithNoDeliverableIndexIsInconsistent) {
   }
 }
 
-TEST(Resolve, C5_C6_FieldAbsentAllZeroAckSetSettlesTheEarlyValue) {
+TEST(Resolve, C5_FieldAbsentAllZeroAckSetSettlesTheEarlyValue) {
   const Validation v = validate_permits(rev_d(), std::nullopt, AckSet(std::vector<std::int64_t>{0}), 8);
   EXPECT_EQ(v.verdict, Verdict::kInconsistent);
   EXPECT_EQ(v.rule, RuleId::kC5);
   EXPECT_EQ(v.resolution, (Resolution{1, PermitSource::kLegacy}));
 }
 
-TEST(Resolve, C5_C6_X6_FieldAbsentBitsOnlyBeyondBSettleTheEarlyValue) {
+TEST(Resolve, C5_FieldAbsentBitsOnlyBeyondBSettleTheEarlyValue) {
   const AckSet beyond = AckSet::from_indexes({9, 10});
   const Validation v = validate_permits(rev_d(), std::nullopt, beyond, 8);
   EXPECT_EQ(v.verdict, Verdict::kInconsistent);
@@ -157,7 +159,7 @@ TEST(Resolve, C5_C6_X6_FieldAbsentBitsOnlyBeyondBSettleTheEarlyValue) {
   EXPECT_EQ(v.resolution, resolve_early(rev_d(), std::nullopt, beyond));
 }
 
-TEST(Resolve, C5_C6_FieldAbsentNonPositiveBSettlesTheEarlyValue) {
+TEST(Resolve, C5_FieldAbsentNonPositiveBSettlesTheEarlyValue) {
   for (std::int64_t b : {0, -1}) {
     const Validation v = validate_permits(rev_d(), std::nullopt, AckSet(), b);
     EXPECT_EQ(v.verdict, Verdict::kInconsistent) << b;
@@ -170,7 +172,7 @@ TEST(Resolve, C5_C6_FieldAbsentNonPositiveBSettlesTheEarlyValue) {
   EXPECT_EQ(with_bits.resolution, (Resolution{3, PermitSource::kAckSet}));
 }
 
-TEST(Resolve, C1_C6_FieldAbsentPartialBatchUsesTheBoundedPopcount) {
+TEST(Resolve, C1_FieldAbsentPartialBatchUsesTheBoundedPopcount) {
   const AckSet s = AckSet::from_indexes({0, 2, 5, 9});
   EXPECT_EQ(resolve_early(rev_d(), std::nullopt, s).p, 4);  // X6 before B is known
   const Validation v = validate_permits(rev_d(), std::nullopt, s, 8);
@@ -179,7 +181,7 @@ TEST(Resolve, C1_C6_FieldAbsentPartialBatchUsesTheBoundedPopcount) {
   EXPECT_EQ(v.rule, RuleId::kC1);
 }
 
-TEST(Resolve, C1_PermitSourceNamesRoundTrip) {
+TEST(Resolve, PermitSourceNamesRoundTrip) {
   const std::vector<std::pair<PermitSource, std::string_view>> names = {
       {PermitSource::kExplicit, "explicit"},
       {PermitSource::kAckSet, "ack_set"},
@@ -194,13 +196,6 @@ TEST(Resolve, C1_PermitSourceNamesRoundTrip) {
 
 // ---- Properties ----
 
-AckSet gen_ack_set() {
-  if (*rc::gen::weightedElement<bool>({{1, true}, {2, false}})) return AckSet();
-  const std::size_t n = *rc::gen::inRange<std::size_t>(1, 4);
-  return AckSet(*rc::gen::container<std::vector<std::int64_t>>(
-      n, rc::gen::oneOf(rc::gen::just<std::int64_t>(0), rc::gen::arbitrary<std::int64_t>())));
-}
-
 std::optional<std::uint64_t> gen_field() {
   return *rc::gen::oneOf(
       rc::gen::just(std::optional<std::uint64_t>()),
@@ -210,8 +205,8 @@ std::optional<std::uint64_t> gen_field() {
                    [](std::uint64_t v) { return std::optional<std::uint64_t>(v); }));
 }
 
-RC_GTEST_PROP(Resolve, C6_FieldAbsentIsNeverAProtocolError, ()) {
-  const AckSet s = gen_ack_set();
+RC_GTEST_PROP(Resolve, FieldAbsentIsNeverAProtocolError, ()) {
+  const AckSet s = *properties::gen_wire_ack_set();
   const std::int64_t b = *rc::gen::inRange<std::int64_t>(-2, 300);
   for (const Ruleset* rules : all_rulesets()) {
     const Validation v = validate_permits(*rules, std::nullopt, s, b);
@@ -222,7 +217,7 @@ RC_GTEST_PROP(Resolve, C6_FieldAbsentIsNeverAProtocolError, ()) {
 }
 
 RC_GTEST_PROP(Resolve, C3_C4_C5_VerdictFollowsRangeAndExpectedValue, ()) {
-  const AckSet s = gen_ack_set();
+  const AckSet s = *properties::gen_wire_ack_set();
   const std::int64_t b = *rc::gen::inRange<std::int64_t>(-2, 300);
   const std::optional<std::uint64_t> field = gen_field();
   const Validation v = validate_permits(rev_d(), field, s, b);

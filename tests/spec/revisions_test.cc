@@ -50,7 +50,7 @@ CommandSituation dead_letter_batch() {
                           .fates = {IndexFate::kDeadLetter, IndexFate::kDeliver}};
 }
 
-TEST(Revisions, F3_S5_RevBReleasesTheDeadLetterObjectTheMonitorCatchesIt) {
+TEST(Revisions, S5_RevBReleasesTheDeadLetterObjectTheMonitorCatchesIt) {
   const CommandRun b = handle_command(ruleset(RulesetId::kRevB), dead_letter_batch());
   const CommandRun d = handle_command(ruleset(RulesetId::kRevD), dead_letter_batch());
   EXPECT_TRUE(releases_at_skip(ruleset(RulesetId::kRevB), SkipReason::kDeadLetter));
@@ -64,7 +64,7 @@ TEST(Revisions, F3_S5_RevBReleasesTheDeadLetterObjectTheMonitorCatchesIt) {
   EXPECT_TRUE(check_trace(client(RulesetId::kRevD), one_command(d)).violations.empty());
 }
 
-TEST(Revisions, F1_K7_E2_RevBDoubleReturnFollowsRevBBreaksTheInvariant) {
+TEST(Revisions, K7_E2_RevBDoubleReturnFollowsRevBBreaksTheInvariant) {
   const CommandSituation dup{.inc = n(1), .cmd = n(1), .cnx = t("c1"), .message_permits = 1,
                              .batch_size = 1, .fates = {IndexFate::kDuplicate}};
   const CommandRun b = handle_command(ruleset(RulesetId::kRevB), dup);
@@ -77,7 +77,7 @@ TEST(Revisions, F1_K7_E2_RevBDoubleReturnFollowsRevBBreaksTheInvariant) {
   EXPECT_TRUE(has(check_trace(client(RulesetId::kRevD), one_command(b)).violations, RuleId::kK7));
 }
 
-TEST(Revisions, F4_C5_RevCClosesTheConnectionOverAnInconsistentField) {
+TEST(Revisions, C5_RevCClosesTheConnectionOverAnInconsistentField) {
   const CommandSituation bad{.inc = n(1), .cmd = n(1), .cnx = t("c1"), .message_permits = 7,
                              .batch_size = 2, .batched = true};
   const CommandRun c = handle_command(ruleset(RulesetId::kRevC), bad);
@@ -107,7 +107,7 @@ std::vector<Event> late_return(bool same_connection) {
           MsgReturn{.msg = t("m1"), .n = 1}};
 }
 
-TEST(Revisions, F5_E3_N3_RevACreditsASameConnectionReplacement) {
+TEST(Revisions, E3_N3_RevACreditsASameConnectionReplacement) {
   // Revision A's rule allows the credit (no N3), the E3 invariant does not.
   const MonitorReport a = check_trace(client(RulesetId::kRevA), late_return(true));
   EXPECT_FALSE(has(a.violations, RuleId::kN3)) << show(a.violations);

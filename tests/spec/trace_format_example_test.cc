@@ -36,7 +36,7 @@ std::vector<Event> example() {
   };
 }
 
-TEST(TraceFormatExample, E1_K5_C7_PartialBatchSettlesExactlyThree) {
+TEST(TraceFormatExample, PartialBatchSettlesExactlyThree) {
   Monitor m(kHeader);
   const std::vector<Event> events = example();
   for (std::size_t i = 0; i < events.size(); ++i) m.on_event(events[i], i + 2);

@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "properties/generators.h"
 #include "spec/events.h"
 #include "trace/writer.h"
 
@@ -169,13 +170,6 @@ rc::Gen<std::optional<T>> gen_optional(rc::Gen<T> gen) {
                         rc::gen::map(std::move(gen), [](T v) { return std::optional<T>(v); }));
 }
 
-// An ack_set: absent (no words) or any words, signed 64-bit each.
-inline rc::Gen<spec::AckSet> gen_ack_set() {
-  return rc::gen::map(
-      rc::gen::container<std::vector<std::int64_t>>(gen_full_range<std::int64_t>()),
-      [](std::vector<std::int64_t> words) { return spec::AckSet(std::move(words)); });
-}
-
 template <typename E>
 rc::Gen<E> gen_enum(int count) {
   return rc::gen::map(rc::gen::inRange(0, count), [](int i) { return static_cast<E>(i); });
@@ -183,7 +177,7 @@ rc::Gen<E> gen_enum(int count) {
 
 inline rc::Gen<spec::SentEntry> gen_sent_entry() {
   return rc::gen::map(
-      rc::gen::tuple(gen_id(), gen_full_range<std::int64_t>(), gen_ack_set(),
+      rc::gen::tuple(gen_id(), gen_full_range<std::int64_t>(), properties::gen_wire_ack_set(),
                      rc::gen::arbitrary<bool>(), gen_optional(gen_full_range<std::int64_t>())),
       [](std::tuple<spec::Id, std::int64_t, spec::AckSet, bool, std::optional<std::int64_t>> t) {
         auto& [cmd, batch_size, ack_set, admitted, p] = t;
@@ -259,7 +253,7 @@ inline rc::Gen<spec::Event> gen_event() {
       event_of([](Id c, std::uint64_t k, Id cmd, OptU mp, AckSet a, OptI b,
                   OptI ep) { return Message{c, k, cmd, mp, a, b, ep}; },
                gen_id(), consumer(), gen_id(), gen_optional(gen_full_range<std::uint64_t>()),
-               gen_ack_set(), gen_optional(i64()), gen_optional(i64())),
+               properties::gen_wire_ack_set(), gen_optional(i64()), gen_optional(i64())),
       event_of(
           [](Id c, std::uint64_t k, Id cmd, OptS v) {
             return Ack{c, k, cmd, v};
@@ -291,7 +285,7 @@ inline rc::Gen<spec::Event> gen_event() {
           [](Id i, Id cmd, OptU mp, AckSet a) {
             return Recv{i, cmd, mp, a};
           },
-          gen_id(), gen_id(), gen_optional(gen_full_range<std::uint64_t>()), gen_ack_set()),
+          gen_id(), gen_id(), gen_optional(gen_full_range<std::uint64_t>()), properties::gen_wire_ack_set()),
       event_of(
           [](Id cmd, std::int64_t p, PermitSource s) {
             return Resolve{cmd, p, s};

@@ -1,0 +1,218 @@
+#include "cli/check.h"
+
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cli/options.h"
+#include "cli/report.h"
+#include "spec/ruleset.h"
+
+#ifdef PERMITCHECK_HAVE_PROPERTIES
+#include "properties/options.h"
+#include "properties/runner.h"
+#endif
+
+namespace permitcheck::cli {
+namespace {
+
+[[maybe_unused]] absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+const std::vector<std::string> kCheckFormats = {"text", "json", "junit"};
+
+// Parses --ruleset or --against; prints the error and returns nullptr on failure.
+const spec::Ruleset* ruleset_or_error(const std::string& name, std::ostream& err) {
+  absl::StatusOr<const spec::Ruleset*> r = spec::parse_ruleset(name);
+  if (!r.ok()) {
+    err << "permitcheck check: --ruleset: " << r.status().message() << "\n";
+    return nullptr;
+  }
+  return *r;
+}
+
+// Without the properties library: say so, exit 2.
+[[maybe_unused]] int not_built(std::ostream& err) {
+  err << "permitcheck check: not built in this configuration (the properties library, "
+         "properties/, was not part of this build)\n";
+  return kExitBadInput;
+}
+
+}  // namespace
+
+struct CheckCommand::Suite {
+#ifdef PERMITCHECK_HAVE_PROPERTIES
+  // permitcheck-properties' defaults (1000 cases; PERMITCHECK_PROPERTY_* override them), the
+  // counterexamples in ./counterexamples unless --out says otherwise.
+  properties::SuiteOptions options{.params = properties::PropertyParams::from_env(1000),
+                                   .out_dir = "counterexamples"};
+#endif
+};
+
+CheckCommand::CheckCommand(CLI::App& app) : suite_options_(std::make_unique<Suite>()) {
+  sub_ = app.add_subcommand(
+      "check",
+      "Run the model-based properties (reference implementation checked by the specification). "
+      "Exit 0 holds, 1 counterexample, 2 usage. With --suite: the whole report of "
+      "permitcheck-properties (rev-d passes, legacy fails, L1-L11 found and written to --out, "
+      "the mutation table).");
+  CLI::Option* ruleset =
+      sub_->add_option("--ruleset", options_.ruleset,
+                       "Behaviour the reference implementation runs (legacy, rev-a, rev-b, rev-c, rev-d)")
+          ->capture_default_str();
+  CLI::Option* against =
+      sub_->add_option("--against", options_.against,
+                       "Rules the monitor and the model check it by (default rev-d: the PIP-491 "
+                       "invariant; legacy with --ruleset legacy checks fidelity)")
+          ->capture_default_str();
+  CLI::Option* counterexample =
+      sub_->add_option("--counterexample", options_.counterexample,
+                       "On failure, write the shrunk counterexample as a trace file here");
+  // The ranges are those of permitcheck-properties' --cases and --steps (properties/options.h).
+  sub_->add_option("--cases", options_.cases,
+                   "Cases in all (split across shards); with --suite: cases of the rev-d and "
+                   "legacy property (default 1000)")
+      ->check(IntRange(1, 1000000000))
+      ->capture_default_str();
+  sub_->add_option("--seed", options_.seed, "Seed (shard i uses seed + i)")->capture_default_str();
+  sub_->add_option("--steps", options_.steps, "Steps per case")
+      ->check(IntRange(1, 100000))
+      ->capture_default_str();
+  CLI::Option* shard = sub_->add_option("--shard", shard_, "Run shard i of n (i/n, 0-based), to split a sweep")
+                           ->capture_default_str();
+  CLI::Option* coverage =
+      sub_->add_flag("--coverage", options_.coverage,
+                     "Also report what the cases reached: each ruleset decision point (taken which "
+                     "way) and rule, and the generators' distributions; exit 1 when a decision "
+                     "point or rule was never reached");
+  CLI::Option* format = sub_->add_option("--format", options_.format, "Report format")
+                            ->check(CLI::IsMember(kCheckFormats))
+                            ->capture_default_str();
+  CLI::Option* suite =
+      sub_->add_flag("--suite", suite_,
+                     "Run the whole report of permitcheck-properties instead of one property "
+                     "(text only); the options below are its own");
+  for (CLI::Option* single : {ruleset, against, counterexample, shard, coverage, format}) {
+    suite->excludes(single);
+  }
+#ifdef PERMITCHECK_HAVE_PROPERTIES
+  for (CLI::Option* o : properties::add_suite_options(*sub_, suite_options_->options)) o->needs(suite);
+#endif
+}
+
+CheckCommand::~CheckCommand() = default;
+
+std::optional<int> CheckCommand::run(std::ostream& out, std::ostream& err) {
+  if (!sub_->parsed()) return std::nullopt;
+  if (suite_) {
+#ifndef PERMITCHECK_HAVE_PROPERTIES
+    (void)out;
+    return not_built(err);
+#else
+    properties::SuiteOptions o = suite_options_->options;
+    if (sub_->get_option("--cases")->count() > 0) o.params.cases = options_.cases;
+    if (sub_->get_option("--seed")->count() > 0) o.params.seed = options_.seed;
+    if (sub_->get_option("--steps")->count() > 0) o.params.max_steps = options_.steps;
+    return properties::run_suite(o, out) == 0 ? kExitPass : kExitViolation;
+#endif
+  }
+  const std::size_t slash = shard_.find('/');
+  int i = 0, n = 0;
+  if (slash == std::string::npos || !absl::SimpleAtoi(shard_.substr(0, slash), &i) ||
+      !absl::SimpleAtoi(shard_.substr(slash + 1), &n) || n < 1 || i < 0 || i >= n) {
+    err << "permitcheck check: --shard \"" << shard_ << "\": expected i/n with 0 <= i < n\n";
+    return kExitBadInput;
+  }
+  options_.shard_index = i;
+  options_.shard_count = n;
+  return run_check(options_, out, err);
+}
+
+int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
+  const spec::Ruleset* rules = ruleset_or_error(o.ruleset, err);
+  if (rules == nullptr) return kExitBadInput;
+  const spec::Ruleset* against = ruleset_or_error(o.against, err);
+  if (against == nullptr) return kExitBadInput;
+  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
+    err << "permitcheck check: --shard " << o.shard_index << "/" << o.shard_count
+        << ": need 0 <= i < n\n";
+    return kExitBadInput;
+  }
+  if (o.cases < 1 || o.steps < 1) {
+    err << "permitcheck check: --cases and --steps must be at least 1\n";
+    return kExitBadInput;
+  }
+#ifndef PERMITCHECK_HAVE_PROPERTIES
+  (void)out;
+  return not_built(err);
+#else
+  properties::PropertyParams params;
+  params.seed = o.seed + static_cast<std::uint64_t>(o.shard_index);
+  params.cases = o.cases / o.shard_count + (o.shard_index < o.cases % o.shard_count ? 1 : 0);
+  params.max_steps = o.steps;
+  if (params.cases == 0) {
+    out << "shard " << o.shard_index << "/" << o.shard_count << ": no cases (cases < shards)\n";
+    return kExitPass;
+  }
+  properties::PropertySpec spec;
+  spec.name = absl::StrCat(std::string(av(rules->name)), " implementation against ",
+                           std::string(av(against->name)));
+  spec.mode = impl::mode_of(rules->id);  // every ruleset has an implementation mode
+  spec.rules = against->id;
+  spec.goal = properties::Goal::conform();
+  properties::Coverage coverage;
+  if (o.coverage) spec.coverage = &coverage;
+  const properties::PropertyResult r = properties::run_property(spec, params);
+  const std::vector<std::string> unreached = o.coverage ? coverage.unreached() : std::vector<std::string>{};
+  if (!r.passed && r.counterexample && !o.counterexample.empty()) {
+    std::string recheck;
+    const properties::Problem& p = r.counterexample->problem;
+    if (!p.rule ||
+        !properties::write_and_recheck(*r.counterexample, o.counterexample, *p.rule, p.deviation, &recheck)) {
+      err << "permitcheck check: wrote " << o.counterexample
+          << ", but the monitor did not re-check it to the same rule: " << recheck << "\n";
+    } else {
+      err << "permitcheck check: counterexample written to " << o.counterexample
+          << " (re-checked: " << spec::rule_name(*p.rule) << ")\n";
+    }
+  }
+  const std::string shard = absl::StrCat(o.shard_index, "/", o.shard_count);
+  if (o.format == "json") {
+    out << "{\"tool\":\"permitcheck check\",\"property\":" << json_string(r.name)
+        << ",\"ruleset\":" << json_string(rules->name)
+        << ",\"against\":" << json_string(against->name) << ",\"shard\":\"" << shard
+        << "\",\"seed\":" << r.seed << ",\"cases\":" << r.cases << ",\"steps\":" << r.max_steps
+        << ",\"passed\":" << (r.passed ? "true" : "false");
+    if (o.coverage) {
+      out << ",\"coverage\":" << json_string(coverage.format(coverage.cases()))
+          << ",\"unreached\":" << unreached.size();
+    }
+    if (!r.passed) out << ",\"failure\":" << json_string(properties::format_failure(r));
+    out << "}\n";
+  } else if (o.format == "junit") {
+    JunitSuite suite{.name = "permitcheck check", .suite = "check"};
+    JunitCase c{.classname = "permitcheck.check",
+                .name = absl::StrCat(r.name, " shard ", shard, " seed ", r.seed)};
+    if (!r.passed) {
+      c.failure = JunitCase::Failure{"counterexample", "property failed", properties::format_failure(r)};
+    }
+    suite.cases.push_back(std::move(c));
+    out << format_junit(suite);
+  } else {
+    if (r.passed) {
+      out << "property \"" << r.name << "\" holds: " << r.cases << " cases, up to " << r.max_steps
+          << " steps each, seed " << r.seed << ", shard " << shard << "\n";
+    } else {
+      out << properties::format_failure(r);
+    }
+    if (o.coverage) out << "\n" << coverage.format(coverage.cases());
+  }
+  if (o.coverage && !unreached.empty()) {
+    err << "permitcheck check: coverage: " << unreached.size()
+        << " decision point(s) or rule(s) never reached in " << coverage.cases() << " case(s)\n";
+    return kExitViolation;
+  }
+  return r.passed ? kExitPass : kExitViolation;
+#endif
+}
+
+}  // namespace permitcheck::cli
