@@ -29,7 +29,7 @@ bool opened(const ScenarioOutcome& o, std::string_view text) {
                      [&](const std::string& w) { return w.find(text) != std::string::npos; });
 }
 
-TEST(ReferenceClient, K4_DuplicatesInTheAckWindowReturnExactlyTheirP) {
+TEST(ReferenceClient, DuplicatesInTheAckWindowReturnExactlyTheirP) {
   ScenarioOutcome o = run_scenario(reference_client(),
                                    params(ScenarioKind::kDuplicateRedelivery, {batch(5)}));
   EXPECT_FALSE(o.failed()) << dump(o);
@@ -39,7 +39,7 @@ TEST(ReferenceClient, K4_DuplicatesInTheAckWindowReturnExactlyTheirP) {
   EXPECT_EQ(o.drain.delta, 0) << dump(o);
 }
 
-TEST(ReferenceClient, K4_RoundsOfFewerThanTMessagesAreToppedUpWithSingles) {
+TEST(ReferenceClient, RoundsOfFewerThanTMessagesAreToppedUpWithSingles) {
   // Two singles a round with T = 5: three singles more, so the client Flows for the round.
   ScenarioOutcome o = run_scenario(
       reference_client(), params(ScenarioKind::kDuplicateRedelivery, {EntrySpec{}, EntrySpec{}}));
@@ -59,7 +59,7 @@ TEST(DuplicateRedelivery, ARoundWithoutAFlowLeavesTheWindowNotOpened) {
   EXPECT_NE(o.not_opened[0].find("no round got a Flow"), std::string::npos) << dump(o);
 }
 
-TEST(GoClient, K4_DroppedDuplicatesReturnTheirPermits) {
+TEST(GoClient, DroppedDuplicatesReturnTheirPermits) {
   if (!testing::installed("conformance/clients/go/permitcheck-go-consumer")) {
     GTEST_SKIP() << "the Go client consumer is not built (ci/install-go-client.sh) or sanitized";
   }
