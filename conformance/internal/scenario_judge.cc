@@ -90,6 +90,11 @@ std::vector<RowWindow> rows_of(const ClientSpec& client, const ScenarioOutcome& 
                               same ? "CLOSE_CONSUMER on the same connection"
                                    : "a reconnect (new connection)")});
   }
+  if (p.kind == ScenarioKind::kStaleEpoch && o.stale_discards >= 1) {
+    v.push_back({"L6", RuleId::kM2, std::nullopt,
+                 absl::StrCat(o.stale_discards, " stale-epoch message(s) of an incarnation that "
+                              "ended (a reconnect) discarded after the epoch rose")});
+  }
   if (p.kind == ScenarioKind::kFlowAroundClose && o.not_opened.empty() && !o.windows.empty()) {
     v.push_back({"L11", RuleId::kN6, client.threshold(),
                  absl::StrCat("a Flow of T = ", client.threshold(),
