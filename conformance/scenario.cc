@@ -227,8 +227,8 @@ rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind) {
       entries = gen_some(rc::gen::oneOf(gen_complete_batch(3, 6), gen_single()), 4);
       break;
     case ScenarioKind::kFlowAroundClose: entries = rc::gen::just(std::vector<EntrySpec>{}); break;
-    case ScenarioKind::kStaleEpoch:
-      entries = gen_some(rc::gen::oneOf(gen_complete_batch(4, 8), gen_single()), 6);
+    case ScenarioKind::kStaleEpoch:  // at most Q = 10 or so held: each attempt stays short
+      entries = gen_some(rc::gen::oneOf(gen_complete_batch(4, 6), gen_single()), 3);
       break;
     case ScenarioKind::kStartMessageId: entries = gen_some(gen_complete(), 4); break;
     case ScenarioKind::kInconsistentBatch: entries = gen_with_fault(EntryFault::kExtraMessages); break;

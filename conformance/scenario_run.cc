@@ -140,6 +140,16 @@ class Run {
   // A window that did not open is tried again on the replacement, at most this often in one
   // run; the attempts that failed are reported with the one that opened.
   static constexpr int kAttempts = 3;
+  // Another attempt only while the run has time for it and for the drain after it (the
+  // entries' processing twice over, T drain messages, 3 s for the replacement and the
+  // quiescences), so a retry never runs the run into its timeout.
+  bool time_for_attempt() const {
+    std::int64_t units = 0;
+    for (const EntrySpec& e : p_.entries) units += e.batched ? e.batch_size : 1;
+    const milliseconds need(3000 + 2 * units * p_.delay_ms +
+                            client_.threshold() * (p_.delay_ms + 300));
+    return Clock::now() + need < deadline_;
+  }
 
   // Delivers the scenario's entries, then waits until an acknowledgement proves the
   // application is processing while later deliveries are still unacknowledged (bounded by the
@@ -183,7 +193,8 @@ class Run {
   void held() {
     const bool same = p_.kind == K::kHeldCloseConsumer;
     std::vector<std::string> failed;
-    for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    for (int attempt = 1; attempt <= kAttempts && (attempt == 1 || time_for_attempt());
+         ++attempt) {
       const std::optional<BrokerView> held = deliver_and_hold();
       if (!held) break;
       const BrokerView& v = *held;
@@ -230,7 +241,8 @@ class Run {
   // the REDELIVER arrives, and what is acknowledged after it was processed, not discarded.
   void stale_epoch() {
     std::vector<std::string> failed;
-    for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    for (int attempt = 1; attempt <= kAttempts && (attempt == 1 || time_for_attempt());
+         ++attempt) {
       const std::optional<std::uint64_t> old_epoch = broker_.view().epoch;
       if (!old_epoch) {  // nothing delivered: the drain still checks the client
         failed.push_back("the client's Subscribe named no consumer epoch, so its messages "
@@ -246,13 +258,14 @@ class Run {
       }
       disrupt(/*same_connection=*/false);
       if (!wait(ready(incarnation_), client_.startup)) break;
-      const int requests0 = broker_.view().epoch_requests;
+      // The replacement is a new incarnation: any epoch request it counts came after its
+      // Subscribe.
       const milliseconds processing(v.held_units * p_.delay_ms);
       wait([&](const BrokerView& w) {
-        return w.epoch_requests > requests0 || w.previous_held_units == 0;
+        return w.epoch_requests > 0 || w.previous_held_units == 0;
       }, processing + milliseconds(2000));
       const BrokerView r = broker_.view();
-      if (r.epoch_requests == requests0 || !r.epoch || *r.epoch <= *old_epoch) {
+      if (r.epoch_requests == 0 || !r.epoch || *r.epoch <= *old_epoch) {
         failed.push_back(absl::StrCat(
             "no REDELIVER with a consumer epoch newer than ", *old_epoch, " came from the "
             "replacement while ", r.previous_held_units, " older-epoch message(s) were held "
@@ -293,7 +306,8 @@ class Run {
     }
     settle();
     std::vector<std::string> failed;
-    for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    for (int attempt = 1; attempt <= kAttempts && (attempt == 1 || time_for_attempt());
+         ++attempt) {
       std::optional<std::string> why;
       if (!flow_attempt(why)) break;
       if (!why) {
