@@ -443,6 +443,48 @@ TEST(PulsarFlex, C7_CorruptChecksumIsNotDetectedButPermitsStayExact) {
   EXPECT_FALSE(o.failed()) << dump(o);
 }
 
+TEST(PulsarFlex, K7_PartialBatchFailingPastItsLastDeliverableIndexCrashesTheClient) {
+  SKIP_WITHOUT_PULSAR_FLEX();
+  // P = 3 of B = 7, cut on index 6: its batch parser reads past the end (RangeError in
+  // src/client/serde/payloadCommand/batch/deserializer.js:6, uncaught).
+  EntrySpec e = batch(7);
+  e.cleared = {1, 3, 4, 6};
+  e.fault = EntryFault::kTruncatedBatch;
+  e.truncate_at = 6;
+  ScenarioOutcome o = run_scenario(pulsar_flex_client(),
+                                   params(ScenarioKind::kPartialBatchFailure, {e}));
+  EXPECT_TRUE(has(o.violations, RuleId::kK7, "crashed")) << dump(o);
+  EXPECT_EQ(o.debited, 3) << dump(o);
+}
+
+TEST(PulsarFlex, E2_CompressionIsIgnoredSoAPartialBatchCountsEveryMessage) {
+  SKIP_WITHOUT_PULSAR_FLEX();
+  // Declared LZ4, never decompressed: the raw bytes are parsed as the batch, all 4 messages
+  // of a partial batch (P = 2) counted.
+  EntrySpec e = batch(4);
+  e.cleared = {1, 3};
+  e.fault = EntryFault::kDecompression;
+  ScenarioOutcome o = run_scenario(pulsar_flex_client(),
+                                   params(ScenarioKind::kDecompression, {e}));
+  EXPECT_TRUE(has(o.violations, RuleId::kE2)) << dump(o);
+  ASSERT_TRUE(o.drain.measured) << dump(o);
+  EXPECT_GT(o.drain.delta, 0) << dump(o);
+}
+
+// Its Subscribe names no consumer epoch, so no message can be stale: the scenario says so and
+// does not count as a pass.
+TEST(PulsarFlex, StaleEpochWindowCannotOpenWithoutAConsumerEpoch) {
+  SKIP_WITHOUT_PULSAR_FLEX();
+  ScenarioParams p = params(ScenarioKind::kStaleEpoch, {batch(6)});
+  p.delay_ms = 120;
+  p.nack_every = 3;
+  ScenarioOutcome o = run_scenario(pulsar_flex_client(), p);
+  EXPECT_TRUE(o.inconclusive()) << dump(o);
+  ASSERT_FALSE(o.not_opened.empty()) << dump(o);
+  EXPECT_NE(o.not_opened.front().find("named no consumer epoch"), std::string::npos)
+      << o.not_opened.front();
+}
+
 TEST(PulsarFlex, Exploration_FindsTheDeviationsAndShrinksThem) {
   SKIP_WITHOUT_PULSAR_FLEX();
   ConformOptions options{.client = pulsar_flex_client(),
