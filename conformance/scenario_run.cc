@@ -172,7 +172,7 @@ class Run {
                         "rest after it); raise {delay_ms} or make the consumer process messages "
                         "one by one");
   }
-  // Reports a window that opened at attempt `attempt`, or, when none did, every reason.
+  // Reports the window that opened (after the attempts in `failed`), or, when none did, why.
   void conclude(std::optional<std::string> window, std::vector<std::string> failed) {
     if (!window) {
       for (std::string& f : failed) out_.not_opened.push_back(std::move(f));
