@@ -47,7 +47,8 @@ constexpr ScenarioInfo kScenarios[] = {
      "the connection drops while the application holds messages; after the replacement "
      "subscribed the client raises its consumer epoch (REDELIVER with a newer epoch) and "
      "discards the held older-epoch messages: each discard returns through the state it "
-     "retained, dropped once that incarnation ended", "L6"},
+     "retained, dropped once that incarnation ended (also across CLOSE_CONSUMER on the same "
+     "connection)", "L6,L7"},
     {ScenarioKind::kUnknownConsumer, "unknown_consumer", spec::RuleId::kE3,
      "messages for a consumer id never subscribed are not credited to the real one", ""},
     {ScenarioKind::kNegativeAck, "negative_ack", spec::RuleId::kM1,
@@ -191,6 +192,9 @@ std::string describe(const ScenarioParams& p) {
   if (p.kind == ScenarioKind::kCloseConsumer || p.kind == ScenarioKind::kReconnect ||
       p.kind == ScenarioKind::kUnknownConsumer) {
     absl::StrAppend(&s, " disrupt-after=", p.disrupt_after);
+  }
+  if (p.kind == ScenarioKind::kStaleEpoch && p.same_connection) {
+    absl::StrAppend(&s, " same-connection");
   }
   if (!p.corner.empty()) absl::StrAppend(&s, " (corner: ", p.corner, ")");
   return s;

@@ -83,6 +83,7 @@ struct ScenarioParams {
   std::vector<EntrySpec> entries;
   int disrupt_after = 0;        // close / drop / foreign messages after this many entries
   std::uint64_t foreign_consumer = 41;
+  bool same_connection = false;  // stale_epoch: CLOSE_CONSUMER instead of a connection drop
   std::string corner;           // a fixed first case: the corner it covers; empty when drawn
 };
 

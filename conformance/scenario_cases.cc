@@ -109,9 +109,13 @@ std::vector<ScenarioParams> fixed_cases(ScenarioKind kind, std::int64_t q, std::
       ScenarioParams b = make(kind, true, {batch(6)}, "new broker, a batch held", 120);
       ScenarioParams s = make(kind, false, std::vector<EntrySpec>(6, single()),
                               "old broker, single messages held", 120);
-      b.nack_every = s.nack_every = 3;
+      ScenarioParams c = make(kind, true, {batch(6)}, "new broker, a batch held across "
+                              "CLOSE_CONSUMER on the same connection", 120);
+      c.same_connection = true;
+      b.nack_every = s.nack_every = c.nack_every = 3;
       v.push_back(std::move(b));
       v.push_back(std::move(s));
+      v.push_back(std::move(c));
       break;
     }
     case K::kFlowAroundClose:

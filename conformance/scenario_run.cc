@@ -256,7 +256,7 @@ class Run {
         failed.push_back(too_few_held(v, 3));
         continue;
       }
-      disrupt(/*same_connection=*/false);
+      disrupt(p_.same_connection);
       if (!wait(ready(incarnation_), client_.startup)) break;
       // The replacement is a new incarnation: any epoch request it counts came after its
       // Subscribe.
@@ -287,8 +287,8 @@ class Run {
       out_.held_across = v.held_units;
       conclude(absl::StrCat("REDELIVER with epoch ", *r.epoch, " on the replacement's "
                             "connection found ", stale, " message(s) of epoch ", *old_epoch,
-                            " held across a connection drop; none of them acknowledged after "
-                            "it: stale-epoch discards", processed > 0 ? absl::StrCat(
+                            " held across ", across(p_.same_connection), "; none of them "
+                            "acknowledged after it: stale-epoch discards", processed > 0 ? absl::StrCat(
                                 " (", processed, " other(s) acknowledged)") : ""),
                std::move(failed));
       return;

@@ -234,6 +234,36 @@ TEST(LegacyReferenceClient, L6_M2_StaleEpochDiscardCreditsTheReplacement) {
   EXPECT_GE(o.drain.delta, 3) << dump(o);
 }
 
+// The same across CLOSE_CONSUMER on the same connection: the acknowledgements of what finished
+// before the REDELIVER all reach the broker, so the count is exact (b6: the first two
+// acknowledged, the third nacked, 3 stale).
+TEST(ReferenceClient, M2_StaleEpochDiscardsAcrossCloseConsumerAreDropped) {
+  ScenarioParams p = params(ScenarioKind::kStaleEpoch, {batch(6)});
+  p.delay_ms = 120;
+  p.nack_every = 3;
+  p.same_connection = true;
+  ScenarioOutcome o = run_scenario(reference_client(), p);
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_EQ(o.stale_discards, 3) << dump(o);
+  ASSERT_FALSE(o.windows.empty()) << dump(o);
+  EXPECT_NE(o.windows.front().find("CLOSE_CONSUMER on the same connection"), std::string::npos)
+      << o.windows.front();
+  ASSERT_TRUE(o.drain.measured) << dump(o);
+  EXPECT_EQ(o.drain.delta, 0) << dump(o);
+}
+
+TEST(LegacyReferenceClient, L7_M2_StaleEpochAcrossCloseConsumerCreditsTheReplacement) {
+  ScenarioParams p = params(ScenarioKind::kStaleEpoch, {batch(6)});
+  p.delay_ms = 120;
+  p.nack_every = 3;
+  p.same_connection = true;
+  ScenarioOutcome o = run_scenario(reference_client("legacy"), p);
+  EXPECT_EQ(o.stale_discards, 3) << dump(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kM2, "L7: ")) << dump(o);
+  ASSERT_TRUE(o.drain.measured) << dump(o);
+  EXPECT_GE(o.drain.delta, 3) << dump(o);
+}
+
 TEST(LegacyReferenceClient, L1_C7_DrainMeasuresTheExactLoss) {
   // P = 5 debited, legacy returns 1: after the drain flushes the accumulator, 4 are missing.
   ScenarioOutcome o = run_scenario(
