@@ -75,6 +75,9 @@ struct ConformanceBroker::Impl {
     std::map<std::uint64_t, EntryState> entries;
     std::optional<std::uint64_t> start_entry;
     std::int64_t acked_messages = 0;
+    std::optional<std::uint64_t> epoch;  // M2: from Subscribe or REDELIVER; MESSAGE carries it
+    int epoch_requests = 0;
+    std::int64_t acked_late = 0;  // acked by the next incarnation's consumer (ended only)
   };
 
   asio::io_context io;
@@ -332,6 +335,7 @@ struct ConformanceBroker::Impl {
           events.push_back(spec::Subscribe{cnx_id(conn->id), consumer, std::nullopt});
           events.push_back(spec::SubscribeOk{cnx_id(conn->id), consumer});
           live = Live{.cnx = conn->id, .consumer = consumer};
+          if (in.subscribe().has_consumer_epoch()) live->epoch = in.subscribe().consumer_epoch();
           if (in.subscribe().has_start_message_id()) {
             live->start_entry = in.subscribe().start_message_id().entryid();
           }
@@ -373,11 +377,28 @@ struct ConformanceBroker::Impl {
           const auto& r = in.redeliverunacknowledgedmessages();
           events.push_back(spec::Extension{"x-redeliver"});
           if (r.message_ids_size() == 0) ++counters.redeliver_all_requests;
+          // M2: a newer epoch; later MESSAGE commands carry it, older ones are stale.
+          if (live && live->cnx == conn->id && live->consumer == r.consumer_id() &&
+              r.has_consumer_epoch() && (!live->epoch || r.consumer_epoch() > *live->epoch)) {
+            live->epoch = r.consumer_epoch();
+            ++live->epoch_requests;
+            // A single-active consumer's epoch request redelivers everything unacknowledged.
+            if (r.message_ids_size() > 0) ++counters.redeliver_all_requests;
+            events.push_back(spec::Extension{absl::StrCat("x-consumer-epoch-", *live->epoch)});
+          }
           for (const auto& id : r.message_ids()) {
             counters.redeliver_requests.push_back(id.entryid());
             if (live) {
               auto it = live->entries.find(id.entryid());
               if (it != live->entries.end()) it->second.done = true;  // redelivered as new
+            }
+            // A message of the previous incarnation, nacked: finished, not held any more.
+            if (live && ended && !live->entries.contains(id.entryid())) {
+              auto it = ended->entries.find(id.entryid());
+              if (it == ended->entries.end()) continue;
+              if (id.batch_index() >= 0) it->second.acked.insert(id.batch_index());
+              else it->second.acked = it->second.deliverable;
+              if (it->second.acked.size() >= it->second.deliverable.size()) it->second.done = true;
             }
           }
         }
@@ -473,33 +494,53 @@ struct ConformanceBroker::Impl {
     send(conn, out);
   }
 
+  // Applies one acknowledged id to `inc`'s entries; the units newly acknowledged (validation
+  // errors not counted) and the id's command, if it is one of them.
+  static std::int64_t apply_ack(Live& inc, const wire::CommandAck& ack,
+                                const wire::MessageIdData& id, std::optional<spec::Id>& cmd) {
+    std::int64_t newly = 0;
+    for (auto& [entry, st] : inc.entries) {
+      const bool cumulative = ack.ack_type() == wire::CommandAck::Cumulative;
+      if (entry != id.entryid() && !(cumulative && entry < id.entryid())) continue;
+      if (entry == id.entryid()) cmd = st.cmd;
+      const std::size_t before = st.acked.size();
+      if (ack.has_validation_error() || cumulative ||
+          (id.batch_index() < 0 && id.ack_set_size() == 0)) {
+        st.acked = st.deliverable;
+      } else if (id.batch_index() >= 0) {
+        st.acked.insert(id.batch_index());
+      } else {
+        spec::AckSet remaining({id.ack_set().begin(), id.ack_set().end()});
+        for (std::int64_t i : st.deliverable) {
+          if (!remaining.is_deliverable(i)) st.acked.insert(i);
+        }
+      }
+      if (!ack.has_validation_error()) {
+        newly += static_cast<std::int64_t>(st.acked.size() - before);
+      }
+      if (st.acked.size() >= st.deliverable.size()) st.done = true;
+    }
+    return newly;
+  }
+
   void on_ack(const std::shared_ptr<Conn>& conn, const wire::CommandAck& ack) {
     {
       std::lock_guard<std::mutex> lock(mu);
       for (const wire::MessageIdData& id : ack.message_id()) {
         std::optional<spec::Id> cmd;
         if (live && live->cnx == conn->id && live->consumer == ack.consumer_id()) {
-          for (auto& [entry, st] : live->entries) {
-            const bool cumulative = ack.ack_type() == wire::CommandAck::Cumulative;
-            if (entry != id.entryid() && !(cumulative && entry < id.entryid())) continue;
-            if (entry == id.entryid()) cmd = st.cmd;
-            const std::size_t before = st.acked.size();
-            if (ack.has_validation_error() || cumulative ||
-                (id.batch_index() < 0 && id.ack_set_size() == 0)) {
-              st.acked = st.deliverable;
-            } else if (id.batch_index() >= 0) {
-              st.acked.insert(id.batch_index());
-            } else {
-              spec::AckSet remaining({id.ack_set().begin(), id.ack_set().end()});
-              for (std::int64_t i : st.deliverable) {
-                if (!remaining.is_deliverable(i)) st.acked.insert(i);
-              }
-            }
-            if (!ack.has_validation_error()) {
-              live->acked_messages += static_cast<std::int64_t>(st.acked.size() - before);
-            }
-            if (st.acked.size() >= st.deliverable.size()) st.done = true;
+          live->acked_messages += apply_ack(*live, ack, id, cmd);
+          // A message of the previous incarnation, acknowledged by the replacement: it
+          // finished after the replacement subscribed (the held windows' evidence). The
+          // event keeps the entry's name: the monitor knows the command by its incarnation.
+          std::optional<spec::Id> previous;
+          if (!cmd && ended && ended->consumer == ack.consumer_id()) {
+            ended->acked_late += apply_ack(*ended, ack, id, previous);
           }
+        } else if (ended && ended->cnx == conn->id && ended->consumer == ack.consumer_id()) {
+          // Between CLOSE_CONSUMER and the resubscribe: the ended incarnation's own ack.
+          std::optional<spec::Id> ignored;
+          (void)apply_ack(*ended, ack, id, ignored);
         }
         std::optional<std::string> error;
         if (ack.has_validation_error()) error = validation_error_name(ack.validation_error());
@@ -523,6 +564,8 @@ struct ConformanceBroker::Impl {
       v.flows = shown->flows;
       v.start_entry = shown->start_entry;
       v.acked_messages = shown->acked_messages;
+      v.epoch = shown->epoch;
+      v.epoch_requests = shown->epoch_requests;
       for (const auto& [entry, st] : shown->entries) {
         v.outstanding += st.done ? 0 : 1;
         if (!st.done && live) v.unacked_entries.push_back(entry);
@@ -531,6 +574,15 @@ struct ConformanceBroker::Impl {
         }
         if (st.done) continue;
         v.held_units += static_cast<std::int64_t>(st.deliverable.size() - st.acked.size());
+      }
+    }
+    if (live && ended) {
+      v.previous_acked_late = ended->acked_late;
+      for (const auto& [entry, st] : ended->entries) {
+        if (!st.done) {
+          v.previous_held_units +=
+              static_cast<std::int64_t>(st.deliverable.size() - st.acked.size());
+        }
       }
     }
     return v;
@@ -599,6 +651,8 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
 
     const spec::Id cmd = spec::Id::number(impl_->next_cmd++);
     const bool live_target = impl_->live && impl_->live->consumer == consumer;
+    const std::optional<std::uint64_t> epoch =
+        live_target ? impl_->live->epoch : std::optional<std::uint64_t>();
     if (live_target) {
       impl_->events.push_back(spec::Send{
           .consumer = consumer,
@@ -614,7 +668,9 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
                                           .message_permits = field,
                                           .ack_set = d.ack_set,
                                           .batch_size = b,
-                                          .epoch = std::nullopt});
+                                          .epoch = epoch ? std::optional<std::int64_t>(
+                                                               static_cast<std::int64_t>(*epoch))
+                                                         : std::nullopt});
     impl_->counters.last_activity = std::chrono::steady_clock::now();
     if (live_target) {
       impl_->live->debited += fc.p;
@@ -633,6 +689,7 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
     m->mutable_message_id()->set_ledgerid(kLedger);
     m->mutable_message_id()->set_entryid(d.entry);
     if (d.redelivery_count > 0) m->set_redelivery_count(d.redelivery_count);
+    if (epoch) m->set_consumer_epoch(*epoch);
     for (std::int64_t w : d.ack_set.words()) m->add_ack_set(w);
     if (field) m->set_message_permits(static_cast<std::uint32_t>(*field));
 

@@ -83,6 +83,15 @@ struct BrokerView {
   std::map<std::uint64_t, std::vector<std::int64_t>> acked_indexes;  // per unfinished entry
   std::int64_t acked_messages = 0;  // messages (indexes, singles) acked, validation errors not
   std::int64_t pings = 0;           // client keep-alives (not counted as activity)
+  // Consumer epoch (M2): the live consumer's, from its Subscribe or its last REDELIVER that
+  // named one; MESSAGE commands carry it. None: the client never named an epoch.
+  std::optional<std::uint64_t> epoch;
+  int epoch_requests = 0;           // REDELIVERs of the live consumer that raised its epoch
+  // The incarnation before the live one (a window that holds messages across the
+  // replacement): its messages not yet acknowledged, and those of its messages acknowledged
+  // by the live consumer after its Subscribe (they finished after the replacement subscribed).
+  std::int64_t previous_held_units = 0;
+  std::int64_t previous_acked_late = 0;
 };
 
 struct BrokerOptions {

@@ -43,6 +43,12 @@ constexpr ScenarioInfo kScenarios[] = {
     {ScenarioKind::kStartMessageId, "start_message_id", spec::RuleId::kK4,
      "reconnect, then entries at or before the Subscribe's start_message_id and duplicates "
      "of acknowledged ones: each returns exactly its P", "L9"},
+    {ScenarioKind::kStaleEpoch, "stale_epoch", spec::RuleId::kM2,
+     "the connection drops while the application holds messages; after the replacement "
+     "subscribed the client raises its consumer epoch (REDELIVER with a newer epoch) and "
+     "discards the held older-epoch messages: each discard returns through the state it "
+     "retained, dropped once that incarnation ended (also across CLOSE_CONSUMER on the same "
+     "connection)", "L6,L7"},
     {ScenarioKind::kUnknownConsumer, "unknown_consumer", spec::RuleId::kE3,
      "messages for a consumer id never subscribed are not credited to the real one", ""},
     {ScenarioKind::kNegativeAck, "negative_ack", spec::RuleId::kM1,
@@ -190,13 +196,16 @@ std::string describe(const ScenarioParams& p) {
       p.kind == ScenarioKind::kUnknownConsumer) {
     absl::StrAppend(&s, " disrupt-after=", p.disrupt_after);
   }
+  if (p.kind == ScenarioKind::kStaleEpoch && p.same_connection) {
+    absl::StrAppend(&s, " same-connection");
+  }
   if (!p.corner.empty()) absl::StrAppend(&s, " (corner: ", p.corner, ")");
   return s;
 }
 
 bool holds_messages(ScenarioKind kind) {
   return kind == ScenarioKind::kHeldCloseConsumer || kind == ScenarioKind::kHeldReconnect ||
-         kind == ScenarioKind::kFlowAroundClose;
+         kind == ScenarioKind::kFlowAroundClose || kind == ScenarioKind::kStaleEpoch;
 }
 
 rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind) {
@@ -225,6 +234,9 @@ rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind) {
       entries = gen_some(rc::gen::oneOf(gen_complete_batch(3, 6), gen_single()), 4);
       break;
     case ScenarioKind::kFlowAroundClose: entries = rc::gen::just(std::vector<EntrySpec>{}); break;
+    case ScenarioKind::kStaleEpoch:  // at most Q = 10 or so held: each attempt stays short
+      entries = gen_some(rc::gen::oneOf(gen_complete_batch(4, 6), gen_single()), 3);
+      break;
     case ScenarioKind::kStartMessageId: entries = gen_some(gen_complete(), 4); break;
     case ScenarioKind::kInconsistentBatch: entries = gen_with_fault(EntryFault::kExtraMessages); break;
     case ScenarioKind::kCloseConsumer:
@@ -253,6 +265,7 @@ rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind) {
                        : holds_messages(kind)              ? rc::gen::element(100, 150)
                                                            : rc::gen::element(0, 0, 15);
   rc::Gen<int> nack = kind == ScenarioKind::kNegativeAck ? rc::gen::inRange(2, 4)
+                     : kind == ScenarioKind::kStaleEpoch ? rc::gen::just(3)
                                                          : rc::gen::just(0);
   return rc::gen::map(
       rc::gen::tuple(entries, old_broker, delay, nack, rc::gen::inRange(0, 4)),

@@ -44,6 +44,7 @@ enum class ScenarioKind {
   kHeldReconnect,      // the connection drops while the application holds messages (E3; L6)
   kFlowAroundClose,    // CLOSE_CONSUMER while a Flow comes due on the same connection (N6; L11)
   kStartMessageId,     // resubscribe with start_message_id; entries before it again (K4; L9)
+  kStaleEpoch,         // held across a drop, then a newer consumer epoch: stale discards (M2; L6)
   kDuplicateRedelivery,  // entries acknowledged moments ago delivered again, while the
                          // client's acks are still grouped (K4; pulsar-client-go#1180)
 };
@@ -84,6 +85,7 @@ struct ScenarioParams {
   std::vector<EntrySpec> entries;
   int disrupt_after = 0;        // close / drop / foreign messages after this many entries
   std::uint64_t foreign_consumer = 41;
+  bool same_connection = false;  // stale_epoch: CLOSE_CONSUMER instead of a connection drop
   std::string corner;           // a fixed first case: the corner it covers; empty when drawn
 };
 
@@ -157,6 +159,8 @@ struct ScenarioOutcome {
   std::int64_t held_across = 0;         // messages held across the replacement
   std::int64_t late_flow = 0;           // permits Flowed to the replacement before any delivery
   std::int64_t before_start_singles = 0;  // non-batched entries delivered at or before start
+  std::int64_t stale_discards = 0;      // older-epoch units held, never acknowledged, after a
+                                        // REDELIVER with a newer epoch
   // The legacy rows (rulebook section 10) whose window the run opened: "L1"; and those a
   // finding of the run is reported under (the window opened and the client erred as the
   // row's legacy value does).

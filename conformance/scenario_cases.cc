@@ -103,6 +103,21 @@ std::vector<ScenarioParams> fixed_cases(ScenarioKind kind, std::int64_t q, std::
       v.push_back(make(kind, false, {single(), single(), single(), single()},
                        "old broker, single messages held", 120));
       break;
+    case K::kStaleEpoch: {
+      // The first message acknowledged, the connection dropped; the third (after the
+      // replacement subscribed) is nacked, which raises the epoch; the rest are stale.
+      ScenarioParams b = make(kind, true, {batch(6)}, "new broker, a batch held", 120);
+      ScenarioParams s = make(kind, false, std::vector<EntrySpec>(6, single()),
+                              "old broker, single messages held", 120);
+      ScenarioParams c = make(kind, true, {batch(6)}, "new broker, a batch held across "
+                              "CLOSE_CONSUMER on the same connection", 120);
+      c.same_connection = true;
+      b.nack_every = s.nack_every = c.nack_every = 3;
+      v.push_back(std::move(b));
+      v.push_back(std::move(s));
+      v.push_back(std::move(c));
+      break;
+    }
     case K::kFlowAroundClose:
       v.push_back(make(kind, true, {}, "new broker", 150));
       v.push_back(make(kind, false, {}, "old broker", 150));
@@ -139,6 +154,18 @@ std::vector<ScenarioParams> shrink_candidates(const ScenarioParams& original) {
   p.corner.clear();  // a shrunk case covers no named corner any more
   std::vector<ScenarioParams> out;
   const bool may_be_empty = p.kind == ScenarioKind::kFlowAroundClose;
+  // The units a held window needs: the first acknowledged, one in processing, one held after
+  // it; a stale-epoch window one more (the nack that raises the epoch).
+  const std::int64_t min_units = p.kind == ScenarioKind::kStaleEpoch         ? 4
+                                 : p.kind == ScenarioKind::kHeldCloseConsumer ||
+                                           p.kind == ScenarioKind::kHeldReconnect
+                                     ? 3
+                                     : 0;
+  auto units = [](const ScenarioParams& c) {
+    std::int64_t n = 0;
+    for (const EntrySpec& e : c.entries) n += e.batched ? e.batch_size : 1;
+    return n;
+  };
   // An entry fewer (never the last faulty one).
   for (std::size_t i = 0; i < p.entries.size(); ++i) {
     if (p.entries.size() == 1 && !may_be_empty) break;
@@ -154,6 +181,7 @@ std::vector<ScenarioParams> shrink_candidates(const ScenarioParams& original) {
         c.disrupt_after == 0) {
       continue;
     }
+    if (units(c) < min_units) continue;
     out.push_back(std::move(c));
   }
   // A batch one smaller, keeping its fault position and some deliverable index.
@@ -167,6 +195,7 @@ std::vector<ScenarioParams> shrink_candidates(const ScenarioParams& original) {
     if (e.fault == EntryFault::kTruncatedBatch && s.truncate_at >= s.batch_size) continue;
     ScenarioParams c = p;
     c.entries[i] = std::move(s);
+    if (units(c) < min_units) continue;
     out.push_back(std::move(c));
   }
   return out;

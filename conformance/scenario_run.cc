@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <thread>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -34,6 +35,7 @@ class Run {
       case K::kHeldCloseConsumer:
       case K::kHeldReconnect: held(); break;
       case K::kFlowAroundClose: flow_around_close(); break;
+      case K::kStaleEpoch: stale_epoch(); break;
       case K::kStartMessageId: start_message_id(); break;
       case K::kDuplicateRedelivery: duplicate_redelivery(); break;
       default: entries_with_disruption(); break;
@@ -136,81 +138,224 @@ class Run {
     }
   }
 
+  // A window that did not open is tried again on the replacement, at most this often in one
+  // run; the attempts that failed are reported with the one that opened.
+  static constexpr int kAttempts = 3;
+  // Another attempt only while the run has time for it and for the drain after it (the
+  // entries' processing twice over, T drain messages, 3 s for the replacement and the
+  // quiescences), so a retry never runs the run into its timeout.
+  bool time_for_attempt() const {
+    std::int64_t units = 0;
+    for (const EntrySpec& e : p_.entries) units += e.batched ? e.batch_size : 1;
+    const milliseconds need(3000 + 2 * units * p_.delay_ms +
+                            client_.threshold() * (p_.delay_ms + 300));
+    return Clock::now() + need < deadline_;
+  }
+
+  // Delivers the scenario's entries, then waits until an acknowledgement proves the
+  // application is processing while later deliveries are still unacknowledged (bounded by the
+  // client's startup allowance plus its processing time). The view then; nullopt when a
+  // delivery stalled or the client is gone.
+  std::optional<BrokerView> deliver_and_hold() {
+    const std::int64_t acked0 = broker_.view().acked_messages;
+    std::int64_t units = 0;
+    for (const EntrySpec& e : p_.entries) {
+      if (!deliver(e)) return std::nullopt;
+      units += e.batched ? e.batch_size : 1;
+    }
+    wait([&](const BrokerView& v) { return v.acked_messages > acked0 || v.outstanding == 0; },
+         client_.startup + milliseconds(units * p_.delay_ms));
+    return broker_.view();
+  }
+  std::string too_few_held(const BrokerView& v, std::int64_t need) const {
+    return absl::StrCat("the client held ", v.held_units, " unacknowledged message(s) when the "
+                        "consumer was to be replaced (need ", need, ": one in processing, the "
+                        "rest after it); raise {delay_ms} or make the consumer process messages "
+                        "one by one");
+  }
+  // Reports the window that opened (after the attempts in `failed`), or, when none did, why.
+  void conclude(std::optional<std::string> window, std::vector<std::string> failed) {
+    if (!window) {
+      for (std::string& f : failed) out_.not_opened.push_back(std::move(f));
+      return;
+    }
+    if (!failed.empty()) {
+      absl::StrAppend(&*window, " (attempt ", failed.size() + 1, "; before: ",
+                      absl::StrJoin(failed, "; "), ")");
+    }
+    out_.windows.push_back(std::move(*window));
+  }
+
   // The application still holds messages when the consumer is replaced: they finish after
-  // the replacement subscribed (L6 on a new connection, L7 on the same one).
+  // the replacement subscribed (L6 on a new connection, L7 on the same one). The window is
+  // event-driven: the broker replaces the consumer right after the first acknowledgement, and
+  // it counts as opened only when the replacement acknowledges a held message (it finished
+  // after the replacement subscribed), never by guessing from {delay_ms}.
   void held() {
     const bool same = p_.kind == K::kHeldCloseConsumer;
-    for (const EntrySpec& e : p_.entries) {
-      if (!deliver(e)) return;
-    }
-    // Replace as soon as the application acknowledged its first message: the rest is held.
-    const milliseconds budget(2000 + 2 * p_.delay_ms);
-    wait([](const BrokerView& v) { return v.acked_messages >= 1 || v.outstanding == 0; },
-         budget);
-    const BrokerView v = broker_.view();
-    const auto at = Clock::now();
-    if (v.held_units < 2) {
-      out_.not_opened.push_back(absl::StrCat(
-          "the client held ", v.held_units, " unacknowledged message(s) when the consumer was "
-          "to be replaced (need 2: one in processing, one after it); raise {delay_ms} or make "
-          "the consumer process messages one by one"));
+    std::vector<std::string> failed;
+    for (int attempt = 1; attempt <= kAttempts && (attempt == 1 || time_for_attempt());
+         ++attempt) {
+      const std::optional<BrokerView> held = deliver_and_hold();
+      if (!held) break;
+      const BrokerView& v = *held;
+      if (v.held_units < 2) {
+        failed.push_back(too_few_held(v, 2));
+        continue;
+      }
+      const auto at = Clock::now();
+      disrupt(same);
+      if (!wait(ready(incarnation_), client_.startup)) break;
+      const auto subscribed_after =
+          std::chrono::duration_cast<milliseconds>(Clock::now() - at);
+      const milliseconds processing(v.held_units * p_.delay_ms);
+      wait([](const BrokerView& w) {
+        return w.previous_acked_late >= 1 || w.previous_held_units == 0;
+      }, processing + milliseconds(2000));
+      const std::int64_t late = broker_.view().previous_acked_late;
+      // Let the held messages finish (bounded by their processing time).
+      wait([](const BrokerView& w) { return w.previous_held_units == 0; },
+           processing + milliseconds(300));
+      if (late == 0) {
+        // No sign that any finished after the replacement subscribed (a client that drops
+        // its queued messages on the replacement, or acknowledges them nowhere).
+        failed.push_back(absl::StrCat(
+            "held ", v.held_units, " message(s) across ", across(same), ", but the "
+            "replacement (subscribed after ", subscribed_after.count(), " ms) acknowledged "
+            "none of them within their ", processing.count(), " ms of processing + 2 s"));
+        continue;
+      }
+      out_.held_across = v.held_units;
+      conclude(absl::StrCat("held ", v.held_units, " message(s) across ", across(same), "; ",
+                            late, " of them acknowledged after the replacement subscribed"),
+               std::move(failed));
       return;
     }
-    disrupt(same);
-    if (!wait(ready(incarnation_), client_.startup)) return;
-    const auto subscribed_after = Clock::now() - at;
-    const milliseconds processing(v.held_units * p_.delay_ms);
-    if (subscribed_after >= processing) {
-      out_.not_opened.push_back(absl::StrCat(
-          "the replacement subscribed ",
-          std::chrono::duration_cast<milliseconds>(subscribed_after).count(),
-          " ms after the replacement began, after the ", v.held_units,
-          " held message(s) would have finished (", processing.count(), " ms)"));
+    conclude(std::nullopt, std::move(failed));
+  }
+
+  // The consumer epoch (M2, L6): messages of the old epoch are held across a connection
+  // drop; after the replacement subscribed the client raises its epoch (a REDELIVER with a
+  // newer consumer_epoch, here from a negative acknowledgement), so the held ones are stale:
+  // discarded, each unit returned through the state it retained (dropped: that incarnation
+  // ended). Event-driven: the drop follows the first acknowledgement, the count is taken when
+  // the REDELIVER arrives, and what is acknowledged after it was processed, not discarded.
+  void stale_epoch() {
+    std::vector<std::string> failed;
+    for (int attempt = 1; attempt <= kAttempts && (attempt == 1 || time_for_attempt());
+         ++attempt) {
+      const std::optional<std::uint64_t> old_epoch = broker_.view().epoch;
+      if (!old_epoch) {  // nothing delivered: the drain still checks the client
+        failed.push_back("the client's Subscribe named no consumer epoch, so its messages "
+                         "would carry none and none could become stale");
+        break;
+      }
+      const std::optional<BrokerView> held = deliver_and_hold();
+      if (!held) break;
+      const BrokerView& v = *held;
+      if (v.held_units < 3) {
+        failed.push_back(too_few_held(v, 3));
+        continue;
+      }
+      disrupt(p_.same_connection);
+      if (!wait(ready(incarnation_), client_.startup)) break;
+      // The replacement is a new incarnation: any epoch request it counts came after its
+      // Subscribe.
+      const milliseconds processing(v.held_units * p_.delay_ms);
+      wait([&](const BrokerView& w) {
+        return w.epoch_requests > 0 || w.previous_held_units == 0;
+      }, processing + milliseconds(2000));
+      const BrokerView r = broker_.view();
+      if (r.epoch_requests == 0 || !r.epoch || *r.epoch <= *old_epoch) {
+        failed.push_back(absl::StrCat(
+            "no REDELIVER with a consumer epoch newer than ", *old_epoch, " came from the "
+            "replacement while ", r.previous_held_units, " older-epoch message(s) were held "
+            "(the client nacks every {nack_every}-th message; a nack must raise the epoch)"));
+        continue;
+      }
+      // Discards take no processing time; what is still acknowledged was processed.
+      wait([](const BrokerView& w) { return w.previous_held_units == 0; },
+           processing + milliseconds(300));
+      const std::int64_t processed = broker_.view().previous_acked_late - r.previous_acked_late;
+      const std::int64_t stale = r.previous_held_units - processed;
+      if (stale < 1) {
+        failed.push_back(absl::StrCat(
+            "after REDELIVER with epoch ", *r.epoch, " the client acknowledged all ",
+            r.previous_held_units, " held older-epoch message(s): none was discarded"));
+        continue;
+      }
+      out_.stale_discards = stale;
+      out_.held_across = v.held_units;
+      conclude(absl::StrCat("REDELIVER with epoch ", *r.epoch, " on the replacement's "
+                            "connection found ", stale, " message(s) of epoch ", *old_epoch,
+                            " held across ", across(p_.same_connection), "; none of them "
+                            "acknowledged after it: stale-epoch discards", processed > 0 ? absl::StrCat(
+                                " (", processed, " other(s) acknowledged)") : ""),
+               std::move(failed));
       return;
     }
-    out_.windows.push_back(absl::StrCat("held ", v.held_units, " message(s) across ",
-                                        across(same), "; they finish after the replacement "
-                                        "subscribed"));
-    out_.held_across = v.held_units;
-    // Let the held messages finish (bounded by their processing time).
-    std::this_thread::sleep_for(processing + milliseconds(300));
+    conclude(std::nullopt, std::move(failed));
   }
 
   // A Flow comes due on the message in processing when CLOSE_CONSUMER arrives (L11): T
-  // singles on a fresh accumulator, the consumer closed once T - 1 are acknowledged.
+  // singles on a fresh accumulator, the consumer closed once T - 1 are acknowledged. Whether
+  // the T-th was still unacknowledged when CLOSE_CONSUMER went out is read from the trace's
+  // order, not guessed; an attempt that missed it is repeated on the replacement.
   void flow_around_close() {
     for (const EntrySpec& e : p_.entries) {
       if (!deliver(e)) return;
     }
     settle();
+    std::vector<std::string> failed;
+    for (int attempt = 1; attempt <= kAttempts && (attempt == 1 || time_for_attempt());
+         ++attempt) {
+      std::optional<std::string> why;
+      if (!flow_attempt(why)) break;
+      if (!why) {
+        conclude(absl::StrCat("CLOSE_CONSUMER arrived while the message that makes a Flow of "
+                              "T = ", client_.threshold(), " due was in processing (",
+                              client_.threshold() - 1, " of ", client_.threshold(),
+                              " acknowledged), same connection"),
+                 std::move(failed));
+        return;
+      }
+      failed.push_back(std::move(*why));
+    }
+    conclude(std::nullopt, std::move(failed));
+  }
+  // One attempt; false when the run cannot go on. `why` is set when the window did not open.
+  bool flow_attempt(std::optional<std::string>& why) {
     const std::int64_t t = client_.threshold();
     const BrokerView v0 = broker_.view();
     const bool fresh = v0.granted == client_.q && v0.debited == 0;
+    const std::size_t mark = broker_.trace().size();
     for (std::int64_t i = 0; i < t; ++i) {
-      if (!deliver(EntrySpec{})) return;
+      if (!deliver(EntrySpec{})) return false;
     }
     const std::int64_t acked0 = v0.acked_messages;
     wait([&](const BrokerView& v) { return v.acked_messages - acked0 >= t - 1; },
-         milliseconds(2000 + t * p_.delay_ms));
-    const BrokerView v = broker_.view();
+         client_.startup + milliseconds(t * p_.delay_ms));
     disrupt(/*same_connection=*/true);
-    const std::int64_t acked = v.acked_messages - acked0;
-    if (acked != t - 1 || v.held_units < 1 || !fresh) {
-      out_.not_opened.push_back(absl::StrCat(
-          "CLOSE_CONSUMER went out with ", acked, " of ", t, " messages acknowledged and ",
-          v.held_units, " held", fresh ? "" : ", on an accumulator not known to be empty",
-          ": no Flow was known to come due around it (need T - 1 acknowledged and the T-th "
-          "in processing: raise {delay_ms})"));
-    } else {
-      out_.windows.push_back(absl::StrCat(
-          "CLOSE_CONSUMER arrived while the message that makes a Flow of T = ", t,
-          " due was in processing (", acked, " of ", t, " acknowledged), same connection"));
+    // The acknowledgements that reached the broker before its CLOSE_CONSUMER.
+    std::int64_t acked = 0;
+    const std::vector<spec::Event> trace = broker_.trace();
+    for (std::size_t i = mark; i < trace.size(); ++i) {
+      if (std::holds_alternative<spec::CloseConsumer>(trace[i])) break;
+      if (const auto* a = std::get_if<spec::Ack>(&trace[i]); a && !a->validation_error) ++acked;
     }
-    if (!wait(ready(incarnation_), client_.startup)) return;
+    if (acked != t - 1 || !fresh) {
+      why = absl::StrCat(
+          "CLOSE_CONSUMER went out with ", acked, " of ", t, " messages acknowledged",
+          fresh ? "" : ", on an accumulator not known to be empty",
+          ": no Flow was known to come due around it (need T - 1 acknowledged and the T-th "
+          "in processing: raise {delay_ms})");
+    }
+    if (!wait(ready(incarnation_), client_.startup)) return false;
     // Anything the old incarnation still writes arrives now, before any delivery.
-    std::this_thread::sleep_for(milliseconds(300 + p_.delay_ms));
-    const BrokerView after = broker_.view();
-    out_.late_flow = after.granted - client_.q;
+    wait([&](const BrokerView& v) { return v.granted > client_.q; },
+         milliseconds(300 + p_.delay_ms));
+    if (!why) out_.late_flow = broker_.view().granted - client_.q;
+    return true;
   }
 
   // Reconnect, then the entries at or before the Subscribe's start_message_id again (L9);

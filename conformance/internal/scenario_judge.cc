@@ -90,6 +90,14 @@ std::vector<RowWindow> rows_of(const ClientSpec& client, const ScenarioOutcome& 
                               same ? "CLOSE_CONSUMER on the same connection"
                                    : "a reconnect (new connection)")});
   }
+  if (p.kind == ScenarioKind::kStaleEpoch && o.stale_discards >= 1) {
+    // On a new connection L6; the consumer recreated on the same connection is L7's case.
+    v.push_back({p.same_connection ? "L7" : "L6", RuleId::kM2, std::nullopt,
+                 absl::StrCat(o.stale_discards, " stale-epoch message(s) of an incarnation that "
+                              "ended (", p.same_connection ? "CLOSE_CONSUMER, same connection"
+                                                           : "a reconnect",
+                              ") discarded after the epoch rose")});
+  }
   if (p.kind == ScenarioKind::kFlowAroundClose && o.not_opened.empty() && !o.windows.empty()) {
     v.push_back({"L11", RuleId::kN6, client.threshold(),
                  absl::StrCat("a Flow of T = ", client.threshold(),

@@ -21,6 +21,15 @@
 // Subscribe after the first it sends start_message_id = the last entry handed off, and skips
 // a non-batched message at or before it (K4; legacy returns nothing for it, L9).
 //
+// Consumer epoch (M2), as an Exclusive consumer has it: every Subscribe names the client's
+// epoch; a negative acknowledgement raises it and asks the broker to redeliver everything
+// unacknowledged with the new epoch (naming the nacked message). A held message whose MESSAGE carried an older
+// epoch is discarded when the application reaches it, without being processed or acknowledged;
+// its unit goes back through the state it retained (rev-d; dropped once that state ended) or,
+// legacy, to whatever incarnation is current (L6). The application acknowledges every message
+// it processed on the consumer's current connection, also one an earlier incarnation handed
+// off (acknowledgement is by message id; the permit return still follows N3).
+//
 // Exit 0 on SIGTERM/SIGINT; 1 when it cannot reach the broker; 2 on bad arguments.
 #include <poll.h>
 #include <signal.h>
@@ -100,6 +109,7 @@ struct Queued {
   std::uint64_t entry = 0;
   std::int64_t index = -1;  // batch index, -1 for a non-batched message
   std::int64_t batch_size = 1;
+  std::optional<std::uint64_t> epoch;  // the MESSAGE's consumer_epoch; none: never stale
 };
 
 class Client {
@@ -222,6 +232,7 @@ class Client {
     sub->set_consumer_id(kConsumer);
     sub->set_request_id(next_request_++);
     sub->set_consumer_name("reference");
+    sub->set_consumer_epoch(epoch_);
     if (last_handed_off_) {  // resubscribe: start after what the application already has
       sub->mutable_start_message_id()->set_ledgerid(ledger_);
       sub->mutable_start_message_id()->set_entryid(*last_handed_off_);
@@ -308,6 +319,13 @@ class Client {
   }
 
   void consume_one() {
+    if (queue_.front().epoch && *queue_.front().epoch < epoch_) {
+      // M2: a stale-epoch discard after hand-off; the application never sees it.
+      Queued m = std::move(queue_.front());
+      queue_.pop_front();
+      credit(m.state, 1);
+      return;
+    }
     const auto until = Clock::now() + std::chrono::milliseconds(args_.delay_ms);
     while (!g_stop && Clock::now() < until) {
       std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(),
@@ -318,29 +336,30 @@ class Client {
     ++consumed_;
     // The unit goes back first (M1), so a Flow it makes due is on the wire before the ack:
     // once the broker has every ack, it has every Flow too.
-    const bool current = m.state == state_;
     credit(m.state, 1);
-    if (current) {
-      pw::BaseCommand c;
-      pw::MessageIdData* id;
-      if (args_.nack_every > 0 && consumed_ % args_.nack_every == 0) {
-        c.set_type(pw::BaseCommand::REDELIVER_UNACKNOWLEDGED_MESSAGES);
-        c.mutable_redeliverunacknowledgedmessages()->set_consumer_id(kConsumer);
-        id = c.mutable_redeliverunacknowledgedmessages()->add_message_ids();
-      } else {
-        c.set_type(pw::BaseCommand::ACK);
-        c.mutable_ack()->set_consumer_id(kConsumer);
-        c.mutable_ack()->set_ack_type(pw::CommandAck::Individual);
-        id = c.mutable_ack()->add_message_id();
-      }
-      id->set_ledgerid(ledger_);
-      id->set_entryid(m.entry);
-      if (m.index >= 0) {
-        id->set_batch_index(static_cast<std::int32_t>(m.index));
-        id->set_batch_size(static_cast<std::int32_t>(m.batch_size));
-      }
-      send(c);
+    pw::BaseCommand c;
+    pw::MessageIdData* id;
+    if (args_.nack_every > 0 && consumed_ % args_.nack_every == 0) {
+      // Exclusive: a new epoch, and everything unacknowledged again (the nacked message
+      // named; the epoch makes the broker redeliver all of them).
+      ++epoch_;
+      c.set_type(pw::BaseCommand::REDELIVER_UNACKNOWLEDGED_MESSAGES);
+      c.mutable_redeliverunacknowledgedmessages()->set_consumer_id(kConsumer);
+      c.mutable_redeliverunacknowledgedmessages()->set_consumer_epoch(epoch_);
+      id = c.mutable_redeliverunacknowledgedmessages()->add_message_ids();
+    } else {
+      c.set_type(pw::BaseCommand::ACK);
+      c.mutable_ack()->set_consumer_id(kConsumer);
+      c.mutable_ack()->set_ack_type(pw::CommandAck::Individual);
+      id = c.mutable_ack()->add_message_id();
     }
+    id->set_ledgerid(ledger_);
+    id->set_entryid(m.entry);
+    if (m.index >= 0) {
+      id->set_batch_index(static_cast<std::int32_t>(m.index));
+      id->set_batch_size(static_cast<std::int32_t>(m.batch_size));
+    }
+    send(c);
   }
 
   void ack_with_error(std::uint64_t entry, pw::CommandAck::ValidationError error) {
@@ -431,10 +450,12 @@ class Client {
       return;
     }
     std::shared_ptr<spec::PermitState> state = state_;
+    std::optional<std::uint64_t> epoch;
+    if (m.has_consumer_epoch()) epoch = m.consumer_epoch();
     for (const spec::Event& e : run.events) {
       if (const auto* claim = std::get_if<spec::Claim>(&e)) {
         queue_.push_back(Queued{state, entry, s.batched ? claim->index.value_or(0) : -1,
-                                s.batch_size});
+                                s.batch_size, epoch});
       } else if (const auto* restore = std::get_if<spec::Restore>(&e)) {
         (void)restore;
         if (!queue_.empty()) queue_.pop_back();
@@ -461,6 +482,7 @@ class Client {
   std::uint64_t commands_ = 0;
   std::uint64_t consumed_ = 0;
   std::uint64_t ledger_ = 0;
+  std::uint64_t epoch_ = 0;  // the consumer's epoch (M2), across incarnations
   std::shared_ptr<spec::PermitState> state_;
   std::deque<Queued> queue_;  // held by the application, in order
   struct FlowTask {
