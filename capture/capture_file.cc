@@ -2,7 +2,10 @@
 
 #include <pcap/pcap.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -67,10 +70,21 @@ bool looks_like_capture(const std::string& path) {
 }
 
 absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builder) {
+  // libpcap reads a record with two freads: a 1 MiB stdio buffer instead of the default 4 KiB
+  // makes that a read(2) per MiB rather than per page.
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", std::strerror(errno)));
+  }
+  std::vector<char> buffer(std::size_t{1} << 20);
+  std::setvbuf(file, buffer.data(), _IOFBF, buffer.size());
   char err[PCAP_ERRBUF_SIZE] = "";
-  pcap_t* handle = pcap_open_offline(path.c_str(), err);
-  if (handle == nullptr) return absl::InvalidArgumentError(err);
-  return read_all(handle, builder);
+  pcap_t* handle = pcap_fopen_offline(file, err);  // owns `file` from here
+  if (handle == nullptr) {
+    std::fclose(file);
+    return absl::InvalidArgumentError(err);
+  }
+  return read_all(handle, builder);  // closes the handle (and the file) before `buffer` goes
 }
 
 absl::Status read_capture_bytes(std::string_view bytes, WireTraceBuilder* builder) {

@@ -1,6 +1,7 @@
 #include "protocol/frame.h"
 
 #include <array>
+#include <cstring>
 
 #include "google/protobuf/unknown_field_set.h"
 
@@ -33,16 +34,57 @@ void put_u32(std::string* out, std::uint32_t v) {
   out->push_back(static_cast<char>(v));
 }
 
+#if defined(__x86_64__)
+// SSE 4.2's crc32 instruction computes CRC-32C: 8 bytes a step instead of 1 (a capture
+// checksums every message payload it reads).
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(std::string_view data) {
+  std::uint64_t crc = 0xFFFFFFFFu;
+  const char* p = data.data();
+  std::size_t n = data.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    crc = __builtin_ia32_crc32di(crc, word);
+  }
+  auto c = static_cast<std::uint32_t>(crc);
+  for (; n > 0; ++p, --n) c = __builtin_ia32_crc32qi(c, static_cast<unsigned char>(*p));
+  return c ^ 0xFFFFFFFFu;
+}
+#endif
+
 }  // namespace
 
 std::uint32_t crc32c(std::string_view data) {
+#if defined(__x86_64__)
+  static const bool sse42 = __builtin_cpu_supports("sse4.2");
+  if (sse42) return crc32c_sse42(data);
+#endif
   static const std::array<std::uint32_t, 256> table = make_crc_table();
   std::uint32_t crc = 0xFFFFFFFFu;
   for (unsigned char ch : data) crc = table[(crc ^ ch) & 0xFF] ^ (crc >> 8);
   return crc ^ 0xFFFFFFFFu;
 }
 
+absl::Status FrameSplitter::bad_size(std::uint32_t total) {
+  return absl::InvalidArgumentError(absl::StrCat("frame size ", total, " outside 4..",
+                                                 kMaxFrameSize));
+}
+
 absl::StatusOr<Frame> decode_frame(std::string_view frame) {
+  FrameView view;
+  if (absl::Status s = decode_frame_into(frame, &view); !s.ok()) return s;
+  Frame out;
+  out.command = std::move(view.command);
+  out.has_payload = view.has_payload;
+  out.checksum_ok = view.checksum_ok;
+  out.metadata_and_payload = std::string(view.metadata_and_payload);
+  return out;
+}
+
+absl::Status decode_frame_into(std::string_view frame, FrameView* out) {
+  out->has_payload = false;
+  out->checksum_ok = true;
+  out->metadata_and_payload = {};
   if (frame.size() < 8) {
     return absl::InvalidArgumentError(absl::StrCat("frame of ", frame.size(),
                                                    " bytes is shorter than its 8-byte header"));
@@ -63,14 +105,13 @@ absl::StatusOr<Frame> decode_frame(std::string_view frame) {
                                                    " exceeds the frame's ", total - 4,
                                                    " remaining bytes"));
   }
-  Frame out;
-  if (!out.command.ParseFromArray(frame.data() + 8, static_cast<int>(command_size))) {
+  if (!out->command.ParseFromArray(frame.data() + 8, static_cast<int>(command_size))) {
     return absl::InvalidArgumentError(
         absl::StrCat("BaseCommand of ", command_size, " bytes does not parse"));
   }
-  if (!out.command.has_type()) return absl::InvalidArgumentError("BaseCommand without a type");
+  if (!out->command.has_type()) return absl::InvalidArgumentError("BaseCommand without a type");
   std::string_view rest = frame.substr(8 + command_size);
-  if (rest.empty()) return out;
+  if (rest.empty()) return absl::OkStatus();
   if (rest.size() < 6) {
     return absl::InvalidArgumentError(absl::StrCat(rest.size(), " byte(s) after the command: ",
                                                    "too short for magic and checksum"));
@@ -82,20 +123,17 @@ absl::StatusOr<Frame> decode_frame(std::string_view frame) {
                                                    " is not 0x0e01"));
   }
   const std::uint32_t checksum = read_u32(rest, 2);
-  out.has_payload = true;
-  out.metadata_and_payload = std::string(rest.substr(6));
-  out.checksum_ok = crc32c(out.metadata_and_payload) == checksum;
-  return out;
+  out->has_payload = true;
+  out->metadata_and_payload = rest.substr(6);
+  out->checksum_ok = crc32c(out->metadata_and_payload) == checksum;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<std::string>> FrameSplitter::next() {
   const std::size_t avail = buffer_.size() - offset_;
   if (avail < 4) return std::optional<std::string>();
   const std::uint32_t total = read_u32(buffer_, offset_);
-  if (total < 4 || total > kMaxFrameSize) {
-    return absl::InvalidArgumentError(absl::StrCat("frame size ", total, " outside 4..",
-                                                   kMaxFrameSize));
-  }
+  if (total < 4 || total > kMaxFrameSize) return bad_size(total);
   if (avail < std::size_t{total} + 4) return std::optional<std::string>();
   std::string frame = buffer_.substr(offset_, std::size_t{total} + 4);
   offset_ += std::size_t{total} + 4;

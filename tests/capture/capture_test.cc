@@ -310,7 +310,7 @@ RC_GTEST_PROP(StreamReassembler, AnyOrderWithDuplicatesGivesTheStreamBack, ()) {
     RC_ASSERT(!r.add(static_cast<double>(i), segments[i].first, segments[i].second, 0, &out));
   }
   std::string got;
-  for (const StreamChunk& c : out) got += c.bytes;
+  for (const StreamChunk& c : out) got += c.bytes();
   RC_ASSERT(got == stream);
   RC_ASSERT(!r.has_hole());
   RC_ASSERT(!r.finish());
@@ -327,7 +327,7 @@ TEST(StreamReassembler, HoleAtTheEndIsAGap) {
   ASSERT_TRUE(gap);
   EXPECT_NE(gap->find("lost segment"), std::string::npos);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].bytes, "abc");
+  EXPECT_EQ(out[0].bytes(), "abc");
 }
 
 #ifdef PERMITCHECK_BIN

@@ -6,6 +6,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace permitcheck::conformance {
 namespace {
@@ -112,6 +113,75 @@ TEST(Frame, RejectsGarbageTruncatedAndOversizedFrames) {
   absl::StatusOr<std::optional<std::string>> n = s.next();
   ASSERT_FALSE(n.ok());
   EXPECT_NE(n.status().message().find("outside"), std::string::npos);
+}
+
+// The hardware path (SSE 4.2, where the CPU has it) agrees with the bitwise definition at
+// every length and alignment.
+TEST(Crc32c, AgreesWithTheBitwiseDefinitionAtEveryLengthAndOffset) {
+  auto reference = [](std::string_view d) {
+    std::uint32_t c = 0xFFFFFFFFu;
+    for (unsigned char ch : d) {
+      c ^= ch;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    }
+    return c ^ 0xFFFFFFFFu;
+  };
+  std::string data(300, '\0');
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 131 + 7);
+  for (std::size_t off = 0; off < 9; ++off) {
+    for (std::size_t n = 0; off + n <= data.size(); n += 1 + n / 16) {
+      const std::string_view v = std::string_view(data).substr(off, n);
+      ASSERT_EQ(crc32c(v), reference(v)) << "offset " << off << " length " << n;
+    }
+  }
+}
+
+// split() gives the frames next() gives, wherever the stream is cut, viewing in place the
+// frames that lie wholly inside one call's bytes; decode_frame_into decodes them as
+// decode_frame does, reusing one FrameView.
+TEST(FrameSplitter, SplitViewsWholeFramesInPlaceWhereverTheStreamIsCut) {
+  wire::BaseCommand m;
+  m.set_type(wire::BaseCommand::MESSAGE);
+  m.mutable_message()->set_consumer_id(3);
+  m.mutable_message()->mutable_message_id()->set_ledgerid(1);
+  m.mutable_message()->mutable_message_id()->set_entryid(2);
+  const std::string a = encode_command(flow_command(1, 5));
+  const std::string b = encode_message(m, "meta", std::string(3000, 'p'));
+  const std::string stream = a + b + a;
+  for (std::size_t cut = 0; cut <= stream.size(); cut += 7) {
+    FrameSplitter s;
+    std::vector<std::string> got;
+    int in_place = 0;
+    FrameView view;
+    auto feed = [&](std::string_view part) {
+      ASSERT_TRUE(s.split(part, [&](std::string_view f) {
+                     in_place += f.data() >= part.data() && f.data() < part.data() + part.size();
+                     EXPECT_TRUE(decode_frame_into(f, &view).ok());
+                     got.emplace_back(f);
+                     return true;
+                   }).ok());
+    };
+    const std::string first = stream.substr(0, cut), second = stream.substr(cut);
+    feed(first);
+    feed(second);
+    ASSERT_EQ(got.size(), 3u) << "cut at " << cut;
+    EXPECT_EQ(got[0], a);
+    EXPECT_EQ(got[1], b);
+    EXPECT_EQ(got[2], a);
+    EXPECT_EQ(s.buffered(), 0u);
+    // Only the frame the cut falls in (if any) was copied.
+    const bool on_boundary = cut == 0 || cut == a.size() || cut == a.size() + b.size() || cut == stream.size();
+    EXPECT_EQ(in_place, on_boundary ? 3 : 2) << "cut at " << cut;
+    ASSERT_TRUE(decode_frame_into(b, &view).ok());
+    EXPECT_TRUE(view.has_payload);
+    EXPECT_TRUE(view.checksum_ok);
+    EXPECT_EQ(view.command.message().consumer_id(), 3u);
+    EXPECT_EQ(std::string(view.metadata_and_payload), decode_frame(b)->metadata_and_payload);
+  }
+  // A size outside the bounds fails as next() does.
+  FrameSplitter bad;
+  const absl::Status st = bad.split(std::string("\xff\xff\xff\xff", 4), [](std::string_view) { return true; });
+  EXPECT_NE(st.message().find("outside"), std::string::npos);
 }
 
 TEST(FrameSplitter, ReassemblesFramesSplitAnywhere) {
