@@ -277,6 +277,16 @@ void WireTraceBuilder::close(Connection& c, double time) {
   }
 }
 
+void WireTraceBuilder::abandon(const Endpoint& a, const Endpoint& b, double time,
+                               const std::string& reason) {
+  auto it = table_.find(before(a, b) ? std::make_pair(a, b) : std::make_pair(b, a));
+  if (it == table_.end()) return;
+  Connection& c = *it->second;
+  if (c.state == Connection::State::kProbing || c.state == Connection::State::kPulsar) {
+    give_up(c, time, reason);
+  }
+}
+
 void WireTraceBuilder::tick(double now) {
   stats_.last_time = std::max(stats_.last_time, now);
   for (auto& [key, conn] : table_) check_quiet(*conn, now);

@@ -62,6 +62,10 @@ class WireTraceBuilder {
   void tick(double now);
   // End of capture: quiescence checks as of the last packet, open holes become gaps.
   void finish();
+  // The caller lost bytes of the connection between `a` and `b` (a live tap whose checker
+  // fell behind): it is not understood from `time` on, with `reason`. No-op for a connection
+  // not followed or not Pulsar.
+  void abandon(const Endpoint& a, const Endpoint& b, double time, const std::string& reason);
 
   const CaptureStats& stats() const { return stats_; }
 
