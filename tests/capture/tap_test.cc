@@ -35,7 +35,8 @@ struct Exchange {
 // The client sends `to_broker` and half-closes; the broker reads everything, answers
 // `to_client` and closes; all through a tap.
 Exchange through_tap(const std::string& to_broker, const std::string& to_client,
-                     const std::string& pcap_path = "") {
+                     const std::string& pcap_path = "",
+                     std::size_t max_queued_bytes = TapOptions{}.max_queued_bytes) {
   std::uint16_t broker_port = 0;
   const int listener = listen_loopback(&broker_port);
   Exchange x;
@@ -48,7 +49,8 @@ Exchange through_tap(const std::string& to_broker, const std::string& to_client,
   WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
   Tap tap(TapOptions{.listen = "127.0.0.1:0",
                      .upstream = "127.0.0.1:" + std::to_string(broker_port),
-                     .pcap_path = pcap_path},
+                     .pcap_path = pcap_path,
+                     .max_queued_bytes = max_queued_bytes},
           &checker);
   EXPECT_TRUE(tap.start().ok());
   std::thread serving([&] { tap.run(); });
@@ -105,6 +107,21 @@ TEST(Tap, N4_FlowBeforeSubscribeSucceededIsFoundLiveAndTheBytesPassUnchanged) {
   ASSERT_EQ(again.violations().size(), 1u);
   EXPECT_EQ(again.violations()[0].rule, spec::RuleId::kN4);
   EXPECT_EQ(again.events(), 4u);
+}
+
+// Checking never holds forwarding up: when the copies waiting for the checker exceed the
+// bound, the connection is still forwarded byte for byte but no longer checked, and says so
+// (here the N4 exchange, whose violation is then not claimed).
+TEST(Tap, ACheckerFallingBehindStopsCheckingNotForwarding) {
+  const std::string up = frames::connect() + frames::subscribe(0, 1) + frames::flow(0, 10);
+  const std::string down = frames::connected() + frames::success(1);
+  const Exchange x = through_tap(up, down, "", /*max_queued_bytes=*/8);
+  EXPECT_EQ(x.broker_got, up);
+  EXPECT_EQ(x.client_got, down);
+  EXPECT_TRUE(x.violations.empty());
+  ASSERT_EQ(x.not_understood.size(), 1u);
+  EXPECT_NE(x.not_understood[0].reason.find("fell behind"), std::string::npos)
+      << x.not_understood[0].reason;
 }
 
 TEST(Tap, BadAddressesAreUsageErrors) {
