@@ -72,14 +72,15 @@ std::optional<std::string> PulsarConnection::on_bytes(Direction direction, doubl
   if (broken_[d] || closed_) return std::nullopt;
   const char* side = direction == Direction::kToServer ? "client" : "broker";
   std::optional<std::string> why;
-  const absl::Status split = splitter_[d].split(bytes, [&](std::string_view frame) {
+  const absl::Status split = splitter_[d].split(bytes, [&](std::string_view frame,
+                                                          const conformance::StreamedPayload* streamed) {
     ++frames_;
     const std::optional<std::uint64_t> type = peek_type(frame);
     if (type && *type > 0 && *type < 1000 &&
         !wire::BaseCommand::Type_IsValid(static_cast<int>(*type))) {
       return true;  // a command of the protocol we do not follow (producer, admin): no permits
     }
-    if (absl::Status s = conformance::decode_frame_into(frame, &frame_); !s.ok()) {
+    if (absl::Status s = conformance::decode_frame_into(frame, &frame_, streamed); !s.ok()) {
       why = absl::StrCat(side, " frame ", frames_, ": ", s.message());
       return false;
     }

@@ -2,8 +2,9 @@
 // project's codec (protocol/frame.h), become wire events of the trace format, as the
 // conformance broker records them (subscribe, subscribe_ok, flow, message, ack, close_consumer,
 // disconnect, x-redeliver), plus `quiescent` when a consumer has every delivered entry
-// acknowledged. Memory: one partial frame per direction and the entries in flight. Frames are
-// decoded where the bytes are (FrameSplitter::split, decode_frame_into): no copy per frame.
+// acknowledged. Memory: one partial frame head per direction and the entries in flight. Frames
+// are decoded where the bytes are (FrameSplitter::split, decode_frame_into): no copy per frame,
+// and a large payload spanning segments is checksummed as it passes, not buffered.
 //
 //   std::uint64_t next_cmd = 1;
 //   PulsarConnection c(spec::Id::text("10.0.0.1:40000>10.0.0.2:6650"), &next_cmd);
@@ -45,7 +46,10 @@ class PulsarConnection {
   // `next_cmd` numbers the messages (`cmd`), shared by every connection of one trace.
   // REQUIRES: next_cmd outlives this object.
   PulsarConnection(spec::Id cnx, std::uint64_t* next_cmd)
-      : cnx_(std::move(cnx)), next_cmd_(next_cmd) {}
+      : cnx_(std::move(cnx)), next_cmd_(next_cmd) {
+    // Only a MESSAGE's metadata is read: a large payload is checksummed, never buffered.
+    for (conformance::FrameSplitter& s : splitter_) s.stream_payloads_above(16 * 1024);
+  }
 
   // Decodes the next bytes of one direction, captured at `time`; appends the events of every
   // frame they complete. Returns the reason when the stream cannot be decoded from here on (a

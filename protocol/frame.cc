@@ -37,8 +37,9 @@ void put_u32(std::string* out, std::uint32_t v) {
 #if defined(__x86_64__)
 // SSE 4.2's crc32 instruction computes CRC-32C: 8 bytes a step instead of 1 (a capture
 // checksums every message payload it reads).
-__attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(std::string_view data) {
-  std::uint64_t crc = 0xFFFFFFFFu;
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(std::uint32_t init,
+                                                              std::string_view data) {
+  std::uint64_t crc = init;
   const char* p = data.data();
   std::size_t n = data.size();
   for (; n >= 8; p += 8, n -= 8) {
@@ -54,16 +55,19 @@ __attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(std::string_view da
 
 }  // namespace
 
-std::uint32_t crc32c(std::string_view data) {
+std::uint32_t crc32c_extend(std::uint32_t crc, std::string_view data) {
+  const std::uint32_t init = crc ^ 0xFFFFFFFFu;
 #if defined(__x86_64__)
   static const bool sse42 = __builtin_cpu_supports("sse4.2");
-  if (sse42) return crc32c_sse42(data);
+  if (sse42) return crc32c_sse42(init, data);
 #endif
   static const std::array<std::uint32_t, 256> table = make_crc_table();
-  std::uint32_t crc = 0xFFFFFFFFu;
-  for (unsigned char ch : data) crc = table[(crc ^ ch) & 0xFF] ^ (crc >> 8);
-  return crc ^ 0xFFFFFFFFu;
+  std::uint32_t c = init;
+  for (unsigned char ch : data) c = table[(c ^ ch) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
 }
+
+std::uint32_t crc32c(std::string_view data) { return crc32c_extend(0, data); }
 
 absl::Status FrameSplitter::bad_size(std::uint32_t total) {
   return absl::InvalidArgumentError(absl::StrCat("frame size ", total, " outside 4..",
@@ -81,16 +85,18 @@ absl::StatusOr<Frame> decode_frame(std::string_view frame) {
   return out;
 }
 
-absl::Status decode_frame_into(std::string_view frame, FrameView* out) {
+absl::Status decode_frame_into(std::string_view frame, FrameView* out,
+                               const StreamedPayload* streamed) {
   out->has_payload = false;
   out->checksum_ok = true;
+  out->payload_streamed = streamed != nullptr;
   out->metadata_and_payload = {};
   if (frame.size() < 8) {
     return absl::InvalidArgumentError(absl::StrCat("frame of ", frame.size(),
                                                    " bytes is shorter than its 8-byte header"));
   }
   const std::uint32_t total = read_u32(frame, 0);
-  if (total != frame.size() - 4) {
+  if (total != (streamed ? streamed->frame_size : frame.size()) - 4) {
     return absl::InvalidArgumentError(absl::StrCat("frame announces ", total,
                                                    " bytes after its size but holds ",
                                                    frame.size() - 4));
@@ -100,7 +106,7 @@ absl::Status decode_frame_into(std::string_view frame, FrameView* out) {
                                                    kMaxFrameSize, "-byte limit"));
   }
   const std::uint32_t command_size = read_u32(frame, 4);
-  if (command_size > total - 4) {
+  if (command_size > frame.size() - 8) {  // total - 4, but for a streamed frame's head
     return absl::InvalidArgumentError(absl::StrCat("command size ", command_size,
                                                    " exceeds the frame's ", total - 4,
                                                    " remaining bytes"));
@@ -125,7 +131,8 @@ absl::Status decode_frame_into(std::string_view frame, FrameView* out) {
   const std::uint32_t checksum = read_u32(rest, 2);
   out->has_payload = true;
   out->metadata_and_payload = rest.substr(6);
-  out->checksum_ok = crc32c(out->metadata_and_payload) == checksum;
+  out->checksum_ok =
+      (streamed ? streamed->crc : crc32c(out->metadata_and_payload)) == checksum;
   return absl::OkStatus();
 }
 
