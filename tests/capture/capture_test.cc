@@ -202,6 +202,44 @@ TEST(CaptureReassembly, E2_E5_FoundThroughReorderedDuplicatedAndOverlappingSegme
   }
 }
 
+// A large MESSAGE spanning many segments (its payload checksummed as it passes, never
+// buffered whole) still yields B from its metadata when the checksum holds, and none when it
+// does not; frames after it decode as before.
+TEST(CaptureReassembly, LargeMessagesAcrossSegmentsKeepTheirBatchSizeOnlyWithAGoodChecksum) {
+  for (const bool corrupt : {false, true}) {
+    SCOPED_TRACE(corrupt);
+    wire::BaseCommand m;
+    m.set_type(wire::BaseCommand::MESSAGE);
+    m.mutable_message()->set_consumer_id(0);
+    m.mutable_message()->mutable_message_id()->set_ledgerid(7);
+    m.mutable_message()->mutable_message_id()->set_entryid(1);
+    wire::MessageMetadata meta;
+    meta.set_producer_name("big");
+    meta.set_sequence_id(1);
+    meta.set_publish_time(1700000000000ULL);
+    meta.set_num_messages_in_batch(3);
+    const std::string big = conformance::encode_message(m, meta.SerializeAsString(),
+                                                        std::string(100000, 'b'), corrupt);
+    Conversation c(client4(), server4());
+    c.handshake();
+    c.client_sends(frames::connect() + frames::subscribe(0, 1));
+    c.server_sends(frames::connected() + frames::success(1));
+    c.client_sends(frames::flow(0, 10));
+    c.server_sends(big + frames::message(0, 2, 1));
+    c.client_sends(frames::ack(0, 1) + frames::ack(0, 2));
+    c.client_fin();
+    const Verdict v = check(pcap(c.packets()));
+    EXPECT_TRUE(v.not_understood.empty()) << v.not_understood[0].reason;
+    // connect, subscribe, subscribe_ok, flow, 2 messages, 2 acks, disconnect
+    EXPECT_EQ(v.events, 9u);
+    const std::size_t first = v.trace.find("\"message\"");
+    ASSERT_NE(first, std::string::npos);
+    const std::string first_line = v.trace.substr(first, v.trace.find('\n', first) - first);
+    EXPECT_EQ(first_line.find("\"batch_size\":3") != std::string::npos, !corrupt) << first_line;
+    EXPECT_NE(v.trace.find("\"batch_size\":1"), std::string::npos) << v.trace;
+  }
+}
+
 // The index of the first data packet from `from` whose payload holds the bytes of `frame`.
 std::size_t segment_with(const std::vector<Packet>& p, const Endpoint& from, const std::string& frame) {
   for (std::size_t i = 0; i < p.size(); ++i) {
