@@ -5,7 +5,7 @@
 //
 //   cmake --build build --target capture_bench
 //   build/bench/capture_bench [--mb 128] [--connections 256] [--runs 5] [--dir /tmp]
-//                             [--only capture|tap] [--input FILE] [--keep]
+//                             [--only capture|tap] [--input FILE] [--keep] [--checker-thread 0|1]
 //
 // The capture is a realistic mix: many connections of 1-3 Shared consumers each; the broker
 // writes 1-4 MESSAGE frames at a time, single messages of 64 B - 64 KiB or batches of 2-20,
@@ -271,10 +271,13 @@ struct ValidateRun {
   double seconds = 0, cpu = 0;
   std::uint64_t events = 0, violations = 0, not_understood = 0;
 };
+bool g_checker_thread = true;  // --checker-thread 0: check on the decoding thread
+
 ValidateRun validate(const std::string& path) {
   const auto start = Clock::now();
   const double cpu0 = cpu_seconds(RUSAGE_SELF);
   WireChecker checker(permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
+  if (g_checker_thread) checker.check_on_own_thread();  // as `permitcheck validate` runs it
   WireTraceBuilder builder(CaptureOptions{}, checker.sink());
   const absl::Status s = read_capture_file(path, &builder);
   checker.finish();
@@ -287,7 +290,7 @@ ValidateRun validate(const std::string& path) {
 ValidateRun decode_only(const std::string& path) {
   const auto start = Clock::now();
   ValidateRun r;
-  WireTraceBuilder builder(CaptureOptions{}, WireSink{.event = [&](const std::string&, const TimedEvent&) { ++r.events; }});
+  WireTraceBuilder builder(CaptureOptions{}, WireSink{.event = [&](const std::string&, TimedEvent&&) { ++r.events; }});
   (void)read_capture_file(path, &builder);
   r.seconds = seconds_since(start);
   return r;
@@ -480,9 +483,10 @@ int main(int argc, char** argv) {
     else if (a == "--dir") dir = v;
     else if (a == "--only") only = v;
     else if (a == "--input") input = v;
+    else if (a == "--checker-thread") g_checker_thread = std::atoi(v) != 0;
     else {
       std::fprintf(stderr, "usage: capture_bench [--mb N] [--connections N] [--runs N] [--dir D] "
-                           "[--only capture|tap] [--input FILE] [--keep]\n");
+                           "[--only capture|tap] [--input FILE] [--keep] [--checker-thread 0|1]\n");
       return 2;
     }
     ++i;

@@ -56,10 +56,11 @@ absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder) {
 
 // The same, with reading and decoding overlapped: a second thread pulls the records out of
 // libpcap (its freads and copies are a quarter of the work) into batches that this thread
-// decodes. At most kBatches batches of about kBatchBytes exist, so memory stays constant.
+// decodes. At most kBatches batches of about kBatchBytes exist, so memory stays constant;
+// batches are large so that handing one over (a futex wake) is rare.
 absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
-  constexpr std::size_t kBatchBytes = 256 * 1024;
-  constexpr std::size_t kBatches = 4;
+  constexpr std::size_t kBatchBytes = 1024 * 1024;
+  constexpr std::size_t kBatches = 3;
   const int dlt = pcap_datalink(handle);
   const std::optional<LinkType> link = link_type_from_dlt(dlt);
   if (!link) return read_all(handle, builder);  // says why
@@ -84,7 +85,7 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
     auto hand_over = [&] {
       std::unique_lock<std::mutex> lock(mu);
       full.push_back(std::move(batch));
-      changed.notify_all();
+      changed.notify_one();
       changed.wait(lock, [&] { return !empty.empty(); });
       batch = std::move(empty.back());
       empty.pop_back();
@@ -116,7 +117,7 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
     std::lock_guard<std::mutex> lock(mu);
     full.push_back(std::move(batch));
     done = true;
-    changed.notify_all();
+    changed.notify_one();
   });
   while (true) {
     Batch batch;
@@ -135,7 +136,7 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
     }
     std::lock_guard<std::mutex> lock(mu);
     empty.push_back(std::move(batch));
-    changed.notify_all();
+    changed.notify_one();
   }
   reader.join();
   pcap_close(handle);

@@ -231,9 +231,9 @@ void WireTraceBuilder::emit(Connection& c, std::vector<TimedEvent>& events, int 
   if (!std::is_sorted(batch->begin(), batch->end(), by_time)) {
     std::stable_sort(batch->begin(), batch->end(), by_time);
   }
-  for (const TimedEvent& e : *batch) {
+  for (TimedEvent& e : *batch) {
     ++stats_.events;
-    if (sink_.event) sink_.event(c.label, e);
+    if (sink_.event) sink_.event(c.label, std::move(e));
   }
   batch->clear();
 }

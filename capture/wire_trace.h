@@ -36,7 +36,8 @@ struct CaptureOptions {
 
 // Where the builder reports. `connection` is "client-address:port>server-address:port".
 struct WireSink {
-  std::function<void(const std::string& connection, const TimedEvent& event)> event;
+  // The event is handed over (a sink may keep it).
+  std::function<void(const std::string& connection, TimedEvent&& event)> event;
   // A connection (or a stream) that cannot be followed from `time` on, and why.
   std::function<void(const std::string& connection, double time, const std::string& reason)>
       not_understood;

@@ -46,10 +46,11 @@ struct Verdict {
 };
 
 Verdict check(const std::string& pcap, CaptureOptions options = {},
-              std::optional<std::int64_t> t = std::nullopt) {
+              std::optional<std::int64_t> t = std::nullopt, bool own_thread = false) {
   Verdict v;
   std::ostringstream trace;
   WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = t}, &trace);
+  if (own_thread) checker.check_on_own_thread();
   WireTraceBuilder builder(options, checker.sink());
   v.read = read_capture_bytes(pcap, &builder);
   checker.finish();
@@ -264,6 +265,49 @@ TEST(CaptureGaps, DroppedSegmentIsNotUnderstoodNeverAViolation) {
         << v.not_understood[0].reason;
     EXPECT_EQ(v.not_understood[0].connection, "10.0.0.1:40000>10.0.0.2:6650");
   }
+}
+
+// Checking on the checker's own thread (as `permitcheck validate` runs it) gives exactly what
+// checking on the decoding thread gives: the same findings with their connections, the same
+// connections not understood, the same trace; on passing, failing and broken captures, and on
+// more events than one hand-over batch.
+TEST(CaptureChecker, E2_E5_CheckingOnItsOwnThreadChangesNothing) {
+  std::vector<std::string> captures;
+  captures.push_back(pcap(consumer_stream(client4(), server4()).packets()));
+  captures.push_back(pcap(consumer_stream(client4(), server4(), Bad::kOverGrant).packets()));
+  std::vector<Packet> lossy = consumer_stream(client4(), server4(), Bad::kOverGrant).packets();
+  lossy.erase(lossy.begin() + static_cast<long>(segment_with(lossy, server4(), frames::success(1))));
+  captures.push_back(pcap(lossy));
+  std::vector<Packet> many;
+  for (int i = 0; i < 400; ++i) {  // 400 connections of 13 events: beyond one 4096-event batch
+    const Endpoint client = testing::endpoint4(static_cast<std::uint8_t>(1 + i % 200),
+                                               static_cast<std::uint16_t>(40000 + i));
+    const Bad bad = i % 50 == 7 ? Bad::kOverGrant : Bad::kNone;
+    Conversation c = consumer_stream(client, server4(), bad, 1400, 1764600000.0 + i);
+    for (Packet& p : c.packets()) many.push_back(std::move(p));
+  }
+  std::stable_sort(many.begin(), many.end(), [](const Packet& a, const Packet& b) { return a.time < b.time; });
+  captures.push_back(pcap(many));
+  for (std::size_t i = 0; i < captures.size(); ++i) {
+    SCOPED_TRACE(i);
+    const Verdict one = check(captures[i], {}, 5);
+    const Verdict two = check(captures[i], {}, 5, /*own_thread=*/true);
+    EXPECT_EQ(one.rules(), two.rules());
+    ASSERT_EQ(one.violations.size(), two.violations.size());
+    for (std::size_t k = 0; k < one.violations.size(); ++k) {
+      EXPECT_EQ(one.violations[k].explanation, two.violations[k].explanation);
+    }
+    ASSERT_EQ(one.not_understood.size(), two.not_understood.size());
+    for (std::size_t k = 0; k < one.not_understood.size(); ++k) {
+      EXPECT_EQ(one.not_understood[k].connection, two.not_understood[k].connection);
+      EXPECT_EQ(one.not_understood[k].reason, two.not_understood[k].reason);
+    }
+    EXPECT_EQ(one.events, two.events);
+    EXPECT_EQ(one.trace, two.trace);
+  }
+  EXPECT_EQ(check(captures[1], {}, 5, true).rules(), "E2,E5");
+  EXPECT_GT(check(captures[3], {}, 5, true).events, 5000u);
+  EXPECT_EQ(check(captures[3], {}, 5, true).violations.size() >= 8, true);
 }
 
 TEST(CaptureGaps, SnapLengthTooShortIsNotUnderstood) {
