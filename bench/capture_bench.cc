@@ -128,6 +128,10 @@ MixStats generate(const std::string& path, std::size_t bytes, int connections) {
   constexpr std::int64_t kQueue = 1000;
   MixStats mix;
   std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    std::fprintf(stderr, "capture_bench: cannot write %s\n", path.c_str());
+    std::exit(2);
+  }
   std::vector<char> filebuf(1 << 20);
   std::setvbuf(f, filebuf.data(), _IOFBF, filebuf.size());
   const std::string header = testing::pcap_bytes(testing::LinkKind::kEthernet, {});
