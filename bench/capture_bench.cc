@@ -5,7 +5,8 @@
 //
 //   cmake --build build --target capture_bench
 //   build/bench/capture_bench [--mb 128] [--connections 256] [--runs 5] [--dir /tmp]
-//                             [--only capture|tap] [--input FILE] [--keep] [--checker-thread 0|1]
+//                             [--only capture|tap] [--input FILE] [--keep]
+//                             [--checker-thread 0|1] [--reader-thread 0|1]
 //
 // The capture is a realistic mix: many connections of 1-3 Shared consumers each; the broker
 // writes 1-4 MESSAGE frames at a time, single messages of 64 B - 64 KiB or batches of 2-20,
@@ -275,15 +276,16 @@ struct ValidateRun {
   double seconds = 0, cpu = 0;
   std::uint64_t events = 0, violations = 0, not_understood = 0;
 };
-bool g_checker_thread = true;  // --checker-thread 0: check on the decoding thread
+bool g_checker_thread = false;  // --checker-thread 1: check on the checker's own thread
+bool g_reader_thread = false;   // --reader-thread 1: libpcap reads on a second thread
 
 ValidateRun validate(const std::string& path) {
   const auto start = Clock::now();
   const double cpu0 = cpu_seconds(RUSAGE_SELF);
   WireChecker checker(permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
-  if (g_checker_thread) checker.check_on_own_thread();  // as `permitcheck validate` runs it
+  if (g_checker_thread) checker.check_on_own_thread();
   WireTraceBuilder builder(CaptureOptions{}, checker.sink());
-  const absl::Status s = read_capture_file(path, &builder);
+  const absl::Status s = read_capture_file(path, &builder, g_reader_thread);
   checker.finish();
   if (!s.ok()) std::fprintf(stderr, "validate: %s\n", std::string(s.message()).c_str());
   return {seconds_since(start), cpu_seconds(RUSAGE_SELF) - cpu0, checker.events(),
@@ -488,9 +490,10 @@ int main(int argc, char** argv) {
     else if (a == "--only") only = v;
     else if (a == "--input") input = v;
     else if (a == "--checker-thread") g_checker_thread = std::atoi(v) != 0;
+    else if (a == "--reader-thread") g_reader_thread = std::atoi(v) != 0;
     else {
       std::fprintf(stderr, "usage: capture_bench [--mb N] [--connections N] [--runs N] [--dir D] "
-                           "[--only capture|tap] [--input FILE] [--keep] [--checker-thread 0|1]\n");
+                           "[--only capture|tap] [--input FILE] [--keep] [--checker-thread 0|1] [--reader-thread 0|1]\n");
       return 2;
     }
     ++i;

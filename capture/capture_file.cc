@@ -164,7 +164,8 @@ bool looks_like_capture(const std::string& path) {
   return file.read(head, 4) && is_capture_magic(std::string_view(head, 4));
 }
 
-absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builder) {
+absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builder,
+                               bool reader_thread) {
   // libpcap reads a record with two freads: a 1 MiB stdio buffer instead of the default 4 KiB
   // makes that a read(2) per MiB rather than per page.
   std::FILE* file = std::fopen(path.c_str(), "rb");
@@ -179,7 +180,8 @@ absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builde
     std::fclose(file);
     return absl::InvalidArgumentError(err);
   }
-  return read_all_overlapped(handle, builder);  // closes the handle (and the file) first
+  // Both close the handle (and the file) before `buffer` goes.
+  return reader_thread ? read_all_overlapped(handle, builder) : read_all(handle, builder);
 }
 
 absl::Status read_capture_bytes(std::string_view bytes, WireTraceBuilder* builder) {

@@ -92,7 +92,6 @@ FileResult validate_capture(const std::string& path, std::optional<spec::Ruleset
                                      << capture::format_capture_time(n.time) << ": " << n.reason
                                      << "\n";
                                });
-  checker.check_on_own_thread();  // checking overlaps decoding (and reading, on a third)
   capture::WireTraceBuilder builder(
       capture::CaptureOptions{.port = f.port, .idle_seconds = f.idle}, checker.sink());
   const absl::Status read = capture::read_capture_file(path, &builder);

@@ -267,7 +267,7 @@ TEST(CaptureGaps, DroppedSegmentIsNotUnderstoodNeverAViolation) {
   }
 }
 
-// Checking on the checker's own thread (as `permitcheck validate` runs it) gives exactly what
+// Checking on the checker's own thread (WireChecker::check_on_own_thread) gives exactly what
 // checking on the decoding thread gives: the same findings with their connections, the same
 // connections not understood, the same trace; on passing, failing and broken captures, and on
 // more events than one hand-over batch.
@@ -279,7 +279,7 @@ TEST(CaptureChecker, E2_E5_CheckingOnItsOwnThreadChangesNothing) {
   lossy.erase(lossy.begin() + static_cast<long>(segment_with(lossy, server4(), frames::success(1))));
   captures.push_back(pcap(lossy));
   std::vector<Packet> many;
-  for (int i = 0; i < 400; ++i) {  // 400 connections of 13 events: beyond one 4096-event batch
+  for (int i = 0; i < 1200; ++i) {  // 1200 connections of 13 events: many 4096-event batches
     const Endpoint client = testing::endpoint4(static_cast<std::uint8_t>(1 + i % 200),
                                                static_cast<std::uint16_t>(40000 + i));
     const Bad bad = i % 50 == 7 ? Bad::kOverGrant : Bad::kNone;
@@ -305,6 +305,21 @@ TEST(CaptureChecker, E2_E5_CheckingOnItsOwnThreadChangesNothing) {
     EXPECT_EQ(one.events, two.events);
     EXPECT_EQ(one.trace, two.trace);
   }
+  // Reading the file on a second thread (read_capture_file's reader_thread) changes nothing
+  // either, over more than one 1 MiB batch.
+  const std::string path = ::testing::TempDir() + "/checker-threads.pcap";
+  testing::write_file(path, captures[3]);
+  ASSERT_GT(captures[3].size(), std::size_t{2} << 20);
+  auto from_file = [&](bool reader_thread) {
+    std::ostringstream trace;
+    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, &trace);
+    WireTraceBuilder builder(CaptureOptions{}, checker.sink());
+    EXPECT_TRUE(read_capture_file(path, &builder, reader_thread).ok());
+    checker.finish();
+    return std::make_pair(checker.violations().size(), trace.str());
+  };
+  EXPECT_EQ(from_file(true), from_file(false));
+  EXPECT_EQ(from_file(false).second, check(captures[3], {}, 5).trace);
   EXPECT_EQ(check(captures[1], {}, 5, true).rules(), "E2,E5");
   EXPECT_GT(check(captures[3], {}, 5, true).events, 5000u);
   EXPECT_EQ(check(captures[3], {}, 5, true).violations.size() >= 8, true);
