@@ -1,14 +1,21 @@
 // capture_bench: `validate` of a generated capture against `tcpdump -r FILE -w /dev/null`
-// reading the same file, side by side in one run, with the peak memory at two capture sizes
-// (constant in the length); then the tap's added round-trip latency (p50, p99) and the
-// message rate through it against a direct connection, in-process, on loopback.
+// reading the same file, run after run in one process, medians side by side and their ratio,
+// with the peak memory; then the tap's round-trip latency (p50, p99) and the message rate
+// through it against a direct connection to the same broker stand-in, in-process, on loopback.
 //
 //   cmake --build build --target capture_bench
-//   build/bench/capture_bench [--mb 1024] [--connections 64] [--dir /tmp]
+//   build/bench/capture_bench [--mb 128] [--connections 256] [--runs 5] [--dir /tmp]
+//                             [--only capture|tap] [--input FILE] [--keep]
+//                             [--checker-thread 0|1] [--reader-thread 0|1]
+//
+// The capture is a realistic mix: many connections of 1-3 Shared consumers each; the broker
+// writes 1-4 MESSAGE frames at a time, single messages of 64 B - 64 KiB or batches of 2-20,
+// in segments of at most 1448 bytes (Ethernet, IPv4), answered by delayed TCP acks; the client
+// acknowledges in groups of 1-8 message ids (a fifth of the batches in two steps, by ack set),
+// returns permits with a Flow at half its queue, and answers the broker's pings; a few
+// connections are not Pulsar at all (ignored by content).
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -23,44 +31,135 @@
 
 #include "capture/capture_file.h"
 #include "capture/checker.h"
+#ifdef PERMITCHECK_HAVE_TAP
 #include "capture/tap.h"
+#endif
 #include "tests/capture/capture_testing.h"
+#include "tests/capture/socket_testing.h"
 
 namespace {
 
 using namespace permitcheck::capture;
 namespace frames = testing::frames;
+namespace wire = permitcheck::wire;
+namespace conformance = permitcheck::conformance;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
-long peak_rss_mb() {
+long peak_rss_kb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024;
+  return u.ru_maxrss;
+}
+// CPU seconds (user + system) of this process, or of its waited-for children.
+double cpu_seconds(int who) {
+  rusage u{};
+  getrusage(who, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// Writes a capture of `connections` consumers (Ethernet, IPv4), interleaved, until `bytes`:
-// entries of 1-10 messages (a batch when more than one), each acknowledged, a Flow back at every
-// 500 permits returned: small frames, the decoder's hardest case per byte.
-void generate(const std::string& path, std::size_t bytes, int connections) {
+// ---- the capture ----
+
+std::string message_frame(std::mt19937& rng, const std::string& pool, std::uint64_t consumer,
+                          std::uint64_t entry, int b) {
+  wire::BaseCommand c;
+  c.set_type(wire::BaseCommand::MESSAGE);
+  auto* m = c.mutable_message();
+  m->set_consumer_id(consumer);
+  m->mutable_message_id()->set_ledgerid(7);
+  m->mutable_message_id()->set_entryid(entry);
+  m->set_redelivery_count(0);
+  wire::MessageMetadata meta;
+  meta.set_producer_name("producer-" + std::to_string(consumer % 7));
+  meta.set_sequence_id(entry);
+  meta.set_publish_time(1764600000000ULL + entry);
+  auto slice = [&](std::size_t n) { return pool.substr(rng() % (pool.size() - n), n); };
+  std::string payload;
+  if (b > 1) {
+    meta.set_num_messages_in_batch(b);
+    std::vector<conformance::BatchMessage> msgs(static_cast<std::size_t>(b));
+    for (auto& x : msgs) {
+      x.payload = slice(50 + rng() % 150);
+      x.metadata.set_payload_size(static_cast<int>(x.payload.size()));
+    }
+    payload = conformance::encode_batch(msgs);
+  } else {
+    const unsigned r = rng() % 100;
+    payload = slice(r < 70 ? 64 + rng() % 448 : r < 95 ? 1024 + rng() % 3072 : 16384 + rng() % 49152);
+  }
+  return conformance::encode_message(c, meta.SerializeAsString(), payload);
+}
+
+std::string ack_frame(std::uint64_t consumer, const std::vector<std::pair<std::uint64_t, std::vector<std::int64_t>>>& ids) {
+  wire::BaseCommand c;
+  c.set_type(wire::BaseCommand::ACK);
+  auto* a = c.mutable_ack();
+  a->set_consumer_id(consumer);
+  a->set_ack_type(wire::CommandAck::Individual);
+  for (const auto& [entry, ack_set] : ids) {
+    auto* id = a->add_message_id();
+    id->set_ledgerid(7);
+    id->set_entryid(entry);
+    for (std::int64_t w : ack_set) id->add_ack_set(w);
+  }
+  return frames::command(c);
+}
+
+std::string ping_frame(bool pong) {
+  wire::BaseCommand c;
+  c.set_type(pong ? wire::BaseCommand::PONG : wire::BaseCommand::PING);
+  if (pong) c.mutable_pong(); else c.mutable_ping();
+  return frames::command(c);
+}
+
+struct MixStats {
+  std::uint64_t packets = 0, messages = 0, batches = 0, acks = 0, flows = 0;
+  std::uint64_t message_bytes = 0;
+};
+
+MixStats generate(const std::string& path, std::size_t bytes, int connections) {
+  constexpr std::size_t kMss = 1448;
+  constexpr std::int64_t kQueue = 1000;
+  MixStats mix;
   std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    std::fprintf(stderr, "capture_bench: cannot write %s\n", path.c_str());
+    std::exit(2);
+  }
+  std::vector<char> filebuf(1 << 20);
+  std::setvbuf(f, filebuf.data(), _IOFBF, filebuf.size());
   const std::string header = testing::pcap_bytes(testing::LinkKind::kEthernet, {});
   std::fwrite(header.data(), 1, header.size(), f);
   std::size_t written = header.size();
+  std::mt19937 rng(491);
+  std::string pool(1 << 17, '\0');
+  for (char& ch : pool) ch = static_cast<char>('a' + rng() % 26);
+  struct Consumer {
+    std::int64_t available = 0, returned = 0;
+    std::vector<std::pair<std::uint64_t, std::vector<std::int64_t>>> to_ack;
+    std::vector<std::pair<std::uint64_t, int>> half_acked;  // entry, B
+  };
   struct Conn {
     Endpoint client, server;
     std::uint32_t cseq = 1, sseq = 1;
-    std::int64_t available = 0, returned = 0;
-    std::uint64_t entry = 0;
+    bool pulsar = true;
+    int unacked_segments = 0;  // the client's delayed ack: one per two segments
+    std::vector<Consumer> consumers;
   };
   std::vector<Conn> conns(static_cast<std::size_t>(connections));
   double t = 1764600000;
-  auto put = [&](Conn& c, bool from_client, const std::string& payload, bool syn) {
+  std::string frame_buf;
+  auto put = [&](Conn& c, bool from_client, std::string_view payload, bool syn) {
     testing::Packet p;
     p.time = t;
-    t += 0.00001;
+    t += 0.000005;
     p.src = from_client ? c.client : c.server;
     p.dst = from_client ? c.server : c.client;
     std::uint32_t& seq = from_client ? c.cseq : c.sseq;
@@ -68,7 +167,7 @@ void generate(const std::string& path, std::size_t bytes, int connections) {
     p.ack = from_client ? c.sseq : c.cseq;
     p.syn = syn;
     p.has_ack = !(syn && from_client);
-    p.payload = payload;
+    p.payload = std::string(payload);
     seq += static_cast<std::uint32_t>(payload.size()) + (syn ? 1 : 0);
     const std::string frame = testing::link_frame(testing::LinkKind::kEthernet, p);
     const auto secs = static_cast<std::uint32_t>(p.time);
@@ -79,141 +178,222 @@ void generate(const std::string& path, std::size_t bytes, int connections) {
     std::fwrite(rec.data(), 1, rec.size(), f);
     std::fwrite(frame.data(), 1, frame.size(), f);
     written += rec.size() + frame.size();
+    ++mix.packets;
   };
-  std::mt19937 rng(491);
+  // A write of one side, cut into segments; the receiver acks every second one.
+  auto send = [&](Conn& c, bool from_client, const std::string& data) {
+    for (std::size_t at = 0; at < data.size(); at += kMss) {
+      put(c, from_client, std::string_view(data).substr(at, kMss), false);
+      if (++c.unacked_segments >= 2) {
+        put(c, !from_client, {}, false);
+        c.unacked_segments = 0;
+      }
+    }
+  };
   for (int i = 0; i < connections; ++i) {
     Conn& c = conns[static_cast<std::size_t>(i)];
     c.client = testing::endpoint4(static_cast<std::uint8_t>(10 + i % 200), static_cast<std::uint16_t>(30000 + i));
     c.server = testing::endpoint4(2, 6650);
+    c.pulsar = i % 32 != 31;  // a few connections are something else
     put(c, true, "", true);
     put(c, false, "", true);
-    put(c, true, frames::connect() + frames::subscribe(0, 1), false);
-    put(c, false, frames::connected() + frames::success(1), false);
-    put(c, true, frames::flow(0, 1000), false);
-    c.available = 1000;
+    if (!c.pulsar) continue;
+    c.consumers.resize(1 + rng() % 3);
+    std::string hello = frames::connect(), answer = frames::connected();
+    for (std::size_t k = 0; k < c.consumers.size(); ++k) {
+      hello += frames::subscribe(k, k + 1);
+      answer += frames::success(k + 1);
+    }
+    send(c, true, hello);
+    send(c, false, answer);
+    std::string flows;
+    for (std::size_t k = 0; k < c.consumers.size(); ++k) {
+      flows += frames::flow(k, static_cast<std::uint32_t>(kQueue));
+      c.consumers[k].available = kQueue;
+      ++mix.flows;
+    }
+    send(c, true, flows);
   }
-  std::string mix;
+  std::uint64_t entry = 0;
+  std::string out, back;
   while (written < bytes) {
     Conn& c = conns[rng() % conns.size()];
-    const int b = 1 + static_cast<int>(rng() % 10);
-    if (c.available < b) continue;
-    const std::string m = frames::message(0, ++c.entry, b, {}, static_cast<std::uint32_t>(b));
-    c.available -= b;
-    put(c, false, m, false);
-    std::string back = frames::ack(0, c.entry);
-    c.returned += b;
-    if (c.returned >= 500) {
-      back += frames::flow(0, static_cast<std::uint32_t>(c.returned));
-      c.available += c.returned;
-      c.returned = 0;
+    if (!c.pulsar) {
+      send(c, rng() % 2 == 0, pool.substr(rng() % 1000, 200 + rng() % 1000));
+      continue;
     }
-    put(c, true, back, false);
+    out.clear();
+    back.clear();
+    const int writes = 1 + static_cast<int>(rng() % 4);
+    for (int w = 0; w < writes; ++w) {
+      const std::size_t k = rng() % c.consumers.size();
+      Consumer& s = c.consumers[k];
+      const int b = rng() % 10 < 4 ? 2 + static_cast<int>(rng() % 19) : 1;
+      if (s.available < b) continue;
+      out += message_frame(rng, pool, k, ++entry, b);
+      s.available -= b;
+      ++mix.messages;
+      mix.batches += b > 1;
+      if (b > 1 && rng() % 5 == 0) {
+        // Half of the batch acknowledged now (the ack set keeps the other half), the rest later.
+        const std::int64_t rest = ((std::int64_t{1} << b) - 1) & ~((std::int64_t{1} << (b / 2)) - 1);
+        s.to_ack.push_back({entry, {rest}});
+        s.half_acked.push_back({entry, b});
+      } else {
+        s.to_ack.push_back({entry, {}});
+        s.returned += b;
+      }
+    }
+    if (out.empty()) continue;
+    mix.message_bytes += out.size();
+    const bool ping = rng() % 50 == 0;
+    if (ping) out += ping_frame(false);
+    send(c, false, out);
+    if (ping) back += ping_frame(true);
+    for (std::size_t k = 0; k < c.consumers.size(); ++k) {
+      Consumer& s = c.consumers[k];
+      if (s.to_ack.size() >= 1 + rng() % 8) {
+        for (const auto& [e, b] : s.half_acked) s.to_ack.push_back({e, {}}), s.returned += b;
+        s.half_acked.clear();
+        back += ack_frame(k, s.to_ack);
+        ++mix.acks;
+        s.to_ack.clear();
+      }
+      if (s.returned >= kQueue / 2) {
+        back += frames::flow(k, static_cast<std::uint32_t>(s.returned));
+        s.available += s.returned;
+        s.returned = 0;
+        ++mix.flows;
+      }
+    }
+    if (!back.empty()) send(c, true, back);
   }
   std::fclose(f);
+  return mix;
 }
 
 struct ValidateRun {
-  double seconds = 0;
-  std::uint64_t events = 0, violations = 0;
+  double seconds = 0, cpu = 0;
+  std::uint64_t events = 0, violations = 0, not_understood = 0;
 };
+bool g_checker_thread = false;  // --checker-thread 1: check on the checker's own thread
+bool g_reader_thread = false;   // --reader-thread 1: libpcap reads on a second thread
+
 ValidateRun validate(const std::string& path) {
   const auto start = Clock::now();
+  const double cpu0 = cpu_seconds(RUSAGE_SELF);
   WireChecker checker(permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
+  if (g_checker_thread) checker.check_on_own_thread();
   WireTraceBuilder builder(CaptureOptions{}, checker.sink());
-  const absl::Status s = read_capture_file(path, &builder);
+  const absl::Status s = read_capture_file(path, &builder, g_reader_thread);
   checker.finish();
   if (!s.ok()) std::fprintf(stderr, "validate: %s\n", std::string(s.message()).c_str());
-  return {seconds_since(start), checker.events(), checker.violations().size()};
+  return {seconds_since(start), cpu_seconds(RUSAGE_SELF) - cpu0, checker.events(),
+          checker.violations().size(), checker.not_understood().size()};
 }
 
 // Reading and decoding alone: the events are counted, not checked.
 ValidateRun decode_only(const std::string& path) {
   const auto start = Clock::now();
   ValidateRun r;
-  WireTraceBuilder builder(CaptureOptions{}, WireSink{.event = [&](const std::string&, const TimedEvent&) { ++r.events; }});
+  WireTraceBuilder builder(CaptureOptions{}, WireSink{.event = [&](const std::string&, TimedEvent&&) { ++r.events; }});
   (void)read_capture_file(path, &builder);
   r.seconds = seconds_since(start);
   return r;
 }
 
-double tcpdump(const std::string& path) {
+// Wall and CPU seconds of `tcpdump -r FILE -w /dev/null`; wall < 0 when it failed.
+std::pair<double, double> tcpdump(const std::string& path) {
   const auto start = Clock::now();
+  const double cpu0 = cpu_seconds(RUSAGE_CHILDREN);
   const int rc = std::system(("tcpdump -r " + path + " -w /dev/null 2>/dev/null").c_str());
   const double s = seconds_since(start);
-  return rc == 0 ? s : -1;
+  return {rc == 0 ? s : -1, cpu_seconds(RUSAGE_CHILDREN) - cpu0};
 }
 
-// ---- tap ----
-int listen_any(std::uint16_t* port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::listen(fd, 4);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  *port = ntohs(a.sin_port);
-  return fd;
-}
-int connect_to(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(port);
-  ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, 1 /*TCP_NODELAY*/, &one, sizeof one);
-  return fd;
-}
-bool read_exact(int fd, char* buf, std::size_t n) {
-  for (std::size_t at = 0; at < n;) {
-    const ssize_t r = ::read(fd, buf + at, n - at);
-    if (r <= 0) return false;
-    at += static_cast<std::size_t>(r);
+// The machine is shared: wall-clock rates move with the load, CPU-time rates (user + system
+// of each reader alone) much less, so both are shown.
+void bench_capture(const std::string& path, double mib, int runs) {
+  std::vector<double> ours, theirs, ours_cpu, theirs_cpu;
+  ValidateRun last;
+  std::printf("%-5s %14s %14s %8s   %18s %18s %8s\n", "run", "validate MiB/s", "tcpdump MiB/s",
+              "ratio", "validate MiB/cpu-s", "tcpdump MiB/cpu-s", "ratio");
+  for (int r = 0; r < runs; ++r) {
+    last = validate(path);
+    const auto [td, td_cpu] = tcpdump(path);
+    if (td < 0) {
+      std::printf("tcpdump -r FILE -w /dev/null failed: no ratio\n");
+      return;
+    }
+    ours.push_back(mib / last.seconds);
+    theirs.push_back(mib / td);
+    ours_cpu.push_back(mib / last.cpu);
+    theirs_cpu.push_back(mib / td_cpu);
+    std::printf("%-5d %14.1f %14.1f %8.2f   %18.1f %18.1f %8.2f\n", r + 1, ours.back(),
+                theirs.back(), ours.back() / theirs.back(), ours_cpu.back(), theirs_cpu.back(),
+                ours_cpu.back() / theirs_cpu.back());
   }
-  return true;
-}
-void write_all(int fd, const std::string& s) {
-  for (std::size_t at = 0; at < s.size();) {
-    const ssize_t w = ::write(fd, s.data() + at, s.size() - at);
-    if (w <= 0) return;
-    at += static_cast<std::size_t>(w);
-  }
+  const ValidateRun d = decode_only(path);
+  std::printf("median wall clock: validate %.1f MiB/s, tcpdump -r FILE -w /dev/null %.1f MiB/s, "
+              "ratio %.2f (target >= 0.5)\n",
+              median(ours), median(theirs), median(ours) / median(theirs));
+  std::printf("median CPU time:   validate %.1f MiB/s, tcpdump -r FILE -w /dev/null %.1f MiB/s, "
+              "ratio %.2f\n",
+              median(ours_cpu), median(theirs_cpu), median(ours_cpu) / median(theirs_cpu));
+  std::printf("validate: %llu events, %llu violations, %llu not understood; decoding alone "
+              "(no monitor) %.1f MiB/s\n",
+              static_cast<unsigned long long>(last.events),
+              static_cast<unsigned long long>(last.violations),
+              static_cast<unsigned long long>(last.not_understood), mib / d.seconds);
+  std::printf("peak RSS of this process: %ld MB\n", peak_rss_kb() / 1024);
 }
 
+// ---- the tap ----
+#ifdef PERMITCHECK_HAVE_TAP
 struct TapRun {
   double p50_us = 0, p99_us = 0, msgs_per_second = 0;
+  double checked_per_second = 0;  // until the last one was checked (the tap), or received
+  std::uint64_t checked = 0, not_understood = 0;
 };
 
-// A broker stand-in: answers the handshake, echoes `rounds` frames of `frame_size` bytes one
-// by one (latency), then sends `messages` MESSAGE frames in one go (rate).
+// A broker stand-in: answers the handshake, echoes `rounds` frames one by one (latency), then
+// sends `messages` MESSAGE frames of 100-byte payloads in one go (rate).
 TapRun measure(bool through_tap, int rounds, int messages) {
+  using namespace testing;
   std::uint16_t broker_port = 0;
-  const int listener = listen_any(&broker_port);
+  const int listener = listen_loopback(&broker_port);
   const std::string hello = frames::connect() + frames::subscribe(0, 1);
   const std::string answer = frames::connected() + frames::success(1);
   const std::string ping = frames::flow(0, 1000000000);  // Q: no over-grant in the rate part
   std::string burst;
-  for (int i = 0; i < messages; ++i) burst += frames::message(0, static_cast<std::uint64_t>(i + 1), 1, {}, 1);
+  {
+    wire::BaseCommand c;
+    c.set_type(wire::BaseCommand::MESSAGE);
+    wire::MessageMetadata meta;
+    meta.set_producer_name("bench");
+    meta.set_sequence_id(1);
+    meta.set_publish_time(1764600000000ULL);
+    const std::string payload(100, 'p');
+    for (int i = 0; i < messages; ++i) {
+      c.mutable_message()->set_consumer_id(0);
+      c.mutable_message()->mutable_message_id()->set_ledgerid(7);
+      c.mutable_message()->mutable_message_id()->set_entryid(static_cast<std::uint64_t>(i + 1));
+      burst += conformance::encode_message(c, meta.SerializeAsString(), payload);
+    }
+  }
   std::thread broker([&] {
-    const int fd = ::accept(listener, nullptr, nullptr);
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, 1, &one, sizeof one);
+    const int fd = accept_one(listener);
     std::string buf(hello.size(), '\0');
     read_exact(fd, buf.data(), buf.size());
-    write_all(fd, answer);
+    send_all(fd, answer);
     std::string p(ping.size(), '\0');
     for (int i = 0; i < rounds; ++i) {
       if (!read_exact(fd, p.data(), p.size())) break;
-      write_all(fd, p);
+      send_all(fd, p);
     }
-    write_all(fd, burst);
+    send_all(fd, burst);
     ::shutdown(fd, SHUT_WR);
-    char tmp[256];
-    while (::read(fd, tmp, sizeof tmp) > 0) {
-    }
+    (void)read_all(fd);
     ::close(fd);
   });
   WireChecker checker(permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
@@ -226,15 +406,15 @@ TapRun measure(bool through_tap, int rounds, int messages) {
     port = tap->port();
     serving = std::thread([&] { tap->run(); });
   }
-  const int fd = connect_to(port);
-  write_all(fd, hello);
+  const int fd = connect_loopback(port);
+  send_all(fd, hello);
   std::string buf(answer.size(), '\0');
   read_exact(fd, buf.data(), buf.size());
   std::vector<double> us;
   std::string p(ping.size(), '\0');
   for (int i = 0; i < rounds; ++i) {
     const auto t0 = Clock::now();
-    write_all(fd, ping);
+    send_all(fd, ping);
     read_exact(fd, p.data(), p.size());
     us.push_back(seconds_since(t0) * 1e6);
   }
@@ -247,66 +427,106 @@ TapRun measure(bool through_tap, int rounds, int messages) {
   broker.join();
   if (tap) {
     tap->stop();
-    serving.join();
+    serving.join();  // returns once every copy has been checked
   }
+  const double checked_s = seconds_since(t1);
   ::close(listener);
+  checker.finish();
   std::sort(us.begin(), us.end());
   TapRun r;
   r.p50_us = us[us.size() / 2];
   r.p99_us = us[us.size() * 99 / 100];
   r.msgs_per_second = messages / burst_s;
+  r.checked_per_second = messages / checked_s;
+  r.checked = checker.events();
+  r.not_understood = checker.not_understood().size();
   return r;
 }
+
+void bench_tap(int runs) {
+  constexpr int kRounds = 20000, kMessages = 200000;
+  std::vector<double> d50, d99, drate, t50, t99, trate, tchecked;
+  std::printf("%-4s %-12s %10s %10s %14s\n", "run", "path", "p50 us", "p99 us", "messages/s");
+  TapRun tapped;
+  for (int r = 0; r < runs; ++r) {
+    const TapRun direct = measure(false, kRounds, kMessages);
+    tapped = measure(true, kRounds, kMessages);
+    d50.push_back(direct.p50_us), d99.push_back(direct.p99_us), drate.push_back(direct.msgs_per_second);
+    t50.push_back(tapped.p50_us), t99.push_back(tapped.p99_us), trate.push_back(tapped.msgs_per_second);
+    tchecked.push_back(tapped.checked_per_second);
+    std::printf("%-4d %-12s %10.1f %10.1f %14.0f\n", r + 1, "direct", direct.p50_us, direct.p99_us, direct.msgs_per_second);
+    std::printf("%-4d %-12s %10.1f %10.1f %14.0f  (%.0f/s checked; %llu events checked, %llu not understood)\n", r + 1,
+                "through tap", tapped.p50_us, tapped.p99_us, tapped.msgs_per_second, tapped.checked_per_second,
+                static_cast<unsigned long long>(tapped.checked),
+                static_cast<unsigned long long>(tapped.not_understood));
+  }
+  std::printf("median: direct p50 %.1f us p99 %.1f us; through the tap p50 %.1f us p99 %.1f us "
+              "(ratio p50 %.1fx, p99 %.1fx)\n",
+              median(d50), median(d99), median(t50), median(t99), median(t50) / median(d50),
+              median(t99) / median(d99));
+  std::printf("the tap adds p50 %.1f us, p99 %.1f us (target p99 < 1000 us added); rate through "
+              "it %.0f messages/s forwarded, %.0f messages/s forwarded and checked (target >= 50000); "
+              "direct %.0f messages/s\n",
+              median(t50) - median(d50), median(t99) - median(d99), median(trate),
+              median(tchecked), median(drate));
+}
+#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::size_t mb = 256;
-  int connections = 64;
-  std::string dir = "/tmp";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--mb")) mb = std::strtoul(argv[i + 1], nullptr, 10);
-    if (!std::strcmp(argv[i], "--connections")) connections = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--dir")) dir = argv[i + 1];
+  std::size_t mb = 128;
+  int connections = 256, runs = 5;
+  std::string dir = "/tmp", only, input;
+  bool keep = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : "";
+    if (a == "--keep") { keep = true; continue; }
+    if (a == "--mb") mb = std::strtoul(v, nullptr, 10);
+    else if (a == "--connections") connections = std::max(1, std::atoi(v));
+    else if (a == "--runs") runs = std::max(1, std::atoi(v));
+    else if (a == "--dir") dir = v;
+    else if (a == "--only") only = v;
+    else if (a == "--input") input = v;
+    else if (a == "--checker-thread") g_checker_thread = std::atoi(v) != 0;
+    else if (a == "--reader-thread") g_reader_thread = std::atoi(v) != 0;
+    else {
+      std::fprintf(stderr, "usage: capture_bench [--mb N] [--connections N] [--runs N] [--dir D] "
+                           "[--only capture|tap] [--input FILE] [--keep] [--checker-thread 0|1] [--reader-thread 0|1]\n");
+      return 2;
+    }
+    ++i;
   }
-  const std::string small = dir + "/capture_bench_small.pcap", large = dir + "/capture_bench.pcap";
-  generate(small, (mb << 20) / 4, connections);
-  generate(large, mb << 20, connections);
-  std::printf("capture_bench: %d connections, %zu MiB and %zu MiB captures (%s)\n", connections,
-              mb / 4, mb, large.c_str());
-  const ValidateRun d = decode_only(large);
-  const long rss0 = peak_rss_mb();
-  const ValidateRun vs = validate(small);
-  const long rss_small = peak_rss_mb();
-  const ValidateRun v = validate(large);
-  const long rss_large = peak_rss_mb();
-  const double td = tcpdump(large);
-  const double mib = static_cast<double>(mb);
-  std::printf("%-34s %10s %12s %10s\n", "reader", "seconds", "MiB/s", "peak RSS");
-  std::printf("%-34s %10.2f %12.1f %7ld MB (%llu events, %llu violations)\n", "validate (small capture)",
-              vs.seconds, mib / 4 / vs.seconds, rss_small, static_cast<unsigned long long>(vs.events),
-              static_cast<unsigned long long>(vs.violations));
-  std::printf("%-34s %10.2f %12.1f %7ld MB (%llu events, %llu violations)\n", "validate", v.seconds,
-              mib / v.seconds, rss_large, static_cast<unsigned long long>(v.events),
-              static_cast<unsigned long long>(v.violations));
-  std::printf("%-34s %10.2f %12.1f %7ld MB (%llu events)\n", "decode only (no monitor)", d.seconds,
-              mib / d.seconds, rss0, static_cast<unsigned long long>(d.events));
-  if (td > 0) {
-    std::printf("%-34s %10.2f %12.1f\n", "tcpdump -r FILE -w /dev/null", td, mib / td);
-    std::printf("ratio validate / tcpdump throughput: %.2f (target >= 0.5)\n", td / v.seconds);
-  } else {
-    std::printf("tcpdump not available: no ratio\n");
+  if (only != "tap") {
+    std::string path = input;
+    double mib = 0;
+    if (path.empty()) {
+      path = dir + "/capture_bench.pcap";
+      const auto start = Clock::now();
+      const MixStats mix = generate(path, mb << 20, connections);
+      std::printf("capture_bench: %zu MiB capture of %d connections (%s), generated in %.1f s: "
+                  "%llu packets, %llu MESSAGE frames (%llu batches), mean %llu bytes per "
+                  "MESSAGE frame, %llu acks, %llu flows\n",
+                  mb, connections, path.c_str(), seconds_since(start),
+                  static_cast<unsigned long long>(mix.packets), static_cast<unsigned long long>(mix.messages),
+                  static_cast<unsigned long long>(mix.batches),
+                  static_cast<unsigned long long>(mix.message_bytes / std::max<std::uint64_t>(1, mix.messages)),
+                  static_cast<unsigned long long>(mix.acks), static_cast<unsigned long long>(mix.flows));
+    }
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) {
+      std::fprintf(stderr, "capture_bench: cannot read %s\n", path.c_str());
+      return 2;
+    }
+    std::fseek(f, 0, SEEK_END);
+    mib = static_cast<double>(std::ftell(f)) / (1 << 20);
+    std::fclose(f);
+    bench_capture(path, mib, runs);
+    if (input.empty() && !keep) std::remove(path.c_str());
   }
-  std::printf("peak RSS after decoding alone %ld MB, before validating %ld MB, after the small capture %ld MB, after the large %ld MB\n",
-              rss0, rss0, rss_small, rss_large);
-  const TapRun direct = measure(false, 20000, 200000);
-  const TapRun tapped = measure(true, 20000, 200000);
-  std::printf("%-12s %10s %10s %14s\n", "path", "p50 us", "p99 us", "messages/s");
-  std::printf("%-12s %10.1f %10.1f %14.0f\n", "direct", direct.p50_us, direct.p99_us, direct.msgs_per_second);
-  std::printf("%-12s %10.1f %10.1f %14.0f\n", "through tap", tapped.p50_us, tapped.p99_us, tapped.msgs_per_second);
-  std::printf("tap adds p50 %.1f us, p99 %.1f us (target p99 < 1000 us); rate %.0f messages/s (target >= 50000)\n",
-              tapped.p50_us - direct.p50_us, tapped.p99_us - direct.p99_us, tapped.msgs_per_second);
-  std::remove(small.c_str());
-  std::remove(large.c_str());
+#ifdef PERMITCHECK_HAVE_TAP
+  if (only != "capture") bench_tap(runs);
+#endif
   return 0;
 }

@@ -24,8 +24,10 @@ bool looks_like_capture(const std::string& path);
 
 // Feeds every packet of the capture at `path` to `builder`, then calls builder->finish().
 // InvalidArgument with the reason for an empty, truncated or garbled file, or a link type we
-// do not decode (the packets before a truncation have been fed then).
-absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builder);
+// do not decode (the packets before a truncation have been fed then). With `reader_thread`,
+// libpcap reads on a second thread, a few MiB ahead of the decoding (same result).
+absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builder,
+                               bool reader_thread = false);
 
 // The same for a capture held in memory (tests, the fuzzer).
 absl::Status read_capture_bytes(std::string_view bytes, WireTraceBuilder* builder);

@@ -1,7 +1,11 @@
 #include "capture/checker.h"
 
 #include <cmath>
+#include <condition_variable>
 #include <ctime>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -30,9 +34,94 @@ WireChecker::WireChecker(const spec::TraceHeader& header, std::ostream* trace_ou
   if (trace_out_) *trace_out_ << trace::write_header(header_) << "\n";
 }
 
+// What the decoding thread hands to the checking thread, in order.
+struct WireChecker::Worker {
+  struct Item {
+    std::optional<TimedEvent> event;  // else a connection not understood
+    NotUnderstood not_understood;
+    std::string connection;           // empty: the previous item's
+  };
+  static constexpr std::size_t kBatch = 4096;
+  static constexpr std::size_t kWaiting = 2;
+
+  std::mutex mu;
+  std::condition_variable changed;
+  std::deque<std::vector<Item>> full;
+  std::vector<Item> filling;
+  std::string last_connection;  // of the decoding thread's last item
+  bool done = false;
+  std::thread thread;
+
+  void add(Item item, const std::string& connection) {
+    if (connection != last_connection || filling.empty()) {
+      item.connection = connection;
+      last_connection = connection;
+    }
+    filling.push_back(std::move(item));
+    if (filling.size() >= kBatch) hand_over();
+  }
+  void hand_over() {
+    std::unique_lock<std::mutex> lock(mu);
+    changed.wait(lock, [&] { return full.size() < kWaiting; });
+    full.push_back(std::move(filling));
+    filling = {};
+    filling.reserve(kBatch);
+    changed.notify_one();
+  }
+};
+
+WireChecker::~WireChecker() {
+  if (worker_ && worker_->thread.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(worker_->mu);
+      worker_->done = true;
+    }
+    worker_->changed.notify_one();
+    worker_->thread.join();
+  }
+}
+
+void WireChecker::check_on_own_thread() {
+  worker_ = std::make_unique<Worker>();
+  worker_->filling.reserve(Worker::kBatch);
+  worker_->thread = std::thread([this] {
+    Worker& w = *worker_;
+    std::string connection;
+    while (true) {
+      std::vector<Worker::Item> batch;
+      {
+        std::unique_lock<std::mutex> lock(w.mu);
+        w.changed.wait(lock, [&] { return !w.full.empty() || w.done; });
+        if (w.full.empty()) return;
+        batch = std::move(w.full.front());
+        w.full.pop_front();
+        w.changed.notify_one();
+      }
+      for (Worker::Item& item : batch) {
+        if (!item.connection.empty()) connection = std::move(item.connection);
+        if (item.event) {
+          on_event(connection, *item.event);
+        } else {
+          const NotUnderstood& n = item.not_understood;
+          on_not_understood(n.connection, n.time, n.reason);
+        }
+      }
+    }
+  });
+}
+
 WireSink WireChecker::sink() {
+  if (worker_) {
+    return WireSink{
+        .event = [this](const std::string& c, TimedEvent&& e) {
+          worker_->add(Worker::Item{.event = std::move(e), .not_understood = {}, .connection = {}}, c);
+        },
+        .not_understood = [this](const std::string& c, double t, const std::string& r) {
+          worker_->add(Worker::Item{.event = std::nullopt, .not_understood = {c, t, r}, .connection = {}}, c);
+        }};
+  }
   return WireSink{
-      .event = [this](const std::string& c, const TimedEvent& e) { on_event(c, e); },
+      .event = [this](const std::string& c, TimedEvent&& e) { on_event(c, e); },
       .not_understood = [this](const std::string& c, double t,
                                const std::string& r) { on_not_understood(c, t, r); }};
 }
@@ -84,6 +173,15 @@ void WireChecker::on_not_understood(const std::string& connection, double time,
 }
 
 void WireChecker::finish() {
+  if (worker_ && worker_->thread.joinable()) {
+    if (!worker_->filling.empty()) worker_->hand_over();
+    {
+      std::lock_guard<std::mutex> lock(worker_->mu);
+      worker_->done = true;
+    }
+    worker_->changed.notify_one();
+    worker_->thread.join();  // every event checked
+  }
   monitor_.finish();
   collect("", 0);
 }

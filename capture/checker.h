@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -51,6 +52,13 @@ class WireChecker {
               std::function<void(const WireFinding&)> on_finding = {},
               std::function<void(const NotUnderstood&)> on_not_understood = {});
 
+  ~WireChecker();
+
+  // From now on, the events given to sink() are checked on a thread of this checker's, in
+  // batches (at most two waiting: memory stays constant), so decoding and checking overlap;
+  // finish() waits for it. Callbacks then run on that thread. Call before sink().
+  void check_on_own_thread();
+
   // Hooks for a WireTraceBuilder. REQUIRES: this checker outlives the builder.
   WireSink sink();
 
@@ -69,6 +77,7 @@ class WireChecker {
   const spec::TraceHeader& header() const { return header_; }
 
  private:
+  struct Worker;
   void collect(const std::string& connection, double time);
 
   spec::TraceHeader header_;
@@ -81,6 +90,7 @@ class WireChecker {
   std::size_t seen_violations_ = 0, seen_deviations_ = 0;
   std::uint64_t events_ = 0, quiescent_ = 0, sized_messages_ = 0;
   std::string line_;
+  std::unique_ptr<Worker> worker_;
 };
 
 }  // namespace permitcheck::capture

@@ -1,5 +1,7 @@
 #include "capture/pulsar_connection.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace permitcheck::capture {
@@ -68,36 +70,41 @@ std::optional<std::string> PulsarConnection::on_bytes(Direction direction, doubl
                                                       std::vector<TimedEvent>* out) {
   const int d = static_cast<int>(direction);
   if (broken_[d] || closed_) return std::nullopt;
-  conformance::FrameSplitter& splitter = splitter_[d];
-  splitter.append(bytes);
   const char* side = direction == Direction::kToServer ? "client" : "broker";
-  while (true) {
-    absl::StatusOr<std::optional<std::string>> next = splitter.next();
-    if (!next.ok()) {
-      broken_[d] = true;
-      return absl::StrCat(side, " stream: ", next.status().message());
-    }
-    if (!next->has_value()) return std::nullopt;
+  std::optional<std::string> why;
+  const absl::Status split = splitter_[d].split(bytes, [&](std::string_view frame,
+                                                          const conformance::StreamedPayload* streamed) {
     ++frames_;
-    const std::optional<std::uint64_t> type = peek_type(**next);
+    const std::optional<std::uint64_t> type = peek_type(frame);
     if (type && *type > 0 && *type < 1000 &&
         !wire::BaseCommand::Type_IsValid(static_cast<int>(*type))) {
-      continue;  // a command of the protocol we do not follow (producer, admin): no permits
+      return true;  // a command of the protocol we do not follow (producer, admin): no permits
     }
-    absl::StatusOr<Frame> frame = decode_frame(**next);
-    if (!frame.ok()) {
-      broken_[d] = true;
-      return absl::StrCat(side, " frame ", frames_, ": ", frame.status().message());
+    if (absl::Status s = conformance::decode_frame_into(frame, &frame_, streamed); !s.ok()) {
+      why = absl::StrCat(side, " frame ", frames_, ": ", s.message());
+      return false;
     }
     if (direction == Direction::kToServer) {
-      client_frame(time, *frame, out);
+      client_frame(time, frame_, out);
     } else {
-      server_frame(time, *frame, out);
+      server_frame(time, frame_, out);
     }
-  }
+    return true;
+  });
+  if (!split.ok()) why = absl::StrCat(side, " stream: ", split.message());
+  if (why) broken_[d] = true;
+  return why;
 }
 
-void PulsarConnection::client_frame(double time, const Frame& frame, std::vector<TimedEvent>* out) {
+bool PulsarConnection::Entry::settled() const {
+  for (std::uint64_t w : unacked) {
+    if (w != 0) return false;
+  }
+  return true;
+}
+
+void PulsarConnection::client_frame(double time, const conformance::FrameView& frame,
+                                    std::vector<TimedEvent>* out) {
   const wire::BaseCommand& in = frame.command;
   switch (in.type()) {
     case wire::BaseCommand::CONNECT:
@@ -157,26 +164,32 @@ void PulsarConnection::on_ack(double time, const wire::CommandAck& ack,
     if (it != consumers_.end()) {
       auto& entries = it->second.entries;
       const std::pair<std::uint64_t, std::uint64_t> key{id.ledgerid(), id.entryid()};
-      for (auto e = entries.begin(); e != entries.end();) {
-        const bool hit = e->first == key;
-        if (!hit && !(cumulative && e->first < key)) {
-          ++e;
-          continue;
-        }
+      // A cumulative ack settles every entry up to its own; an individual one only its own.
+      // (btree iterators do not survive an erase: the bound is tested by key.)
+      auto e = cumulative ? entries.begin() : entries.find(key);
+      while (e != entries.end() && !(key < e->first)) {
         Entry& st = e->second;
-        if (hit) cmd = st.cmd;
+        if (e->first == key) cmd = st.cmd;
         if (ack.has_validation_error() || cumulative || st.any_ack_settles ||
             (id.batch_index() < 0 && id.ack_set_size() == 0)) {
-          st.acked = st.deliverable;
+          st.unacked.clear();
         } else if (id.batch_index() >= 0) {
-          st.acked.insert(id.batch_index());
+          const auto i = static_cast<std::uint64_t>(id.batch_index());
+          if (i / 64 < st.unacked.size()) st.unacked[i / 64] &= ~(std::uint64_t{1} << (i % 64));
         } else {
-          const spec::AckSet remaining({id.ack_set().begin(), id.ack_set().end()});
-          for (std::int64_t i : st.deliverable) {
-            if (!remaining.is_deliverable(i)) st.acked.insert(i);
+          // The ack set is what remains unacknowledged: a bit it lacks is acknowledged.
+          for (std::size_t w = 0; w < st.unacked.size(); ++w) {
+            const auto remaining = w < static_cast<std::size_t>(id.ack_set_size())
+                                       ? static_cast<std::uint64_t>(id.ack_set(static_cast<int>(w)))
+                                       : 0;
+            st.unacked[w] &= remaining;
           }
         }
-        e = st.acked.size() >= st.deliverable.size() ? entries.erase(e) : std::next(e);
+        if (!cumulative) {
+          if (st.settled()) entries.erase(e);
+          break;
+        }
+        e = st.settled() ? entries.erase(e) : std::next(e);
       }
     }
     std::optional<std::string> error;
@@ -187,7 +200,8 @@ void PulsarConnection::on_ack(double time, const wire::CommandAck& ack,
   }
 }
 
-void PulsarConnection::server_frame(double time, const Frame& frame, std::vector<TimedEvent>* out) {
+void PulsarConnection::server_frame(double time, const conformance::FrameView& frame,
+                                    std::vector<TimedEvent>* out) {
   const wire::BaseCommand& in = frame.command;
   switch (in.type()) {
     case wire::BaseCommand::SUCCESS:
@@ -215,22 +229,26 @@ void PulsarConnection::server_frame(double time, const Frame& frame, std::vector
         // [metadata size][MessageMetadata]: parsed in place, the payload is not needed.
         const std::string_view rest(frame.metadata_and_payload);
         const std::uint32_t size = be32(rest);
-        wire::MessageMetadata meta;
         if (size <= rest.size() - 4 &&
-            meta.ParseFromArray(rest.data() + 4, static_cast<int>(size))) {
-          b = meta.has_num_messages_in_batch() ? meta.num_messages_in_batch() : 1;
+            metadata_.ParseFromArray(rest.data() + 4, static_cast<int>(size))) {
+          b = metadata_.has_num_messages_in_batch() ? metadata_.num_messages_in_batch() : 1;
         }
       }
       const spec::Id cmd = spec::Id::number((*next_cmd_)++);
       auto it = consumers_.find(m.consumer_id());
       if (it != consumers_.end() && it->second.subscribed && (!b || *b >= 1)) {
-        Entry e{.cmd = cmd};
-        const std::int64_t count = b.value_or(1);
-        e.any_ack_settles = !b;
-        for (std::int64_t i = 0; i < count && i < 65536; ++i) {
-          if (ack_set.absent() || ack_set.is_deliverable(i)) e.deliverable.insert(i);
+        Entry e{.cmd = cmd, .unacked = {}, .any_ack_settles = !b};
+        // The deliverable indexes below B (at most 65536 of them): all, or the ack set's.
+        const auto count = static_cast<std::size_t>(std::min<std::int64_t>(b.value_or(1), 65536));
+        e.unacked.assign((count + 63) / 64, ~std::uint64_t{0});
+        if (count % 64 != 0) e.unacked.back() = (std::uint64_t{1} << (count % 64)) - 1;
+        if (!ack_set.absent()) {
+          const std::vector<std::int64_t>& words = ack_set.words();
+          for (std::size_t w = 0; w < e.unacked.size(); ++w) {
+            e.unacked[w] &= w < words.size() ? static_cast<std::uint64_t>(words[w]) : 0;
+          }
         }
-        if (!e.deliverable.empty()) {
+        if (!e.settled()) {
           it->second.entries[{m.message_id().ledgerid(), m.message_id().entryid()}] = std::move(e);
         }
       }

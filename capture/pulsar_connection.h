@@ -2,7 +2,9 @@
 // project's codec (protocol/frame.h), become wire events of the trace format, as the
 // conformance broker records them (subscribe, subscribe_ok, flow, message, ack, close_consumer,
 // disconnect, x-redeliver), plus `quiescent` when a consumer has every delivered entry
-// acknowledged. Memory: one partial frame per direction and the entries in flight.
+// acknowledged. Memory: one partial frame head per direction and the entries in flight. Frames
+// are decoded where the bytes are (FrameSplitter::split, decode_frame_into): no copy per frame,
+// and a large payload spanning segments is checksummed as it passes, not buffered.
 //
 //   std::uint64_t next_cmd = 1;
 //   PulsarConnection c(spec::Id::text("10.0.0.1:40000>10.0.0.2:6650"), &next_cmd);
@@ -15,12 +17,13 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/container/btree_map.h"
+#include "absl/container/inlined_vector.h"
 #include "protocol/frame.h"
 #include "spec/events.h"
 
@@ -43,7 +46,10 @@ class PulsarConnection {
   // `next_cmd` numbers the messages (`cmd`), shared by every connection of one trace.
   // REQUIRES: next_cmd outlives this object.
   PulsarConnection(spec::Id cnx, std::uint64_t* next_cmd)
-      : cnx_(std::move(cnx)), next_cmd_(next_cmd) {}
+      : cnx_(std::move(cnx)), next_cmd_(next_cmd) {
+    // Only a MESSAGE's metadata is read: a large payload is checksummed, never buffered.
+    for (conformance::FrameSplitter& s : splitter_) s.stream_payloads_above(16 * 1024);
+  }
 
   // Decodes the next bytes of one direction, captured at `time`; appends the events of every
   // frame they complete. Returns the reason when the stream cannot be decoded from here on (a
@@ -64,24 +70,29 @@ class PulsarConnection {
   std::size_t buffered() const;
 
  private:
+  // An entry delivered and not yet settled: bit i of `unacked` is batch index i, delivered
+  // and not acknowledged (the AckSet's layout); settled when no bit is left.
   struct Entry {
     spec::Id cmd;
-    std::set<std::int64_t> deliverable;
-    std::set<std::int64_t> acked;
+    absl::InlinedVector<std::uint64_t, 1> unacked;
     bool any_ack_settles = false;  // B unknown (metadata unreadable): any ack settles it
+    bool settled() const;
   };
   struct Consumer {
     bool subscribed = false;
     int flows = 0;
-    std::map<std::pair<std::uint64_t, std::uint64_t>, Entry> entries;  // (ledger, entry)
+    absl::btree_map<std::pair<std::uint64_t, std::uint64_t>, Entry> entries;  // (ledger, entry)
   };
 
-  void client_frame(double time, const conformance::Frame& frame, std::vector<TimedEvent>* out);
-  void server_frame(double time, const conformance::Frame& frame, std::vector<TimedEvent>* out);
+  void client_frame(double time, const conformance::FrameView& frame, std::vector<TimedEvent>* out);
+  void server_frame(double time, const conformance::FrameView& frame, std::vector<TimedEvent>* out);
   void on_ack(double time, const wire::CommandAck& ack, std::vector<TimedEvent>* out);
 
   spec::Id cnx_;
   conformance::FrameSplitter splitter_[2];
+  // Reused for every frame: decoding allocates nothing once these have grown.
+  conformance::FrameView frame_;
+  wire::MessageMetadata metadata_;
   bool broken_[2] = {false, false};
   std::map<std::uint64_t, std::uint64_t> pending_subscribes_;  // request id -> consumer id
   std::map<std::uint64_t, Consumer> consumers_;

@@ -49,7 +49,7 @@ std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq
   const auto offset = static_cast<std::uint64_t>(at);
   if (offset == next_ && pending_.empty()) {  // in order, the common case: no waiting room
     next_ += payload.size();
-    out->push_back(StreamChunk{time, std::string(payload)});
+    out->push_back(StreamChunk{.time = time, .owned = {}, .borrowed = payload});
     if (missing > 0) {
       return gap(absl::StrCat("snap length too short: bytes from stream offset ", next_,
                               " not captured"));
@@ -92,7 +92,7 @@ std::optional<std::string> StreamReassembler::flush(std::vector<StreamChunk>* ou
     }
     bytes.erase(0, static_cast<std::size_t>(next_ - at));
     next_ += bytes.size();
-    out->push_back(StreamChunk{node.mapped().time, std::move(bytes)});
+    out->push_back(StreamChunk{.time = node.mapped().time, .owned = std::move(bytes), .borrowed = {}});
     if (node.mapped().cut) {
       result = gap(absl::StrCat("snap length too short: bytes from stream offset ", next_,
                                 " not captured"));

@@ -24,9 +24,13 @@ namespace permitcheck::capture {
 // Bytes of the stream, in order, with the capture time by which they had been sent: the
 // earliest capture time of these bytes or of any later byte delivered with them (data is sent
 // in sequence order, so a later byte seen first bounds the earlier one's time).
+// In-order bytes are not copied: they view the segment just added (valid until the caller's
+// segment is gone); bytes that waited behind a hole are owned.
 struct StreamChunk {
   double time = 0;
-  std::string bytes;
+  std::string owned;
+  std::string_view borrowed;
+  std::string_view bytes() const { return owned.empty() ? borrowed : std::string_view(owned); }
 };
 
 class StreamReassembler {
@@ -40,7 +44,8 @@ class StreamReassembler {
   bool started() const { return started_; }
 
   // Adds a segment captured at `time` with `missing` payload bytes beyond `payload` that the
-  // capture does not hold. Appends newly contiguous bytes to `out`. Returns the reason when
+  // capture does not hold. Appends newly contiguous bytes to `out` (those of `payload` itself
+  // as views of it, when nothing waits). Returns the reason when
   // the stream has a gap from here on (nothing more is delivered after one).
   std::optional<std::string> add(double time, std::uint32_t seq, std::string_view payload,
                                  std::uint32_t missing, std::vector<StreamChunk>* out);

@@ -1,11 +1,18 @@
 #include "capture/tap.h"
 
 #include <pcap/pcap.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +24,9 @@ namespace {
 using asio::ip::tcp;
 
 constexpr std::size_t kReadBuffer = 32 * 1024;  // per direction: the memory bound of forwarding
+// The checking thread takes what waits every 2 ms, or at once when 1 MiB waits.
+constexpr auto kCheckEvery = std::chrono::milliseconds(2);
+constexpr std::size_t kWakeBytes = std::size_t{1} << 20;
 
 absl::StatusOr<std::pair<std::string, std::uint16_t>> split_host_port(const std::string& s) {
   const std::size_t colon = s.rfind(':');
@@ -49,6 +59,14 @@ double now_seconds() {
 
 }  // namespace
 
+// A copy of forwarded bytes (or a SYN, a FIN, a loss) on its way to the checking thread.
+struct Copy {
+  TcpSegment segment;  // payload empty here: `bytes` holds it
+  std::string bytes;
+  double time = 0;
+  bool lost = false;   // the checker fell behind: the connection is given up
+};
+
 struct Tap::Impl {
   struct Session {
     explicit Session(asio::io_context& io) : client(io), upstream(io) {}
@@ -58,6 +76,7 @@ struct Tap::Impl {
     std::uint32_t seq[2] = {1, 1};
     bool done[2] = {false, false};  // direction d has ended
     bool closed = false;
+    bool unchecked = false;     // copies were dropped: checking stopped for this session
     int id = 0;
   };
 
@@ -67,15 +86,23 @@ struct Tap::Impl {
   tcp::acceptor acceptor{io};
   tcp::endpoint upstream;
   asio::signal_set signals{io};
-  asio::steady_timer ticker{io};
-  WireTraceBuilder builder;
   std::map<int, std::shared_ptr<Session>> sessions;
   int next_id = 0;
   bool stopping = false;
+  std::atomic<std::uint64_t> connections{0}, to_broker{0}, to_client{0};
+
+  // Checking runs on its own thread, fed by a bounded queue: forwarding never waits for it.
+  // Only that thread touches the builder, the checker and the --pcap file.
+  WireTraceBuilder builder;
   pcap_t* dead = nullptr;
   pcap_dumper_t* dumper = nullptr;
-  mutable std::mutex stats_mu;
-  TapStats stats;
+  std::mutex mu;
+  std::condition_variable wake;
+  std::deque<Copy> queue;
+  std::size_t queued_bytes = 0;
+  std::vector<std::string> spare;  // buffers of checked copies, reused
+  bool finishing = false;
+  std::thread checking;
 
   Impl(TapOptions o, WireChecker* c)
       : options(std::move(o)), checker(c), builder(decode_options(options), c->sink()) {}
@@ -88,28 +115,89 @@ struct Tap::Impl {
     return d;
   }
 
-  // A copy of what was forwarded, to the decoder and the --pcap file.
+  // Hands a copy of what was forwarded to the checking thread. When the queue is full the
+  // copy is dropped and the session is no longer checked (reported as not understood): the
+  // forwarding thread never blocks on checking.
   void record(Session& s, int from, std::string_view bytes, bool syn, bool fin) {
-    TcpSegment seg;
-    seg.src = s.side[from];
-    seg.dst = s.side[1 - from];
-    seg.seq = s.seq[from];
-    seg.ack = s.seq[1 - from];
-    seg.has_ack = !(syn && from == 0);
-    seg.syn = syn;
-    seg.fin = fin;
-    seg.payload = bytes;
+    Copy c;
+    c.segment.src = s.side[from];
+    c.segment.dst = s.side[1 - from];
+    c.segment.seq = s.seq[from];
+    c.segment.ack = s.seq[1 - from];
+    c.segment.has_ack = !(syn && from == 0);
+    c.segment.syn = syn;
+    c.segment.fin = fin;
     s.seq[from] += static_cast<std::uint32_t>(bytes.size()) + (syn || fin ? 1 : 0);
-    const double t = now_seconds();
-    builder.on_segment(t, seg);
+    c.time = now_seconds();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!bytes.empty()) {
+        if (s.unchecked) return;
+        if (queued_bytes + bytes.size() > options.max_queued_bytes) {
+          s.unchecked = true;
+          c.lost = true;  // a marker, no bytes: at most one per session
+        } else {
+          if (!spare.empty()) {
+            c.bytes = std::move(spare.back());
+            spare.pop_back();
+          }
+          c.bytes.assign(bytes.data(), bytes.size());
+          queued_bytes += bytes.size();
+        }
+      }
+      queue.push_back(std::move(c));
+      // Waking the checker for every read would cost the forwarding thread a context switch
+      // per message: it wakes on its own every kCheckEvery, or early when much is waiting.
+      if (queued_bytes < kWakeBytes && !c.lost) return;
+    }
+    wake.notify_one();
+  }
+
+  void check(Copy& c) {
+    if (c.lost) {
+      builder.abandon(c.segment.src, c.segment.dst, c.time,
+                      absl::StrCat("the checker fell behind (more than ", options.max_queued_bytes,
+                                   " bytes waiting): forwarded, no longer checked"));
+      return;
+    }
+    c.segment.payload = c.bytes;
+    builder.on_segment(c.time, c.segment);
     if (dumper) {
-      const std::string packet = encode_ip_packet(seg);
+      const std::string packet = encode_ip_packet(c.segment);
       pcap_pkthdr h{};
-      h.ts.tv_sec = static_cast<long>(t);
-      h.ts.tv_usec = static_cast<long>((t - static_cast<double>(h.ts.tv_sec)) * 1e6);
+      h.ts.tv_sec = static_cast<long>(c.time);
+      h.ts.tv_usec = static_cast<long>((c.time - static_cast<double>(h.ts.tv_sec)) * 1e6);
       h.caplen = h.len = static_cast<bpf_u_int32>(packet.size());
       pcap_dump(reinterpret_cast<u_char*>(dumper), &h,
                 reinterpret_cast<const u_char*>(packet.data()));
+    }
+  }
+
+  // The checking thread: copies in batches; quiescence ticks every 100 ms.
+  void check_loop() {
+    // Below the forwarding thread: when both want a core, forwarding goes first (Linux
+    // applies a thread's nice value to that thread alone).
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+    std::deque<Copy> batch;
+    double last_tick = now_seconds();
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      wake.wait_for(lock, kCheckEvery, [&] { return queued_bytes >= kWakeBytes || finishing; });
+      if (queue.empty() && finishing) return;
+      batch.swap(queue);
+      queued_bytes = 0;
+      lock.unlock();
+      for (Copy& c : batch) check(c);
+      const double now = now_seconds();
+      if (now - last_tick >= 0.1) {
+        builder.tick(now);
+        last_tick = now;
+      }
+      lock.lock();
+      for (Copy& c : batch) {
+        if (c.bytes.capacity() > 0 && spare.size() < 64) spare.push_back(std::move(c.bytes));
+      }
+      batch.clear();
     }
   }
 
@@ -119,10 +207,7 @@ struct Tap::Impl {
       if (ec || stopping) return;
       s->id = ++next_id;
       sessions[s->id] = s;
-      {
-        std::lock_guard<std::mutex> lock(stats_mu);
-        ++stats.connections;
-      }
+      ++connections;
       asio::error_code ignored;
       s->client.set_option(tcp::no_delay(true), ignored);
       s->upstream.async_connect(upstream, [this, s](const asio::error_code& cec) {
@@ -143,8 +228,8 @@ struct Tap::Impl {
     });
   }
 
-  // Reads from side `from`, forwards, decodes the copy, reads again once the write is done
-  // (so at most one buffer per direction is in flight).
+  // Reads from side `from`, forwards, hands a copy to the checker, reads again once the
+  // write is done (so at most one buffer per direction is in flight).
   void pump(const std::shared_ptr<Session>& s, int from) {
     tcp::socket& in = from == 0 ? s->client : s->upstream;
     in.async_read_some(asio::buffer(s->buffer[from]),
@@ -154,6 +239,7 @@ struct Tap::Impl {
         return;
       }
       tcp::socket& out = from == 0 ? s->upstream : s->client;
+      // The write is tried at once (asio writes speculatively); the copy comes after it.
       asio::async_write(out, asio::buffer(s->buffer[from].data(), n),
                         [this, s, from](const asio::error_code& wec, std::size_t) {
                           if (wec) {
@@ -162,10 +248,7 @@ struct Tap::Impl {
                           }
                           pump(s, from);
                         });
-      {
-        std::lock_guard<std::mutex> lock(stats_mu);
-        (from == 0 ? stats.bytes_to_broker : stats.bytes_to_client) += n;
-      }
+      (from == 0 ? to_broker : to_client) += n;
       record(*s, from, std::string_view(s->buffer[from].data(), n), false, false);
     });
   }
@@ -195,22 +278,12 @@ struct Tap::Impl {
     sessions.erase(s->id);
   }
 
-  void tick() {
-    ticker.expires_after(std::chrono::milliseconds(100));
-    ticker.async_wait([this](const asio::error_code& ec) {
-      if (ec || stopping) return;
-      builder.tick(now_seconds());
-      tick();
-    });
-  }
-
   void shutdown() {
     if (stopping) return;
     stopping = true;
     asio::error_code ignored;
     acceptor.close(ignored);
     signals.cancel(ignored);
-    ticker.cancel();
     auto all = sessions;
     for (auto& [id, s] : all) close(s);
   }
@@ -253,7 +326,6 @@ absl::Status Tap::start() {
     }
   }
   impl_->accept();
-  impl_->tick();
   return absl::OkStatus();
 }
 
@@ -272,7 +344,14 @@ void Tap::handle_signals() {
 }
 
 void Tap::run() {
+  impl_->checking = std::thread([this] { impl_->check_loop(); });
   impl_->io.run();
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->finishing = true;
+  }
+  impl_->wake.notify_one();
+  impl_->checking.join();  // every copy checked
   impl_->builder.finish();
   if (impl_->dumper) pcap_dump_flush(impl_->dumper);
 }
@@ -282,8 +361,9 @@ void Tap::stop() {
 }
 
 TapStats Tap::stats() const {
-  std::lock_guard<std::mutex> lock(impl_->stats_mu);
-  return impl_->stats;
+  return TapStats{.connections = impl_->connections.load(),
+                  .bytes_to_broker = impl_->to_broker.load(),
+                  .bytes_to_client = impl_->to_client.load()};
 }
 
 }  // namespace permitcheck::capture

@@ -1,9 +1,11 @@
 // Tap: a transparent TCP proxy between any Pulsar client and any broker. Every byte is
-// forwarded unchanged as soon as it arrives; a copy is decoded (the same path as a capture:
-// wire_trace.h) and checked live by the Monitor (checker.h). A stream it cannot decode is
-// still forwarded untouched and reported as not understood. Memory per connection is bounded
-// (one read buffer per direction, the decoder's bounds). TLS is out of scope: a TLS stream is
-// forwarded and reported as not understood.
+// forwarded unchanged as soon as it arrives (one thread, Nagle off on both sockets); a copy
+// goes through a bounded queue to a second thread that decodes it (the same path as a
+// capture: wire_trace.h) and checks it live with the Monitor (checker.h), so forwarding never
+// waits on checking. A stream it cannot decode, or cannot check in time, is still forwarded
+// untouched and reported as not understood. Memory per connection is bounded (one read
+// buffer per direction, the decoder's bounds), and the queue in all. TLS is out of scope: a
+// TLS stream is forwarded and reported as not understood.
 //
 //   Tap tap(TapOptions{.listen = "127.0.0.1:6651", .upstream = "127.0.0.1:6650"}, &checker);
 //   absl::Status s = tap.start();      // binds; tap.port() is the port it listens on
@@ -27,6 +29,9 @@ struct TapOptions {
   std::string upstream;  // HOST:PORT of the broker
   CaptureOptions decode;  // idle, bounds (port is ignored)
   std::string pcap_path;  // when not empty, every forwarded segment is also written here
+  // Copies waiting for the checking thread, in bytes: past it a connection is forwarded but
+  // no longer checked (reported as not understood), so forwarding never waits on checking.
+  std::size_t max_queued_bytes = std::size_t{64} << 20;
 };
 
 struct TapStats {

@@ -33,6 +33,9 @@ struct WireTraceBuilder::Connection {
   std::unique_ptr<PulsarConnection> pulsar;
   std::string label;
   std::vector<TimedEvent> held;
+  // Scratch, reused for every segment: the path of a packet allocates nothing once warm.
+  std::vector<StreamChunk> chunks;
+  std::vector<TimedEvent> events;
   double last_activity = 0;
   bool quiet_reported = true;
   bool fin[2] = {false, false};
@@ -103,9 +106,11 @@ void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegme
   if (!s.payload.empty() || s.missing > 0) {
     c.last_activity = std::max(c.last_activity, time);
     c.quiet_reported = false;
-    std::vector<StreamChunk> chunks;
+    std::vector<StreamChunk>& chunks = c.chunks;
+    chunks.clear();
     std::optional<std::string> gap = c.dir[from].add(time, s.seq, s.payload, s.missing, &chunks);
     deliver(c, from, chunks);
+    chunks.clear();
     if (gap && c.state != State::kBroken && c.state != State::kIgnored) {
       give_up(c, time, absl::StrCat(c.client == -1 || from == c.client ? "client" : "broker",
                                     " stream: ", *gap));
@@ -135,16 +140,17 @@ void WireTraceBuilder::deliver(Connection& c, int from, std::vector<StreamChunk>
   if (c.state == State::kProbing) {
     if (c.probe[from].empty()) c.probe_time[from] = chunks.front().time;
     for (StreamChunk& chunk : chunks) {
-      if (c.probe[from].size() <= kMaxProbeBytes) c.probe[from] += chunk.bytes;
+      if (c.probe[from].size() <= kMaxProbeBytes) c.probe[from] += chunk.bytes();
     }
     decide(c);
     return;
   }
   if (c.state != State::kPulsar) return;
   const Direction d = from == c.client ? Direction::kToServer : Direction::kToClient;
-  std::vector<TimedEvent> events;
+  std::vector<TimedEvent>& events = c.events;
+  events.clear();
   for (const StreamChunk& chunk : chunks) {
-    if (std::optional<std::string> why = c.pulsar->on_bytes(d, chunk.time, chunk.bytes, &events)) {
+    if (std::optional<std::string> why = c.pulsar->on_bytes(d, chunk.time, chunk.bytes(), &events)) {
       emit(c, events, from);
       give_up(c, chunk.time, *why);
       return;
@@ -198,7 +204,7 @@ void WireTraceBuilder::decide(Connection& c) {
   for (int i : {client, 1 - client}) {
     if (probe[i].empty()) continue;
     std::vector<StreamChunk> chunk;
-    chunk.push_back(StreamChunk{c.probe_time[i], std::move(probe[i])});
+    chunk.push_back(StreamChunk{.time = c.probe_time[i], .owned = std::move(probe[i]), .borrowed = {}});
     deliver(c, i, chunk);
     if (c.state != State::kPulsar) return;
   }
@@ -206,24 +212,30 @@ void WireTraceBuilder::decide(Connection& c) {
 
 void WireTraceBuilder::emit(Connection& c, std::vector<TimedEvent>& events, int /*from*/) {
   if (events.empty() && c.held.empty()) return;
-  c.held.insert(c.held.end(), std::make_move_iterator(events.begin()),
-                std::make_move_iterator(events.end()));
-  events.clear();
-  if (c.any_hole()) {
-    // A missing segment of one direction may hold events before these: wait for it.
-    if (c.held.size() > options_.max_held_events) {
-      give_up(c, c.held.back().time,
-              absl::StrCat("a missing segment kept ", c.held.size(), " events waiting"));
+  std::vector<TimedEvent>* batch = &events;  // the common case: nothing held, no copy
+  if (!c.held.empty() || c.any_hole()) {
+    c.held.insert(c.held.end(), std::make_move_iterator(events.begin()),
+                  std::make_move_iterator(events.end()));
+    events.clear();
+    if (c.any_hole()) {
+      // A missing segment of one direction may hold events before these: wait for it.
+      if (c.held.size() > options_.max_held_events) {
+        give_up(c, c.held.back().time,
+                absl::StrCat("a missing segment kept ", c.held.size(), " events waiting"));
+      }
+      return;
     }
-    return;
+    batch = &c.held;
   }
-  std::stable_sort(c.held.begin(), c.held.end(),
-                   [](const TimedEvent& x, const TimedEvent& y) { return x.time < y.time; });
-  for (const TimedEvent& e : c.held) {
+  auto by_time = [](const TimedEvent& x, const TimedEvent& y) { return x.time < y.time; };
+  if (!std::is_sorted(batch->begin(), batch->end(), by_time)) {
+    std::stable_sort(batch->begin(), batch->end(), by_time);
+  }
+  for (TimedEvent& e : *batch) {
     ++stats_.events;
-    if (sink_.event) sink_.event(c.label, e);
+    if (sink_.event) sink_.event(c.label, std::move(e));
   }
-  c.held.clear();
+  batch->clear();
 }
 
 void WireTraceBuilder::give_up(Connection& c, double time, const std::string& reason) {
@@ -262,6 +274,16 @@ void WireTraceBuilder::close(Connection& c, double time) {
     if (c.state == State::kProbing) ++stats_.ignored;
     c.state = State::kIgnored;  // finished: later segments of it are only counted
     c.pulsar.reset();
+  }
+}
+
+void WireTraceBuilder::abandon(const Endpoint& a, const Endpoint& b, double time,
+                               const std::string& reason) {
+  auto it = table_.find(before(a, b) ? std::make_pair(a, b) : std::make_pair(b, a));
+  if (it == table_.end()) return;
+  Connection& c = *it->second;
+  if (c.state == Connection::State::kProbing || c.state == Connection::State::kPulsar) {
+    give_up(c, time, reason);
   }
 }
 

@@ -36,7 +36,8 @@ struct CaptureOptions {
 
 // Where the builder reports. `connection` is "client-address:port>server-address:port".
 struct WireSink {
-  std::function<void(const std::string& connection, const TimedEvent& event)> event;
+  // The event is handed over (a sink may keep it).
+  std::function<void(const std::string& connection, TimedEvent&& event)> event;
   // A connection (or a stream) that cannot be followed from `time` on, and why.
   std::function<void(const std::string& connection, double time, const std::string& reason)>
       not_understood;
@@ -62,6 +63,10 @@ class WireTraceBuilder {
   void tick(double now);
   // End of capture: quiescence checks as of the last packet, open holes become gaps.
   void finish();
+  // The caller lost bytes of the connection between `a` and `b` (a live tap whose checker
+  // fell behind): it is not understood from `time` on, with `reason`. No-op for a connection
+  // not followed or not Pulsar.
+  void abandon(const Endpoint& a, const Endpoint& b, double time, const std::string& reason);
 
   const CaptureStats& stats() const { return stats_; }
 

@@ -28,5 +28,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)permitcheck::conformance::parse_batch(mp->payload, count > 0 && count < 4096 ? count : 1);
   }
   (void)permitcheck::conformance::decode_frame(bytes);
+  // The zero-copy splitter, streaming every payload frame over 32 bytes, fed in pieces whose
+  // sizes the first byte picks: each frame (or streamed head) decodes to a status.
+  permitcheck::conformance::FrameSplitter streaming;
+  streaming.stream_payloads_above(32);
+  permitcheck::conformance::FrameView view;
+  const std::size_t piece = bytes.empty() ? 1 : 1 + static_cast<unsigned char>(bytes[0]) % 64;
+  for (std::size_t at = 0; at < bytes.size(); at += piece) {
+    const absl::Status s = streaming.split(
+        bytes.substr(at, piece),
+        [&](std::string_view frame, const permitcheck::conformance::StreamedPayload* streamed) {
+          (void)permitcheck::conformance::decode_frame_into(frame, &view, streamed);
+          return true;
+        });
+    if (!s.ok()) break;
+  }
   return 0;
 }

@@ -12,6 +12,7 @@
 #ifndef PERMITCHECK_CONFORMANCE_FRAME_H_
 #define PERMITCHECK_CONFORMANCE_FRAME_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,6 +30,16 @@ inline constexpr std::uint16_t kMagicCrc32c = 0x0e01;
 
 // CRC-32C (Castagnoli), as Pulsar checksums metadata and payload.
 std::uint32_t crc32c(std::string_view data);
+// The CRC-32C of bytes A followed by `data`, given crc = crc32c(A): crc32c(A + B) ==
+// crc32c_extend(crc32c(A), B), and crc32c(B) == crc32c_extend(0, B).
+std::uint32_t crc32c_extend(std::uint32_t crc, std::string_view data);
+
+// A payload frame that FrameSplitter streamed (see stream_payloads_above): its head (size,
+// command, magic, checksum, metadata size and metadata) was kept, its payload only checksummed.
+struct StreamedPayload {
+  std::uint32_t frame_size = 0;  // the whole frame's, with its 4-byte size prefix
+  std::uint32_t crc = 0;         // crc32c of everything after the checksum field
+};
 
 // A decoded frame. For a payload command, `checksum_ok` tells whether the crc32c matched and
 // `metadata_and_payload` holds the bytes after the checksum (not yet parsed: a client decides
@@ -44,6 +55,21 @@ struct Frame {
 // for anything malformed: sizes that disagree, a command that does not parse, a missing type,
 // a bad magic number. Never crashes on any input.
 absl::StatusOr<Frame> decode_frame(std::string_view frame);
+
+// The same decoding without copying, for readers on a hot path (the capture reader, the tap):
+// `metadata_and_payload` views `frame`, and a FrameView reused across calls reuses its
+// command's allocations. REQUIRES: `frame` outlives the use of out->metadata_and_payload.
+// With `streamed`, `frame` is the head of a streamed frame: metadata_and_payload then holds
+// [metadata size][MessageMetadata] only, the checksum is judged by streamed->crc.
+struct FrameView {
+  wire::BaseCommand command;
+  bool has_payload = false;
+  bool checksum_ok = true;
+  bool payload_streamed = false;  // metadata_and_payload lacks the payload (streamed)
+  std::string_view metadata_and_payload;
+};
+absl::Status decode_frame_into(std::string_view frame, FrameView* out,
+                               const StreamedPayload* streamed = nullptr);
 
 // A frame whose command is well formed but of a type this codec does not know: a Pulsar
 // command the broker does not implement, to be answered with ERROR rather than taken for
@@ -64,10 +90,128 @@ class FrameSplitter {
   absl::StatusOr<std::optional<std::string>> next();
   std::size_t buffered() const { return buffer_.size() - offset_; }
 
+  // Zero-copy splitting: calls `on_frame(std::string_view frame, const StreamedPayload* s)`
+  // for every whole frame of the bytes buffered so far followed by `bytes`, in order (s is
+  // null but for a streamed frame). Frames wholly inside `bytes` are viewed where they are;
+  // only a frame begun earlier and an incomplete tail are copied. A frame's view is valid
+  // during its call. `on_frame` returns false to stop (the rest of `bytes` is dropped).
+  // InvalidArgument, as next(), for a size outside 4..kMaxFrameSize.
+  template <typename F>
+  absl::Status split(std::string_view bytes, F&& on_frame);
+
+  // From now on, split() streams a payload frame of more than `n` bytes that begins in one
+  // call and ends in a later one: it keeps the head (up to the end of the metadata) and only
+  // checksums the payload as it passes, so such a frame costs no copy and no buffer of its
+  // size. 0 (the default): never. A frame whose head is malformed is kept whole (decoding
+  // then says why).
+  void stream_payloads_above(std::size_t n) { stream_above_ = n; }
+
  private:
+  static absl::Status bad_size(std::uint32_t total);
+  static std::uint32_t size_at(const char* p) {
+    return (std::uint32_t{static_cast<unsigned char>(p[0])} << 24) |
+           (std::uint32_t{static_cast<unsigned char>(p[1])} << 16) |
+           (std::uint32_t{static_cast<unsigned char>(p[2])} << 8) |
+           std::uint32_t{static_cast<unsigned char>(p[3])};
+  }
+  // For the frame of `want` bytes at offset_ (its first 8 bytes, and fewer than `want`,
+  // buffered): the length of its head (then buffered) when it can stream, 0 when it is kept
+  // whole; -1 when more bytes are needed first.
+  template <typename TopUp>
+  std::int64_t stream_head(std::size_t want, TopUp& top_up);
+  std::size_t stream_above_ = 0;
+  bool streaming_ = false;
+  std::size_t stream_left_ = 0;   // payload bytes of the streamed frame still to come
+  std::size_t head_size_ = 0;     // its head, buffered at offset_
+  StreamedPayload streamed_;
   std::string buffer_;
   std::size_t offset_ = 0;
 };
+
+template <typename TopUp>
+std::int64_t FrameSplitter::stream_head(std::size_t want, TopUp& top_up) {
+  const std::size_t command = size_at(buffer_.data() + offset_ + 4);
+  const std::size_t fixed = 8 + command + 6 + 4;  // ... magic, checksum, metadata size
+  if (command > want - 8 || fixed > want) return 0;
+  if (!top_up(fixed)) return -1;
+  const char* f = buffer_.data() + offset_;
+  if (static_cast<unsigned char>(f[8 + command]) != (kMagicCrc32c >> 8) ||
+      static_cast<unsigned char>(f[8 + command + 1]) != (kMagicCrc32c & 0xFF)) {
+    return 0;
+  }
+  const std::size_t head = fixed + size_at(f + 8 + command + 6);
+  if (head > want) return 0;
+  if (!top_up(head)) return -1;
+  return static_cast<std::int64_t>(head);
+}
+
+template <typename F>
+absl::Status FrameSplitter::split(std::string_view bytes, F&& on_frame) {
+  auto top_up = [&](std::size_t want) {
+    const std::size_t have = buffer_.size() - offset_;
+    if (have >= want) return true;
+    const std::size_t take = std::min(want - have, bytes.size());
+    buffer_.append(bytes.data(), take);
+    bytes.remove_prefix(take);
+    return have + take >= want;
+  };
+  // First the frames that begin in the buffer, topped up from `bytes` as they need.
+  while (streaming_ || offset_ < buffer_.size()) {
+    if (streaming_) {
+      const std::size_t take = std::min(stream_left_, bytes.size());
+      streamed_.crc = crc32c_extend(streamed_.crc, bytes.substr(0, take));
+      bytes.remove_prefix(take);
+      stream_left_ -= take;
+      if (stream_left_ > 0) return absl::OkStatus();
+      streaming_ = false;
+      const std::string_view head(buffer_.data() + offset_, head_size_);
+      offset_ += head_size_;
+      if (!on_frame(head, &streamed_)) return absl::OkStatus();
+      continue;
+    }
+    if (!top_up(4)) return absl::OkStatus();
+    const std::uint32_t total = size_at(buffer_.data() + offset_);
+    if (total < 4 || total > kMaxFrameSize) return bad_size(total);
+    const std::size_t want = std::size_t{total} + 4;
+    if (stream_above_ > 0 && want > stream_above_ && buffer_.size() - offset_ < want) {
+      if (!top_up(8)) return absl::OkStatus();
+      const std::int64_t head = stream_head(want, top_up);
+      if (head < 0) return absl::OkStatus();
+      if (head > 0) {
+        // Bytes buffered past the head (a tail left by the last call) are checksummed and
+        // dropped like the rest of the payload.
+        const std::size_t have = buffer_.size() - offset_;
+        const std::size_t checked = 8 + size_at(buffer_.data() + offset_ + 4) + 6;
+        streaming_ = true;
+        head_size_ = static_cast<std::size_t>(head);
+        stream_left_ = want - have;
+        streamed_ = StreamedPayload{
+            .frame_size = static_cast<std::uint32_t>(want),
+            .crc = crc32c(std::string_view(buffer_.data() + offset_ + checked, have - checked))};
+        buffer_.resize(offset_ + head_size_);
+        continue;
+      }
+    }
+    buffer_.reserve(offset_ + want);  // one allocation for a frame spanning many reads
+    if (!top_up(want)) return absl::OkStatus();
+    const std::string_view frame(buffer_.data() + offset_, want);
+    offset_ += frame.size();
+    if (!on_frame(frame, static_cast<const StreamedPayload*>(nullptr))) return absl::OkStatus();
+  }
+  buffer_.clear();
+  offset_ = 0;
+  // Then the frames wholly inside `bytes`, in place.
+  while (bytes.size() >= 4) {
+    const std::uint32_t total = size_at(bytes.data());
+    if (total < 4 || total > kMaxFrameSize) return bad_size(total);
+    if (bytes.size() < std::size_t{total} + 4) break;
+    const std::string_view frame = bytes.substr(0, std::size_t{total} + 4);
+    bytes.remove_prefix(frame.size());
+    if (!on_frame(frame, static_cast<const StreamedPayload*>(nullptr))) return absl::OkStatus();
+  }
+  buffer_.assign(bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
 
 // [total][size][command].
 std::string encode_command(const wire::BaseCommand& command);

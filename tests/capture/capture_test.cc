@@ -46,10 +46,11 @@ struct Verdict {
 };
 
 Verdict check(const std::string& pcap, CaptureOptions options = {},
-              std::optional<std::int64_t> t = std::nullopt) {
+              std::optional<std::int64_t> t = std::nullopt, bool own_thread = false) {
   Verdict v;
   std::ostringstream trace;
   WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = t}, &trace);
+  if (own_thread) checker.check_on_own_thread();
   WireTraceBuilder builder(options, checker.sink());
   v.read = read_capture_bytes(pcap, &builder);
   checker.finish();
@@ -202,6 +203,44 @@ TEST(CaptureReassembly, E2_E5_FoundThroughReorderedDuplicatedAndOverlappingSegme
   }
 }
 
+// A large MESSAGE spanning many segments (its payload checksummed as it passes, never
+// buffered whole) still yields B from its metadata when the checksum holds, and none when it
+// does not; frames after it decode as before.
+TEST(CaptureReassembly, LargeMessagesAcrossSegmentsKeepTheirBatchSizeOnlyWithAGoodChecksum) {
+  for (const bool corrupt : {false, true}) {
+    SCOPED_TRACE(corrupt);
+    wire::BaseCommand m;
+    m.set_type(wire::BaseCommand::MESSAGE);
+    m.mutable_message()->set_consumer_id(0);
+    m.mutable_message()->mutable_message_id()->set_ledgerid(7);
+    m.mutable_message()->mutable_message_id()->set_entryid(1);
+    wire::MessageMetadata meta;
+    meta.set_producer_name("big");
+    meta.set_sequence_id(1);
+    meta.set_publish_time(1700000000000ULL);
+    meta.set_num_messages_in_batch(3);
+    const std::string big = conformance::encode_message(m, meta.SerializeAsString(),
+                                                        std::string(100000, 'b'), corrupt);
+    Conversation c(client4(), server4());
+    c.handshake();
+    c.client_sends(frames::connect() + frames::subscribe(0, 1));
+    c.server_sends(frames::connected() + frames::success(1));
+    c.client_sends(frames::flow(0, 10));
+    c.server_sends(big + frames::message(0, 2, 1));
+    c.client_sends(frames::ack(0, 1) + frames::ack(0, 2));
+    c.client_fin();
+    const Verdict v = check(pcap(c.packets()));
+    EXPECT_TRUE(v.not_understood.empty()) << v.not_understood[0].reason;
+    // connect, subscribe, subscribe_ok, flow, 2 messages, 2 acks, disconnect
+    EXPECT_EQ(v.events, 9u);
+    const std::size_t first = v.trace.find("\"message\"");
+    ASSERT_NE(first, std::string::npos);
+    const std::string first_line = v.trace.substr(first, v.trace.find('\n', first) - first);
+    EXPECT_EQ(first_line.find("\"batch_size\":3") != std::string::npos, !corrupt) << first_line;
+    EXPECT_NE(v.trace.find("\"batch_size\":1"), std::string::npos) << v.trace;
+  }
+}
+
 // The index of the first data packet from `from` whose payload holds the bytes of `frame`.
 std::size_t segment_with(const std::vector<Packet>& p, const Endpoint& from, const std::string& frame) {
   for (std::size_t i = 0; i < p.size(); ++i) {
@@ -226,6 +265,64 @@ TEST(CaptureGaps, DroppedSegmentIsNotUnderstoodNeverAViolation) {
         << v.not_understood[0].reason;
     EXPECT_EQ(v.not_understood[0].connection, "10.0.0.1:40000>10.0.0.2:6650");
   }
+}
+
+// Checking on the checker's own thread (WireChecker::check_on_own_thread) gives exactly what
+// checking on the decoding thread gives: the same findings with their connections, the same
+// connections not understood, the same trace; on passing, failing and broken captures, and on
+// more events than one hand-over batch.
+TEST(CaptureChecker, E2_E5_CheckingOnItsOwnThreadChangesNothing) {
+  std::vector<std::string> captures;
+  captures.push_back(pcap(consumer_stream(client4(), server4()).packets()));
+  captures.push_back(pcap(consumer_stream(client4(), server4(), Bad::kOverGrant).packets()));
+  std::vector<Packet> lossy = consumer_stream(client4(), server4(), Bad::kOverGrant).packets();
+  lossy.erase(lossy.begin() + static_cast<long>(segment_with(lossy, server4(), frames::success(1))));
+  captures.push_back(pcap(lossy));
+  std::vector<Packet> many;
+  for (int i = 0; i < 1200; ++i) {  // 1200 connections of 13 events: many 4096-event batches
+    const Endpoint client = testing::endpoint4(static_cast<std::uint8_t>(1 + i % 200),
+                                               static_cast<std::uint16_t>(40000 + i));
+    const Bad bad = i % 50 == 7 ? Bad::kOverGrant : Bad::kNone;
+    Conversation c = consumer_stream(client, server4(), bad, 1400, 1764600000.0 + i);
+    for (Packet& p : c.packets()) many.push_back(std::move(p));
+  }
+  std::stable_sort(many.begin(), many.end(), [](const Packet& a, const Packet& b) { return a.time < b.time; });
+  captures.push_back(pcap(many));
+  for (std::size_t i = 0; i < captures.size(); ++i) {
+    SCOPED_TRACE(i);
+    const Verdict one = check(captures[i], {}, 5);
+    const Verdict two = check(captures[i], {}, 5, /*own_thread=*/true);
+    EXPECT_EQ(one.rules(), two.rules());
+    ASSERT_EQ(one.violations.size(), two.violations.size());
+    for (std::size_t k = 0; k < one.violations.size(); ++k) {
+      EXPECT_EQ(one.violations[k].explanation, two.violations[k].explanation);
+    }
+    ASSERT_EQ(one.not_understood.size(), two.not_understood.size());
+    for (std::size_t k = 0; k < one.not_understood.size(); ++k) {
+      EXPECT_EQ(one.not_understood[k].connection, two.not_understood[k].connection);
+      EXPECT_EQ(one.not_understood[k].reason, two.not_understood[k].reason);
+    }
+    EXPECT_EQ(one.events, two.events);
+    EXPECT_EQ(one.trace, two.trace);
+  }
+  // Reading the file on a second thread (read_capture_file's reader_thread) changes nothing
+  // either, over more than one 1 MiB batch.
+  const std::string path = ::testing::TempDir() + "/checker-threads.pcap";
+  testing::write_file(path, captures[3]);
+  ASSERT_GT(captures[3].size(), std::size_t{2} << 20);
+  auto from_file = [&](bool reader_thread) {
+    std::ostringstream trace;
+    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, &trace);
+    WireTraceBuilder builder(CaptureOptions{}, checker.sink());
+    EXPECT_TRUE(read_capture_file(path, &builder, reader_thread).ok());
+    checker.finish();
+    return std::make_pair(checker.violations().size(), trace.str());
+  };
+  EXPECT_EQ(from_file(true), from_file(false));
+  EXPECT_EQ(from_file(false).second, check(captures[3], {}, 5).trace);
+  EXPECT_EQ(check(captures[1], {}, 5, true).rules(), "E2,E5");
+  EXPECT_GT(check(captures[3], {}, 5, true).events, 5000u);
+  EXPECT_EQ(check(captures[3], {}, 5, true).violations.size() >= 8, true);
 }
 
 TEST(CaptureGaps, SnapLengthTooShortIsNotUnderstood) {
@@ -310,7 +407,7 @@ RC_GTEST_PROP(StreamReassembler, AnyOrderWithDuplicatesGivesTheStreamBack, ()) {
     RC_ASSERT(!r.add(static_cast<double>(i), segments[i].first, segments[i].second, 0, &out));
   }
   std::string got;
-  for (const StreamChunk& c : out) got += c.bytes;
+  for (const StreamChunk& c : out) got += c.bytes();
   RC_ASSERT(got == stream);
   RC_ASSERT(!r.has_hole());
   RC_ASSERT(!r.finish());
@@ -327,7 +424,7 @@ TEST(StreamReassembler, HoleAtTheEndIsAGap) {
   ASSERT_TRUE(gap);
   EXPECT_NE(gap->find("lost segment"), std::string::npos);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].bytes, "abc");
+  EXPECT_EQ(out[0].bytes(), "abc");
 }
 
 #ifdef PERMITCHECK_BIN

@@ -3,11 +3,6 @@
 // not (forwarded untouched, reported as not understood).
 #include "capture/tap.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,6 +12,7 @@
 
 #include "capture/capture_file.h"
 #include "tests/capture/capture_testing.h"
+#include "tests/capture/socket_testing.h"
 
 #ifdef PERMITCHECK_HAVE_TAP
 namespace permitcheck::capture {
@@ -24,46 +20,10 @@ namespace {
 
 namespace frames = testing::frames;
 
-int listen_any(std::uint16_t* port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::listen(fd, 4);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  *port = ntohs(a.sin_port);
-  return fd;
-}
-
-int connect_to(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(port);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
-  return fd;
-}
-
-void send_all(int fd, const std::string& bytes) {
-  for (std::size_t at = 0; at < bytes.size();) {
-    const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
-    if (n <= 0) return;
-    at += static_cast<std::size_t>(n);
-  }
-}
-
-std::string read_all(int fd) {
-  std::string out;
-  char buf[65536];
-  while (true) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0) return out;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-}
+using testing::connect_loopback;
+using testing::listen_loopback;
+using testing::read_all;
+using testing::send_all;
 
 struct Exchange {
   std::string broker_got, client_got;
@@ -75,12 +35,13 @@ struct Exchange {
 // The client sends `to_broker` and half-closes; the broker reads everything, answers
 // `to_client` and closes; all through a tap.
 Exchange through_tap(const std::string& to_broker, const std::string& to_client,
-                     const std::string& pcap_path = "") {
+                     const std::string& pcap_path = "",
+                     std::size_t max_queued_bytes = TapOptions{}.max_queued_bytes) {
   std::uint16_t broker_port = 0;
-  const int listener = listen_any(&broker_port);
+  const int listener = listen_loopback(&broker_port);
   Exchange x;
   std::thread broker([&] {
-    const int fd = ::accept(listener, nullptr, nullptr);
+    const int fd = testing::accept_one(listener);
     x.broker_got = read_all(fd);
     send_all(fd, to_client);
     ::close(fd);
@@ -88,11 +49,12 @@ Exchange through_tap(const std::string& to_broker, const std::string& to_client,
   WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
   Tap tap(TapOptions{.listen = "127.0.0.1:0",
                      .upstream = "127.0.0.1:" + std::to_string(broker_port),
-                     .pcap_path = pcap_path},
+                     .pcap_path = pcap_path,
+                     .max_queued_bytes = max_queued_bytes},
           &checker);
   EXPECT_TRUE(tap.start().ok());
   std::thread serving([&] { tap.run(); });
-  const int client = connect_to(tap.port());
+  const int client = connect_loopback(tap.port());
   EXPECT_GE(client, 0);
   send_all(client, to_broker);
   ::shutdown(client, SHUT_WR);
@@ -145,6 +107,21 @@ TEST(Tap, N4_FlowBeforeSubscribeSucceededIsFoundLiveAndTheBytesPassUnchanged) {
   ASSERT_EQ(again.violations().size(), 1u);
   EXPECT_EQ(again.violations()[0].rule, spec::RuleId::kN4);
   EXPECT_EQ(again.events(), 4u);
+}
+
+// Checking never holds forwarding up: when the copies waiting for the checker exceed the
+// bound, the connection is still forwarded byte for byte but no longer checked, and says so
+// (here the N4 exchange, whose violation is then not claimed).
+TEST(Tap, ACheckerFallingBehindStopsCheckingNotForwarding) {
+  const std::string up = frames::connect() + frames::subscribe(0, 1) + frames::flow(0, 10);
+  const std::string down = frames::connected() + frames::success(1);
+  const Exchange x = through_tap(up, down, "", /*max_queued_bytes=*/8);
+  EXPECT_EQ(x.broker_got, up);
+  EXPECT_EQ(x.client_got, down);
+  EXPECT_TRUE(x.violations.empty());
+  ASSERT_EQ(x.not_understood.size(), 1u);
+  EXPECT_NE(x.not_understood[0].reason.find("fell behind"), std::string::npos)
+      << x.not_understood[0].reason;
 }
 
 TEST(Tap, BadAddressesAreUsageErrors) {
