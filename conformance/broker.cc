@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "asio.hpp"
+#include "conformance/internal/entry_frame.h"
 #include "protocol/frame.h"
 #include "spec/finalize.h"
 #include "spec/ruleset.h"
@@ -681,49 +682,8 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
       impl_->live->entries[d.entry] = std::move(st);
     }
 
-    // The frame.
-    wire::BaseCommand command;
-    command.set_type(wire::BaseCommand::MESSAGE);
-    wire::CommandMessage* m = command.mutable_message();
-    m->set_consumer_id(consumer);
-    m->mutable_message_id()->set_ledgerid(kLedger);
-    m->mutable_message_id()->set_entryid(d.entry);
-    if (d.redelivery_count > 0) m->set_redelivery_count(d.redelivery_count);
-    if (epoch) m->set_consumer_epoch(*epoch);
-    for (std::int64_t w : d.ack_set.words()) m->add_ack_set(w);
-    if (field) m->set_message_permits(static_cast<std::uint32_t>(*field));
-
-    wire::MessageMetadata meta;
-    meta.set_producer_name("permitcheck");
-    meta.set_sequence_id(d.entry);
-    meta.set_publish_time(1700000000000ULL + d.entry);
-    std::string payload;
-    if (d.batched) {
-      meta.set_num_messages_in_batch(static_cast<std::int32_t>(b));
-      std::vector<BatchMessage> msgs;
-      const std::int64_t n = b + (d.fault == EntryFault::kExtraMessages ? d.extra_messages : 0);
-      std::size_t cut = 0;
-      for (std::int64_t i = 0; i < n; ++i) {
-        BatchMessage bm;
-        bm.payload = absl::StrCat("m", d.entry, ".", i);
-        bm.metadata.set_payload_size(static_cast<std::int32_t>(bm.payload.size()));
-        bm.metadata.set_sequence_id(static_cast<std::uint64_t>(i));
-        if (i == d.truncate_at) cut = encode_batch(msgs).size();
-        msgs.push_back(std::move(bm));
-      }
-      payload = encode_batch(msgs);
-      if (d.fault == EntryFault::kTruncatedBatch) payload.resize(cut + 3);
-    } else {
-      payload = absl::StrCat("m", d.entry);
-    }
-    if (d.fault == EntryFault::kDecompression) {
-      // Declared LZ4 with a size the bytes cannot decompress to.
-      meta.set_compression(wire::LZ4);
-      meta.set_uncompressed_size(static_cast<std::uint32_t>(payload.size() + 16));
-    }
-    std::string meta_bytes = meta.SerializeAsString();
-    if (d.fault == EntryFault::kMetadata) meta_bytes = std::string("\x07\x07\xff\xff\x01", 5);
-    bytes = encode_message(command, meta_bytes, payload, d.fault == EntryFault::kChecksum);
+    bytes = internal::entry_frame(d, {.consumer = consumer, .ledger = kLedger, .batch_size = b,
+                                      .message_permits = field, .epoch = epoch});
   }
   impl_->cv.notify_all();
   asio::post(impl_->io, [this, conn, bytes = std::move(bytes)]() mutable {

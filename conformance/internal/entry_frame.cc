@@ -1,0 +1,58 @@
+#include "conformance/internal/entry_frame.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/frame.h"
+
+namespace permitcheck::conformance::internal {
+
+std::string entry_frame(const Delivery& d, const EntryHead& head) {
+  wire::BaseCommand command;
+  command.set_type(wire::BaseCommand::MESSAGE);
+  wire::CommandMessage* m = command.mutable_message();
+  m->set_consumer_id(head.consumer);
+  m->mutable_message_id()->set_ledgerid(head.ledger);
+  m->mutable_message_id()->set_entryid(d.entry);
+  if (d.redelivery_count > 0) m->set_redelivery_count(d.redelivery_count);
+  if (head.epoch) m->set_consumer_epoch(*head.epoch);
+  for (std::int64_t w : d.ack_set.words()) m->add_ack_set(w);
+  if (head.message_permits) {
+    m->set_message_permits(static_cast<std::uint32_t>(*head.message_permits));
+  }
+
+  wire::MessageMetadata meta;
+  meta.set_producer_name("permitcheck");
+  meta.set_sequence_id(d.entry);
+  meta.set_publish_time(1700000000000ULL + d.entry);
+  std::string payload;
+  if (d.batched) {
+    meta.set_num_messages_in_batch(static_cast<std::int32_t>(head.batch_size));
+    std::vector<BatchMessage> msgs;
+    const std::int64_t n =
+        head.batch_size + (d.fault == EntryFault::kExtraMessages ? d.extra_messages : 0);
+    std::size_t cut = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      BatchMessage bm;
+      bm.payload = absl::StrCat("m", d.entry, ".", i);
+      bm.metadata.set_payload_size(static_cast<std::int32_t>(bm.payload.size()));
+      bm.metadata.set_sequence_id(static_cast<std::uint64_t>(i));
+      if (i == d.truncate_at) cut = encode_batch(msgs).size();
+      msgs.push_back(std::move(bm));
+    }
+    payload = encode_batch(msgs);
+    if (d.fault == EntryFault::kTruncatedBatch) payload.resize(cut + 3);
+  } else {
+    payload = absl::StrCat("m", d.entry);
+  }
+  if (d.fault == EntryFault::kDecompression) {
+    // Declared LZ4 with a size the bytes cannot decompress to.
+    meta.set_compression(wire::LZ4);
+    meta.set_uncompressed_size(static_cast<std::uint32_t>(payload.size() + 16));
+  }
+  std::string meta_bytes = meta.SerializeAsString();
+  if (d.fault == EntryFault::kMetadata) meta_bytes = std::string("\x07\x07\xff\xff\x01", 5);
+  return encode_message(command, meta_bytes, payload, d.fault == EntryFault::kChecksum);
+}
+
+}  // namespace permitcheck::conformance::internal
