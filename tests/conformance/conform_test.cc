@@ -194,7 +194,7 @@ TEST(LegacyReferenceClient,
 // The consumer epoch: held messages of epoch 0 cross a connection drop, the replacement's
 // nack raises the epoch (REDELIVER with epoch 1), and the held ones are discarded as stale.
 // rev-d returns each through the state it retained (ended: dropped), so the drain is exact.
-TEST(ReferenceClient, M2_StaleEpochDiscardsAfterAReconnectAreDropped) {
+TEST(ReferenceClient, StaleEpochDiscardsAfterAReconnectAreDropped) {
   ScenarioParams p = params(ScenarioKind::kStaleEpoch, {batch(6)});
   p.delay_ms = 120;
   p.nack_every = 3;
@@ -237,7 +237,7 @@ TEST(LegacyReferenceClient, L6_M2_StaleEpochDiscardCreditsTheReplacement) {
 // The same across CLOSE_CONSUMER on the same connection: the acknowledgements of what finished
 // before the REDELIVER all reach the broker, so the count is exact (b6: the first two
 // acknowledged, the third nacked, 3 stale).
-TEST(ReferenceClient, M2_StaleEpochDiscardsAcrossCloseConsumerAreDropped) {
+TEST(ReferenceClient, StaleEpochDiscardsAcrossCloseConsumerAreDropped) {
   ScenarioParams p = params(ScenarioKind::kStaleEpoch, {batch(6)});
   p.delay_ms = 120;
   p.nack_every = 3;
