@@ -72,7 +72,8 @@ struct MonitorOptions {
 // returns, permit state) is kept once, about 250 bytes; text ids cost a hash entry and their
 // text. Wire-only commands are released when acknowledged or when their incarnation ends; wire
 // incarnations when closed, refused or disconnected; client permit states are kept (about
-// 300 bytes each; an ended one leaves its connection's list and drops its command list). Measured peaks: docs/cli.md, "Memory of validate".
+// 300 bytes each; an ended one leaves its connection's list and drops its command list).
+// Measured peaks: docs/cli.md, "Memory of validate".
 struct MonitorSize {
   std::size_t commands = 0;           // in flight (wire, broker or client)
   std::size_t finished_commands = 0;  // compact records of finished client commands
