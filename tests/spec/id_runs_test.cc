@@ -21,7 +21,8 @@ RC_GTEST_PROP(IdRuns, BehavesAsAMapFromIdToValue, ()) {
   IdRuns<std::uint32_t> runs;
   std::map<std::pair<bool, std::string>, std::uint32_t> model;
   const auto key = [](const Id& id) {
-    return std::pair{id.is_number(), id.is_number() ? std::to_string(id.as_number()) : id.as_text()};
+    return std::pair{id.is_number(),
+                     id.is_number() ? std::to_string(id.as_number()) : id.as_text()};
   };
   const int steps = *rc::gen::inRange(1, 300);
   for (int i = 0; i < steps; ++i) {
