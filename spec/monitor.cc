@@ -82,7 +82,7 @@ MonitorSize Monitor::size() const {
   MonitorSize out;
   out.commands = s.cmds.size();
   out.finished_commands = s.retired.size();
-  out.messages = s.msgs.size();
+  out.messages = s.msgs.size() + s.finished_msgs.size();
   out.incarnations = s.incs.size();
   out.wire_consumers = s.wire.size();
   out.connections = std::max({s.wire_consumers_on_cnx.size(), s.incs_on_cnx.size(),
@@ -92,8 +92,11 @@ MonitorSize Monitor::size() const {
   // In-flight sets of the wire incarnations hold one Id per wire-only command in flight.
   out.part_bytes[0] = table_bytes(s.cmds.capacity(), sizeof(std::pair<const Id, Command>)) +
                       table_bytes(s.cmds.size() * 8 / 7, sizeof(Id));
-  out.part_bytes[1] = table_bytes(s.retired.capacity(), sizeof(std::pair<const Id, Retired>));
-  out.part_bytes[2] = table_bytes(s.msgs.capacity(), sizeof(std::pair<const Id, Msg>));
+  out.part_bytes[1] = s.retired.bytes() + s.shapes.capacity() * sizeof(Retired) +
+                      table_bytes(s.shape_index.capacity(),
+                                  sizeof(std::pair<const Retired, std::uint32_t>));
+  out.part_bytes[2] = table_bytes(s.msgs.capacity(), sizeof(std::pair<const Id, Msg>)) +
+                      s.finished_msgs.bytes();
   out.part_bytes[3] = table_bytes(s.incs.capacity(), sizeof(void*)) +
                       s.incs.size() * sizeof(std::pair<const Id, ClientIncarnation>) +
                       table_bytes(s.current_inc.capacity() + s.last_inc.capacity(),

@@ -63,13 +63,17 @@ struct MonitorOptions {
 
 // What the monitor holds now, for a caller that bounds its memory (validate --max-memory).
 //
-// Memory is bounded by what is in flight, plus a compact record of every finished client
-// command and its messages, kept so that a reused id is seen in streaming mode too (K1, K2,
-// K5, M3, E2): about 100 bytes per finished command and 100 per handed-off message, plus the
-// text of ids longer than 15 characters. Wire-only commands are released when acknowledged or
-// when their incarnation ends; wire incarnations when closed, refused or disconnected; client
-// permit states are kept (about 300 bytes each; an ended one leaves its connection's list and
-// drops its command list). Measured peaks: docs/cli.md, "Memory of validate".
+// Memory is bounded by what is in flight, plus what a finished client command and its
+// messages leave, kept so that a reused id is seen in streaming mode too (K1, K2, K5, M3, E2):
+// runs of consecutive finished ids sharing one value (spec/internal/id_runs.h), so commands
+// and messages finishing in increasing id order cost almost nothing each (one run per
+// command's messages: about 30 bytes per command in validate_bench's trace), and an id alone
+// in its run about 32 bytes (48 for a message); each distinct finished-command record (P,
+// returns, permit state) is kept once, about 250 bytes; text ids cost a hash entry and their
+// text. Wire-only commands are released when acknowledged or when their incarnation ends; wire
+// incarnations when closed, refused or disconnected; client permit states are kept (about
+// 300 bytes each; an ended one leaves its connection's list and drops its command list).
+// Measured peaks: docs/cli.md, "Memory of validate".
 struct MonitorSize {
   std::size_t commands = 0;           // in flight (wire, broker or client)
   std::size_t finished_commands = 0;  // compact records of finished client commands

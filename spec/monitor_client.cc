@@ -230,25 +230,26 @@ void Monitor::State::on(const IncClose& e) {
 void Monitor::State::on(const MsgReturn& e) {
   auto it = msgs.find(e.msg);
   if (it == msgs.end()) {
+    if (std::optional<Id> cmd = finished_msgs.find(e.msg)) {
+      if (e.n != 0) {
+        violation(RuleId::kM3, absl::StrCat("message ", e.msg.to_string(), " returned ", e.n,
+                                            " again; a second return is a no-op"));
+        if (Command* c = find_command(*cmd)) {
+          c->msg_returned = sat_add(c->msg_returned, e.n);
+          credit(*c, e.n, {"second return of message", &e.msg});
+          check_over_return(*c);
+        }
+      }
+      return;
+    }
     violation(RuleId::kM1,
               absl::StrCat("message ", e.msg.to_string(), " returned but never handed off"));
     return;
   }
-  Msg& m = it->second;
-  Command* c = find_command(m.cmd);
-  if (m.done) {
-    if (e.n != 0) {
-      violation(RuleId::kM3, absl::StrCat("message ", e.msg.to_string(), " returned ", e.n,
-                                          " again; a second return is a no-op"));
-      if (c) {
-        c->msg_returned = sat_add(c->msg_returned, e.n);
-        credit(*c, e.n, {"second return of message", &e.msg});
-        check_over_return(*c);
-      }
-    }
-    return;
-  }
-  m.done = true;
+  const Id cmd = std::move(it->second.cmd);
+  msgs.erase(it);
+  finished_msgs.insert(e.msg, cmd);
+  Command* c = find_command(cmd);
   if (c == nullptr) return;
   if (e.n != 1) {
     violation(RuleId::kM1, absl::StrCat("message ", e.msg.to_string(), " of ", cmd_name(*c),
@@ -264,13 +265,15 @@ void Monitor::State::on(const MsgReturn& e) {
 void Monitor::State::on(const Drop& e) {
   if (e.msg) {
     auto it = msgs.find(*e.msg);
-    if (it == msgs.end() || it->second.done) {
+    if (it == msgs.end()) {
       violation(RuleId::kM1, absl::StrCat("message ", e.msg->to_string(),
                                           " dropped but not outstanding"));
       return;
     }
-    it->second.done = true;
-    Command* c = find_command(it->second.cmd);
+    const Id cmd = std::move(it->second.cmd);
+    msgs.erase(it);
+    finished_msgs.insert(*e.msg, cmd);
+    Command* c = find_command(cmd);
     if (c == nullptr) return;
     drop_units(*c, e.n, {"message", &*e.msg});
     --c->live_messages;

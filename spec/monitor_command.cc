@@ -45,24 +45,32 @@ void Monitor::State::retire(Command& c) {
     if (auto w = wire.find(*c.wire_key); w != wire.end()) w->second.in_flight.erase(c.cmd);
   }
   if (options.retain_ledger) ledgers.insert_or_assign(c.cmd, ledger_of(c));
-  retired.insert_or_assign(c.cmd, Retired{.inc = c.inc,
-                                          .inc_state = inc_of(c),
-                                          .budget_p = c.budget_p,
-                                          .claimed = c.claimed,
-                                          .direct_returned = c.direct_returned,
-                                          .other_returned = sat_add(c.settle_returned,
-                                                                    c.msg_returned),
-                                          .dropped = c.dropped,
-                                          .path = c.path});
+  Retired r{.inc = c.inc,
+            .inc_state = inc_of(c),
+            .budget_p = c.budget_p,
+            .claimed = c.claimed,
+            .direct_returned = c.direct_returned,
+            .other_returned = sat_add(c.settle_returned, c.msg_returned),
+            .dropped = c.dropped,
+            .path = c.path};
+  // Consecutive commands mostly finish alike: the latest record is tried before the table.
+  std::uint32_t index = 0;
+  if (!shapes.empty() && shapes.back() == r) {
+    index = static_cast<std::uint32_t>(shapes.size() - 1);
+  } else {
+    auto [it, inserted] = shape_index.try_emplace(r, static_cast<std::uint32_t>(shapes.size()));
+    if (inserted) shapes.push_back(std::move(r));
+    index = it->second;
+  }
+  retired.insert(c.cmd, index);
   erase_command(c);
 }
 
 // A finished command named again: back in `cmds`, terminal and checked, as it finished.
 monitor_internal::Command* Monitor::State::revive(const Id& id) {
-  auto it = retired.find(id);
-  if (it == retired.end()) return nullptr;
-  const Retired r = std::move(it->second);
-  retired.erase(it);
+  const std::optional<std::uint32_t> index = retired.take(id);
+  if (!index) return nullptr;
+  const Retired& r = shapes[*index];
   auto [at, inserted] = cmds.try_emplace(id);
   last_command = nullptr;
   Command& c = at->second;
@@ -211,9 +219,8 @@ void Monitor::State::on(const Claim& e) {
                                         e.cmd.to_string(), ", which was never received"));
     return;
   }
-  // One lookup: a message already present is claimed twice; a new one is entered now.
-  auto [msg, inserted] = msgs.try_emplace(e.msg, Msg{.cmd = e.cmd});
-  if (!inserted) {
+  // A message handed off before (returned or not) is claimed twice; a new one is entered now.
+  if (finished_msgs.find(e.msg) || !msgs.try_emplace(e.msg, Msg{.cmd = e.cmd}).second) {
     violation(RuleId::kK2, absl::StrCat("message ", e.msg.to_string(), " claimed twice"));
     return;
   }
@@ -252,7 +259,7 @@ void Monitor::State::on(const Claim& e) {
 void Monitor::State::on(const Restore& e) {
   auto it = msgs.find(e.msg);
   Command* c = find_command(e.cmd);
-  if (it == msgs.end() || c == nullptr || !(it->second.cmd == e.cmd) || it->second.done) {
+  if (it == msgs.end() || c == nullptr || !(it->second.cmd == e.cmd)) {
     violation(RuleId::kK2, absl::StrCat("message ", e.msg.to_string(), " restored to command ",
                                         e.cmd.to_string(), " without an open claim from it"));
     return;

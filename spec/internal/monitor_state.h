@@ -19,6 +19,12 @@
 //     quiescence, so it stays at what is in flight.
 //   - Label builds a diagnostic's subject only when a finding is reported.
 //   - validate_permits' resolution is cached per command (Command::validated).
+//
+// Memory (issue 18): what is in flight, plus what a reused id needs of every finished client
+// command (Retired) and message (FinishedMessages), as runs of consecutive ids sharing a value
+// (id_runs.h): per finished command 0 bytes in a run of alike commands and about 32 alone;
+// per finished message its command, 24 bytes per run of consecutive ids of one command (about
+// 48 alone); each distinct Retired record once, about 250 bytes. Text ids: a hash entry each.
 #ifndef PERMITCHECK_SPEC_INTERNAL_MONITOR_STATE_H_
 #define PERMITCHECK_SPEC_INTERNAL_MONITOR_STATE_H_
 
@@ -37,6 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "spec/command_budget.h"
 #include "spec/events.h"
+#include "spec/internal/id_runs.h"
 #include "spec/monitor.h"
 #include "spec/resolve.h"
 #include "spec/rule_id.h"
@@ -192,10 +199,13 @@ struct Command {
   }
 };
 
-// A finished client command, compactly (about 100 bytes with its key): what a later event
-// naming it needs to be judged as it would be with the whole Command (a reused id, a second
-// terminal transition or return: K1, K2, K5, K6, M3, E2). Both modes keep it, so streaming and
-// whole-trace mode cannot disagree.
+// What a finished client command leaves for a later event naming it to be judged as it would
+// be with the whole Command (a reused id, a second terminal transition or return: K1, K2, K5,
+// K6, M3, E2). Both modes keep it, so streaming and whole-trace mode cannot disagree. Finished
+// commands share these records: each distinct one is kept once (`Monitor::State::shapes`,
+// about 250 bytes), and a finished id maps to its record's index in an IdRuns (id_runs.h), so
+// commands finishing in increasing id order with the same record cost one run together, and
+// one alone in its run about 32 bytes.
 struct Retired {
   std::optional<Id> inc;
   ClientIncarnation* inc_state = nullptr;
@@ -205,11 +215,51 @@ struct Retired {
   std::int64_t other_returned = 0;  // terminal transition and message returns
   std::int64_t dropped = 0;
   std::optional<TransferPath> path;
+
+  friend bool operator==(const Retired&, const Retired&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const Retired& r) {
+    // (This abseil hashes no std::optional.)
+    return H::combine(std::move(h), r.inc.has_value(), r.inc.value_or(Id()), r.inc_state,
+                      r.budget_p, r.claimed, r.direct_returned, r.other_returned, r.dropped,
+                      r.path.has_value(), r.path.value_or(TransferPath::kChunk));
+  }
 };
 
+// A handed-off message not yet returned or dropped. Once it is, only its command is kept
+// (Monitor::State::FinishedMessages), for a second return (M3) and a reused id (K2).
 struct Msg {
   Id cmd;
-  bool done = false;  // returned or dropped
+};
+
+// Returned or dropped messages -> their command: an IdRuns from the message id to a numeric
+// command id (a command's messages with consecutive ids share one run, 24 bytes), and a
+// hash entry per message of a text command id.
+class FinishedMessages {
+ public:
+  bool empty() const { return by_number_.empty() && by_text_.empty(); }
+  std::size_t size() const { return by_number_.size() + by_text_.size(); }
+  void insert(const Id& msg, const Id& cmd) {
+    if (cmd.is_number()) {
+      by_number_.insert(msg, cmd.as_number());
+    } else {
+      by_text_.insert_or_assign(msg, cmd);
+    }
+  }
+  // The command of finished message `msg`, if it is one.
+  std::optional<Id> find(const Id& msg) const {
+    if (empty()) return std::nullopt;
+    if (std::optional<std::uint64_t> n = by_number_.find(msg)) return Id::number(*n);
+    auto it = by_text_.find(msg);
+    return it == by_text_.end() ? std::nullopt : std::optional<Id>(it->second);
+  }
+  std::size_t bytes() const {
+    return by_number_.bytes() + by_text_.capacity() * (sizeof(std::pair<const Id, Id>) + 1);
+  }
+
+ private:
+  IdRuns<std::uint64_t> by_number_;
+  absl::flat_hash_map<Id, Id> by_text_;
 };
 
 }  // namespace monitor_internal
@@ -222,6 +272,7 @@ struct Monitor::State {
   using Command = monitor_internal::Command;
   using Msg = monitor_internal::Msg;
   using Retired = monitor_internal::Retired;
+  using FinishedMessages = monitor_internal::FinishedMessages;
   static absl::string_view av(std::string_view s) { return monitor_internal::av(s); }
   static std::int64_t sat_add(std::int64_t a, std::int64_t b) {
     return monitor_internal::sat_add(a, b);
@@ -248,11 +299,15 @@ struct Monitor::State {
   absl::flat_hash_map<std::uint64_t, Id> current_inc;  // consumer id -> current permit state
   absl::flat_hash_map<std::uint64_t, Id> last_inc;     // consumer id -> latest permit state
   absl::flat_hash_map<Id, Command> cmds;
-  // Handed-off messages, returned ones included (a second return is M3, a reused id K2).
+  // Handed-off messages not yet returned or dropped; the finished ones keep their command only
+  // (a second return is M3, a reused id K2).
   absl::flat_hash_map<Id, Msg> msgs;
-  // Finished client commands (see Retired) and, under retain_ledger only, the ledgers of every
-  // released command; the checks never read `ledgers`.
-  absl::flat_hash_map<Id, Retired> retired;
+  FinishedMessages finished_msgs;
+  // Finished client commands: id -> index of its record in `shapes` (see Retired); under
+  // retain_ledger only, the ledgers of every released command (the checks never read them).
+  monitor_internal::IdRuns<std::uint32_t> retired;
+  std::vector<Retired> shapes;
+  absl::flat_hash_map<Retired, std::uint32_t> shape_index;
   absl::flat_hash_map<Id, CommandLedger> ledgers;
   std::size_t finding_bytes = 0;  // heap held by the findings' explanations
   // B11: removed broker consumers, by consumer id and incarnation (nullopt: any incarnation

@@ -1,0 +1,163 @@
+// IdRuns: a set of ids, each with a small value, kept compactly for what the monitor must
+// remember about finished commands and messages (issue 18: a reused id is seen in streaming
+// mode too). Numeric ids are kept as runs of consecutive ids sharing one value, so ids that
+// finish in increasing order with the same value cost one run in all; text ids cost one hash
+// entry each (and their text).
+//
+//   IdRuns<std::uint32_t> finished;
+//   finished.insert(Id::number(7), 0);
+//   if (std::optional<std::uint32_t> v = finished.take(Id::number(7))) { ... }
+//
+// Cost: 16 bytes per run (24 with a 64-bit value) in a B-tree (nodes at least half full,
+// about 1.1x when ids arrive in increasing order), so from almost nothing per id (one run
+// for a whole increasing sequence) up to about 32 bytes per id (48 with a 64-bit value) when
+// every id is alone in its run.
+#ifndef PERMITCHECK_SPEC_INTERNAL_ID_RUNS_H_
+#define PERMITCHECK_SPEC_INTERNAL_ID_RUNS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_map.h"
+#include "spec/events.h"
+
+namespace permitcheck::spec::monitor_internal {
+
+template <typename V>
+class IdRuns {
+ public:
+  bool empty() const { return count_ == 0; }
+  std::size_t size() const { return count_; }  // ids held
+
+  // Holds `id` with `value` (replacing the value it had, if held).
+  void insert(const Id& id, V value) {
+    if (!id.is_number()) {
+      if (text_.insert_or_assign(id.as_text(), value).second) ++count_;
+      return;
+    }
+    const std::uint64_t n = id.as_number();
+    if (past_runs(n)) {
+      auto last = runs_.empty() ? runs_.end() : std::prev(runs_.end());
+      if (last != runs_.end() && n - last->first == last->second.len &&
+          extends(last->second, value)) {
+        ++last->second.len;
+      } else {
+        runs_.emplace_hint(runs_.end(), n, Run{value, 1});
+      }
+      ++count_;
+      return;
+    }
+    take(id);  // if held (with another value), its run splits around it; re-inserted below
+    auto next = runs_.upper_bound(n);
+    if (next != runs_.begin()) {
+      auto prev = std::prev(next);
+      if (n - prev->first == prev->second.len && extends(prev->second, value)) {
+        ++prev->second.len;
+        if (next != runs_.end() && next->first - n == 1 && next->second.value == value &&
+            std::uint64_t{prev->second.len} + next->second.len <= kMaxLen) {
+          prev->second.len += next->second.len;
+          runs_.erase(next);
+        }
+        ++count_;
+        return;
+      }
+    }
+    if (next != runs_.end() && next->first - n == 1 && extends(next->second, value)) {
+      const Run joined{value, next->second.len + 1};
+      runs_.erase(next);
+      runs_.emplace(n, joined);
+    } else {
+      runs_.emplace(n, Run{value, 1});
+    }
+    ++count_;
+  }
+
+  // The value of `id`, if held.
+  std::optional<V> find(const Id& id) const {
+    if (!id.is_number()) {
+      auto it = text_.find(id.as_text());
+      return it == text_.end() ? std::nullopt : std::optional<V>(it->second);
+    }
+    auto it = run_of(id.as_number());
+    return it == runs_.end() ? std::nullopt : std::optional<V>(it->second.value);
+  }
+
+  // The value of `id`, if held; `id` is no longer held.
+  std::optional<V> take(const Id& id) {
+    if (!id.is_number()) {
+      auto it = text_.find(id.as_text());
+      if (it == text_.end()) return std::nullopt;
+      const V value = it->second;
+      text_.erase(it);
+      --count_;
+      return value;
+    }
+    const std::uint64_t n = id.as_number();
+    auto it = run_of(n);
+    if (it == runs_.end()) return std::nullopt;
+    const Run run = it->second;
+    const std::uint64_t before = n - it->first;          // ids of the run below n
+    const std::uint64_t after = run.len - before - 1;    // ids of the run above n
+    if (before == 0) {
+      runs_.erase(it);
+    } else {
+      it->second.len = static_cast<std::uint32_t>(before);
+    }
+    if (after > 0) runs_.emplace(n + 1, Run{run.value, static_cast<std::uint32_t>(after)});
+    --count_;
+    return run.value;
+  }
+
+  // Estimated heap bytes.
+  std::size_t bytes() const {
+    return runs_.size() * sizeof(std::pair<const std::uint64_t, Run>) * 3 / 2 +
+           text_.capacity() * (sizeof(std::pair<const std::string, V>) + 1);
+  }
+
+ private:
+  static constexpr std::uint32_t kMaxLen = std::numeric_limits<std::uint32_t>::max();
+  struct Run {
+    V value;
+    std::uint32_t len;  // ids first .. first + len - 1
+  };
+  static bool extends(const Run& run, const V& value) {
+    return run.value == value && run.len < kMaxLen;
+  }
+
+  // Whether n is above every run (the common case of increasing ids, in constant time).
+  bool past_runs(std::uint64_t n) const {
+    if (runs_.empty()) return true;
+    const auto& last = *runs_.rbegin();
+    return n >= last.first && n - last.first >= last.second.len;
+  }
+
+  // The run holding n, or end().
+  typename absl::btree_map<std::uint64_t, Run>::const_iterator run_of(std::uint64_t n) const {
+    if (past_runs(n)) return runs_.end();
+    auto it = runs_.upper_bound(n);
+    if (it == runs_.begin()) return runs_.end();
+    --it;
+    return n - it->first < it->second.len ? it : runs_.end();
+  }
+  typename absl::btree_map<std::uint64_t, Run>::iterator run_of(std::uint64_t n) {
+    if (past_runs(n)) return runs_.end();
+    auto it = runs_.upper_bound(n);
+    if (it == runs_.begin()) return runs_.end();
+    --it;
+    return n - it->first < it->second.len ? it : runs_.end();
+  }
+
+  absl::btree_map<std::uint64_t, Run> runs_;  // first id of a run -> the run
+  absl::flat_hash_map<std::string, V> text_;
+  std::size_t count_ = 0;
+};
+
+}  // namespace permitcheck::spec::monitor_internal
+
+#endif  // PERMITCHECK_SPEC_INTERNAL_ID_RUNS_H_
