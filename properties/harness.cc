@@ -279,9 +279,11 @@ std::optional<std::string> Harness::review_signature(const spec::Finding& f,
       return std::nullopt;
     case spec::RuleId::kC5:
     case spec::RuleId::kC6: {
-      // F4: the pooled connection closed over inconsistent data ends the incarnations of
-      // other consumers on it too.
-      // An N7 overflow closes the connection by the rulebook (section 12, item 6): not F4.
+      // F4: the pooled connection closed over inconsistent data (rev-d keeps it, C5/C6): every
+      // incarnation on it ends, the consumer's own and those of unrelated consumers sharing it.
+      // One ended incarnation is already the widened disconnect; a plain `check` seldom pools
+      // two consumers on the corrupted connection. An N7 overflow closes the connection by the
+      // rulebook (section 12, item 6): not F4.
       const auto* pe = std::get_if<spec::ProtocolError>(&e);
       if (pe == nullptr || pe->reason == kOverflowReason) return std::nullopt;
       std::set<std::uint64_t> ended;
@@ -294,7 +296,7 @@ std::optional<std::string> Harness::review_signature(const spec::Finding& f,
           ended.insert(it->second);
         }
       }
-      if (ended.size() >= 2) return "F4";
+      if (!ended.empty()) return "F4";
       return std::nullopt;
     }
     case spec::RuleId::kE3:

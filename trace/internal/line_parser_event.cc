@@ -388,9 +388,16 @@ absl::Status LineParser::build(std::size_t kind, spec::Event* out) {
     case event_index<spec::Disconnect>():
       *out = spec::Disconnect{f.id(F::kCnx)};
       break;
-    case event_index<spec::Quiescent>():
-      *out = spec::Quiescent{f.id(F::kCnx), f.u(F::kConsumer)};
+    case event_index<spec::Quiescent>(): {
+      // B13: the entries the broker still holds for the consumer, a count.
+      const std::optional<std::int64_t> backlog = f.opt_i(F::kBacklog);
+      if (backlog && *backlog < 0) {
+        return error(absl::StrCat("field \"backlog\" must be a non-negative integer, got ",
+                                  *backlog));
+      }
+      *out = spec::Quiescent{f.id(F::kCnx), f.u(F::kConsumer), backlog};
       break;
+    }
     case event_index<spec::IncOpen>():
       *out = spec::IncOpen{f.id(F::kInc), f.id(F::kCnx), f.u(F::kConsumer)};
       break;
