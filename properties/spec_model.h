@@ -96,6 +96,7 @@ class SpecModel : public impl::BrokerObserver {
   std::map<std::uint64_t, std::uint64_t> current_;  // consumer -> inc
   std::map<std::uint64_t, PendingCommand> pending_;
   std::map<std::string, std::uint64_t> message_inc_;  // handed-off message -> incarnation
+  bool last_event_was_send_ = false;  // a send continues the dispatch round (B12)
   std::vector<ModelMismatch> command_mismatches_;     // found while following events
   spec::Id last_cnx_;
 };
