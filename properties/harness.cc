@@ -59,6 +59,13 @@ void Harness::start() {
 
 void Harness::publish(const std::vector<impl::EntrySpec>& entries, std::string shown) {
   if (coverage_ != nullptr) coverage_->publish(entries);
+  for (const impl::EntrySpec& e : entries) {
+    const std::int64_t b = std::max<std::int64_t>(1, e.payload.batch_size);
+    const std::set<std::int64_t> acked(e.pre_acked.begin(), e.pre_acked.end());
+    std::int64_t left = b;
+    for (std::int64_t i : acked) left -= (i >= 0 && i < b) ? 1 : 0;
+    if (left > 0) ++deliverable_published_;  // B3: a fully acknowledged entry is never sent
+  }
   world_->publish(entries);
   after_step(std::move(shown));
 }
@@ -119,6 +126,13 @@ void Harness::follow_consumers(const spec::Event& e) {
     for (auto& [consumer, tc] : trace_consumers_) {
       if (tc.cnx == d->cnx) tc.live = false;
     }
+  } else if (const auto* s = std::get_if<spec::Send>(&e)) {
+    for (const spec::SentEntry& entry : s->entries) {
+      if (!entry.p) continue;
+      if (const std::shared_ptr<const impl::Payload> p = world_->payload_of(cmd_number(entry.cmd))) {
+        sent_entries_.insert(p.get());
+      }
+    }
   } else if (const auto* r = std::get_if<spec::Recv>(&e)) {
     inc_of_cmd_[cmd_number(r->cmd)] = r->inc.as_number();
   } else if (const auto* cl = std::get_if<spec::Claim>(&e)) {
@@ -167,8 +181,11 @@ bool Harness::quiesce_from_trace() {
   }
   // B13 (E6): settled with backlog while a consumer (and the aggregate) has permits: nothing
   // triggered the read that should have served it.
+  // The backlog: what the broker says it holds, or a published entry no send ever carried
+  // (an entry the broker lost track of holds no backlog by its own account).
   const std::optional<std::int64_t> aggregate = world_->dispatcher_aggregate();
-  if (world_->broker_backlog() && rules_ != spec::RulesetId::kLegacy && (!aggregate || *aggregate > 0) &&
+  const bool backlog = world_->broker_backlog() || sent_entries_.size() < deliverable_published_;
+  if (backlog && rules_ != spec::RulesetId::kLegacy && (!aggregate || *aggregate > 0) &&
       !spec::is_sticky_key(config_.dispatcher) &&  // Key_Shared may hold a key back (draining)
       config_.dispatcher != spec::DispatcherKind::kNonPersistentShared &&  // no stored backlog
       config_.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared) {

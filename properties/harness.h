@@ -152,6 +152,10 @@ class Harness {
   std::map<std::uint64_t, TraceConsumer> trace_consumers_;
   std::map<std::uint64_t, std::uint64_t> inc_of_cmd_;          // cmd -> client inc (recv)
   std::set<std::uint64_t> cmds_with_progress_;                 // claims, direct returns, corrupt
+  // B13 from the trace: entries published with something to deliver, and those a `send`
+  // finalized at least once (by the stored payload the command carries).
+  std::size_t deliverable_published_ = 0;
+  std::set<const impl::Payload*> sent_entries_;
 };
 
 }  // namespace permitcheck::properties
