@@ -204,6 +204,21 @@ bool Harness::quiesce_from_trace() {
       break;
     }
   }
+  // Key_Shared may hold a key back while another consumer has it pending, but settled nothing
+  // is pending: an entry no send ever carried while every consumer has permits was lost.
+  if (sent_entries_.size() < deliverable_published_ && rules_ != spec::RulesetId::kLegacy &&
+      config_.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared &&
+      spec::is_sticky_key(config_.dispatcher)) {
+    const std::vector<impl::World::BrokerConsumerView> live = world_->broker_consumers();
+    if (!live.empty() &&
+        std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0; })) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kE6,
+           .text = absl::StrCat("B13: settled with ", deliverable_published_ - sent_entries_.size(),
+                                " published entr(ies) never sent while every consumer has permits"),
+           .step = finished_ ? steps_.size() + 1 : steps_.size()});
+    }
+  }
   return true;
 }
 
