@@ -116,8 +116,12 @@ void Harness::follow_consumers(const spec::Event& e) {
     }
     return nullptr;
   };
+  const auto forgive_cnx = [this](const spec::Id& cnx) {
+    std::erase_if(unacked_inconsistent_, [&](const auto& kv) { return kv.second == cnx.to_string(); });
+  };
   if (const auto* o = std::get_if<spec::IncOpen>(&e)) {
     trace_consumers_[o->consumer] = TraceConsumer{.inc = o->inc.as_number(), .cnx = o->cnx, .live = true};
+    cnx_of_inc_[o->inc.as_number()] = o->cnx.to_string();
   } else if (const auto* f = std::get_if<spec::IncFlowEnabled>(&e)) {
     if (TraceConsumer* c = of_inc(f->inc.as_number())) c->flow_enabled = true;
   } else if (const auto* c = std::get_if<spec::IncClose>(&e)) {
@@ -126,6 +130,11 @@ void Harness::follow_consumers(const spec::Event& e) {
     for (auto& [consumer, tc] : trace_consumers_) {
       if (tc.cnx == d->cnx) tc.live = false;
     }
+    forgive_cnx(d->cnx);
+  } else if (const auto* pe = std::get_if<spec::ProtocolError>(&e)) {
+    forgive_cnx(pe->cnx);
+  } else if (const auto* ack = std::get_if<spec::Ack>(&e)) {
+    if (ack->validation_error) unacked_inconsistent_.erase(cmd_number(ack->cmd));
   } else if (const auto* s = std::get_if<spec::Send>(&e)) {
     for (const spec::SentEntry& entry : s->entries) {
       if (!entry.p) continue;
@@ -141,6 +150,13 @@ void Harness::follow_consumers(const spec::Event& e) {
     cmds_with_progress_.insert(cmd_number(dr->cmd));
   } else if (const auto* co = std::get_if<spec::Corrupt>(&e)) {
     cmds_with_progress_.insert(cmd_number(co->cmd));
+    if (co->stage == spec::FailureStage::kInconsistent) {
+      if (auto inc = inc_of_cmd_.find(cmd_number(co->cmd)); inc != inc_of_cmd_.end()) {
+        if (auto cnx = cnx_of_inc_.find(inc->second); cnx != cnx_of_inc_.end()) {
+          unacked_inconsistent_[cmd_number(co->cmd)] = cnx->second;
+        }
+      }
+    }
   } else if (const auto* st = std::get_if<spec::Settle>(&e)) {
     // What the run was given decides whether the command holds its units: an encrypted
     // payload under cryptoFailureAction FAIL (X3), or a chunk that neither returned nor
@@ -204,6 +220,15 @@ bool Harness::quiesce_from_trace() {
       break;
     }
   }
+  // C5: an inconsistent command is acknowledged with a validation error (its connection open).
+  for (const auto& [cmd, cnx] : unacked_inconsistent_) {
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kC5,
+         .text = absl::StrCat("C5: inconsistent command ", cmd, " on ", cnx,
+                              " was never acknowledged with a validation error"),
+         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+  }
+  unacked_inconsistent_.clear();
   // Key_Shared may hold a key back while another consumer has it pending, but settled nothing
   // is pending: an entry no send ever carried while every consumer has permits was lost.
   if (sent_entries_.size() < deliverable_published_ && rules_ != spec::RulesetId::kLegacy &&

@@ -155,6 +155,10 @@ class Harness {
   // B13 from the trace: entries published with something to deliver, and those a `send`
   // finalized at least once (by the stored payload the command carries).
   std::size_t deliverable_published_ = 0;
+  // C5 from the trace: commands judged inconsistent whose acknowledgement with a validation
+  // error has not been written yet (cmd -> connection); the connection's end forgives them.
+  std::map<std::uint64_t, std::string> unacked_inconsistent_;
+  std::map<std::uint64_t, std::string> cnx_of_inc_;  // client inc -> connection (inc_open)
   std::set<const impl::Payload*> sent_entries_;
 };
 
