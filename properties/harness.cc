@@ -131,6 +131,9 @@ void Harness::follow_consumers(const spec::Event& e) {
       if (tc.cnx == d->cnx) tc.live = false;
     }
     forgive_cnx(d->cnx);
+    unwritten_cmds_.clear();
+  } else if (const auto* m = std::get_if<spec::Message>(&e)) {
+    unwritten_cmds_.erase(cmd_number(m->cmd));
   } else if (const auto* pe = std::get_if<spec::ProtocolError>(&e)) {
     forgive_cnx(pe->cnx);
   } else if (const auto* ack = std::get_if<spec::Ack>(&e)) {
@@ -138,6 +141,7 @@ void Harness::follow_consumers(const spec::Event& e) {
   } else if (const auto* s = std::get_if<spec::Send>(&e)) {
     for (const spec::SentEntry& entry : s->entries) {
       if (!entry.p) continue;
+      unwritten_cmds_.insert(cmd_number(entry.cmd));
       if (const std::shared_ptr<const impl::Payload> p = world_->payload_of(cmd_number(entry.cmd))) {
         sent_entries_.insert(p.get());
       }
@@ -229,6 +233,15 @@ bool Harness::quiesce_from_trace() {
          .step = finished_ ? steps_.size() + 1 : steps_.size()});
   }
   unacked_inconsistent_.clear();
+  // B7: settled, every command a send finalized was written to its consumer.
+  for (std::uint64_t cmd : unwritten_cmds_) {
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kB7,
+         .text = absl::StrCat("B7: command ", cmd, " was finalized by a send but never reached the client"),
+         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+    break;
+  }
+  unwritten_cmds_.clear();
   // Key_Shared may hold a key back while another consumer has it pending, but settled nothing
   // is pending: an entry no send ever carried while every consumer has permits was lost.
   if (sent_entries_.size() < deliverable_published_ && rules_ != spec::RulesetId::kLegacy &&

@@ -159,6 +159,9 @@ class Harness {
   // error has not been written yet (cmd -> connection); the connection's end forgives them.
   std::map<std::uint64_t, std::string> unacked_inconsistent_;
   std::map<std::uint64_t, std::string> cnx_of_inc_;  // client inc -> connection (inc_open)
+  // B7 from the trace: commands a send finalized whose `message` has not reached the client
+  // yet; a connection's end forgives them all (its frames are dropped).
+  std::set<std::uint64_t> unwritten_cmds_;
   std::set<const impl::Payload*> sent_entries_;
 };
 

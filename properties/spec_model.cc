@@ -160,6 +160,10 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
           if (auto it = pending_.find(e.cmd.as_number()); it != pending_.end()) {
             it->second.fates[e.index] = static_cast<int>(fate_of(e.reason));
           }
+        } else if constexpr (std::is_same_v<T, spec::Corrupt>) {
+          if (auto it = pending_.find(e.cmd.as_number()); it != pending_.end()) {
+            it->second.corrupt_stages.insert(static_cast<int>(e.stage));
+          }
         } else if constexpr (std::is_same_v<T, spec::Claim>) {
           if (auto it = pending_.find(e.cmd.as_number()); it != pending_.end()) {
             it->second.claim_index[e.msg.as_text()] = e.index.value_or(0);
@@ -278,6 +282,16 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
       returns.push_back(produced);
     }
   } else {
+    // C7: the failures the command records are those the specification's run records.
+    std::multiset<int> stages;
+    for (const spec::Event& e : run.events) {
+      if (const auto* c = std::get_if<spec::Corrupt>(&e)) stages.insert(static_cast<int>(c->stage));
+    }
+    if (stages != p.corrupt_stages && !p.protocol_error && !run.closes_connection) {
+      command_mismatches_.push_back(
+          {spec::RuleId::kC7, absl::StrCat("command ", cmd, " recorded ", p.corrupt_stages.size(),
+                                           " failure(s); the specification records ", stages.size())});
+    }
     for (const spec::Event& e : run.events) {
       if (const auto* d = std::get_if<spec::DirectReturn>(&e)) returns.push_back(d->n);
       if (const auto* st = std::get_if<spec::Settle>(&e)) returns.push_back(st->n);

@@ -82,6 +82,7 @@ class SpecModel : public impl::BrokerObserver {
     bool chunk_transfer = false;
     bool chunk_direct = false;
     bool protocol_error = false;
+    std::multiset<int> corrupt_stages;  // spec::FailureStage of each `corrupt` recorded
   };
 
   void complete(std::uint64_t cmd, PendingCommand& pending, const impl::World& world);
