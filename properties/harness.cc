@@ -132,10 +132,20 @@ void Harness::follow_consumers(const spec::Event& e) {
     }
     forgive_cnx(d->cnx);
     unwritten_cmds_.clear();
+  // K5: settled, every received command made its terminal transition.
+  for (std::uint64_t cmd : unsettled_cmds_) {
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kK5,
+         .text = absl::StrCat("K5: command ", cmd, " was received but never settled"),
+         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+    break;
+  }
+  unsettled_cmds_.clear();
   } else if (const auto* m = std::get_if<spec::Message>(&e)) {
     unwritten_cmds_.erase(cmd_number(m->cmd));
   } else if (const auto* pe = std::get_if<spec::ProtocolError>(&e)) {
     forgive_cnx(pe->cnx);
+    unsettled_cmds_.clear();
   } else if (const auto* ack = std::get_if<spec::Ack>(&e)) {
     if (ack->validation_error) unacked_inconsistent_.erase(cmd_number(ack->cmd));
   } else if (const auto* s = std::get_if<spec::Send>(&e)) {
@@ -148,6 +158,7 @@ void Harness::follow_consumers(const spec::Event& e) {
     }
   } else if (const auto* r = std::get_if<spec::Recv>(&e)) {
     inc_of_cmd_[cmd_number(r->cmd)] = r->inc.as_number();
+    unsettled_cmds_.insert(cmd_number(r->cmd));
   } else if (const auto* cl = std::get_if<spec::Claim>(&e)) {
     cmds_with_progress_.insert(cmd_number(cl->cmd));
   } else if (const auto* dr = std::get_if<spec::DirectReturn>(&e)) {
@@ -166,6 +177,7 @@ void Harness::follow_consumers(const spec::Event& e) {
     // payload under cryptoFailureAction FAIL (X3), or a chunk that neither returned nor
     // delivered anything (the X4 failure branch).
     const std::uint64_t cmd = cmd_number(st->cmd);
+    unsettled_cmds_.erase(cmd);
     const std::shared_ptr<const impl::Payload> payload = world_->payload_of(cmd);
     auto inc = inc_of_cmd_.find(cmd);
     if (payload == nullptr || inc == inc_of_cmd_.end() || cmds_with_progress_.contains(cmd)) return;

@@ -162,6 +162,9 @@ class Harness {
   // B7 from the trace: commands a send finalized whose `message` has not reached the client
   // yet; a connection's end forgives them all (its frames are dropped).
   std::set<std::uint64_t> unwritten_cmds_;
+  // K5 from the trace: received commands without their terminal transition yet (a protocol
+  // error ends the one being handled without one).
+  std::set<std::uint64_t> unsettled_cmds_;
   std::set<const impl::Payload*> sent_entries_;
 };
 
