@@ -197,7 +197,9 @@ std::vector<World::BrokerConsumerView> World::broker_consumers() const {
   return out;
 }
 
-bool World::broker_backlog() const { return parts_->broker.has_backlog(); }
+bool World::broker_backlog() const {
+  return parts_->broker.has_backlog() || parts_->broker.holds_undispatched_entry();
+}
 
 std::optional<std::int64_t> World::dispatcher_aggregate() const { return parts_->broker.aggregate(); }
 

@@ -72,7 +72,8 @@ class World {
     std::int64_t unacked_total = 0;
   };
   std::vector<BrokerConsumerView> broker_consumers() const;
-  // Entries the subscription still has to dispatch (unread, or redeliveries not pending).
+  // Entries the subscription still has to dispatch (unread, or redeliveries not pending), or
+  // a stored entry neither finished nor pending that it lost track of.
   bool broker_backlog() const;
   std::optional<std::int64_t> dispatcher_aggregate() const;
 

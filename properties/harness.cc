@@ -59,6 +59,13 @@ void Harness::start() {
 
 void Harness::publish(const std::vector<impl::EntrySpec>& entries, std::string shown) {
   if (coverage_ != nullptr) coverage_->publish(entries);
+  for (const impl::EntrySpec& e : entries) {
+    const std::int64_t b = std::max<std::int64_t>(1, e.payload.batch_size);
+    const std::set<std::int64_t> acked(e.pre_acked.begin(), e.pre_acked.end());
+    std::int64_t left = b;
+    for (std::int64_t i : acked) left -= (i >= 0 && i < b) ? 1 : 0;
+    if (left > 0) ++deliverable_published_;  // B3: a fully acknowledged entry is never sent
+  }
   world_->publish(entries);
   after_step(std::move(shown));
 }
@@ -109,8 +116,12 @@ void Harness::follow_consumers(const spec::Event& e) {
     }
     return nullptr;
   };
+  const auto forgive_cnx = [this](const spec::Id& cnx) {
+    std::erase_if(unacked_inconsistent_, [&](const auto& kv) { return kv.second == cnx.to_string(); });
+  };
   if (const auto* o = std::get_if<spec::IncOpen>(&e)) {
     trace_consumers_[o->consumer] = TraceConsumer{.inc = o->inc.as_number(), .cnx = o->cnx, .live = true};
+    cnx_of_inc_[o->inc.as_number()] = o->cnx.to_string();
   } else if (const auto* f = std::get_if<spec::IncFlowEnabled>(&e)) {
     if (TraceConsumer* c = of_inc(f->inc.as_number())) c->flow_enabled = true;
   } else if (const auto* c = std::get_if<spec::IncClose>(&e)) {
@@ -119,19 +130,54 @@ void Harness::follow_consumers(const spec::Event& e) {
     for (auto& [consumer, tc] : trace_consumers_) {
       if (tc.cnx == d->cnx) tc.live = false;
     }
+    forgive_cnx(d->cnx);
+    unwritten_cmds_.clear();
+  // K5: settled, every received command made its terminal transition.
+  for (std::uint64_t cmd : unsettled_cmds_) {
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kK5,
+         .text = absl::StrCat("K5: command ", cmd, " was received but never settled"),
+         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+    break;
+  }
+  unsettled_cmds_.clear();
+  } else if (const auto* m = std::get_if<spec::Message>(&e)) {
+    unwritten_cmds_.erase(cmd_number(m->cmd));
+  } else if (const auto* pe = std::get_if<spec::ProtocolError>(&e)) {
+    forgive_cnx(pe->cnx);
+    unsettled_cmds_.clear();
+  } else if (const auto* ack = std::get_if<spec::Ack>(&e)) {
+    if (ack->validation_error) unacked_inconsistent_.erase(cmd_number(ack->cmd));
+  } else if (const auto* s = std::get_if<spec::Send>(&e)) {
+    for (const spec::SentEntry& entry : s->entries) {
+      if (!entry.p) continue;
+      unwritten_cmds_.insert(cmd_number(entry.cmd));
+      if (const std::shared_ptr<const impl::Payload> p = world_->payload_of(cmd_number(entry.cmd))) {
+        sent_entries_.insert(p.get());
+      }
+    }
   } else if (const auto* r = std::get_if<spec::Recv>(&e)) {
     inc_of_cmd_[cmd_number(r->cmd)] = r->inc.as_number();
+    unsettled_cmds_.insert(cmd_number(r->cmd));
   } else if (const auto* cl = std::get_if<spec::Claim>(&e)) {
     cmds_with_progress_.insert(cmd_number(cl->cmd));
   } else if (const auto* dr = std::get_if<spec::DirectReturn>(&e)) {
     cmds_with_progress_.insert(cmd_number(dr->cmd));
   } else if (const auto* co = std::get_if<spec::Corrupt>(&e)) {
     cmds_with_progress_.insert(cmd_number(co->cmd));
+    if (co->stage == spec::FailureStage::kInconsistent) {
+      if (auto inc = inc_of_cmd_.find(cmd_number(co->cmd)); inc != inc_of_cmd_.end()) {
+        if (auto cnx = cnx_of_inc_.find(inc->second); cnx != cnx_of_inc_.end()) {
+          unacked_inconsistent_[cmd_number(co->cmd)] = cnx->second;
+        }
+      }
+    }
   } else if (const auto* st = std::get_if<spec::Settle>(&e)) {
     // What the run was given decides whether the command holds its units: an encrypted
     // payload under cryptoFailureAction FAIL (X3), or a chunk that neither returned nor
     // delivered anything (the X4 failure branch).
     const std::uint64_t cmd = cmd_number(st->cmd);
+    unsettled_cmds_.erase(cmd);
     const std::shared_ptr<const impl::Payload> payload = world_->payload_of(cmd);
     auto inc = inc_of_cmd_.find(cmd);
     if (payload == nullptr || inc == inc_of_cmd_.end() || cmds_with_progress_.contains(cmd)) return;
@@ -167,8 +213,11 @@ bool Harness::quiesce_from_trace() {
   }
   // B13 (E6): settled with backlog while a consumer (and the aggregate) has permits: nothing
   // triggered the read that should have served it.
+  // The backlog: what the broker says it holds, or a published entry no send ever carried
+  // (an entry the broker lost track of holds no backlog by its own account).
   const std::optional<std::int64_t> aggregate = world_->dispatcher_aggregate();
-  if (world_->broker_backlog() && rules_ != spec::RulesetId::kLegacy && (!aggregate || *aggregate > 0) &&
+  const bool backlog = world_->broker_backlog() || sent_entries_.size() < deliverable_published_;
+  if (backlog && rules_ != spec::RulesetId::kLegacy && (!aggregate || *aggregate > 0) &&
       !spec::is_sticky_key(config_.dispatcher) &&  // Key_Shared may hold a key back (draining)
       config_.dispatcher != spec::DispatcherKind::kNonPersistentShared &&  // no stored backlog
       config_.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared) {
@@ -185,6 +234,39 @@ bool Harness::quiesce_from_trace() {
                                 b.available, " available permit(s); nothing was dispatched"),
            .step = finished_ ? steps_.size() + 1 : steps_.size()});
       break;
+    }
+  }
+  // C5: an inconsistent command is acknowledged with a validation error (its connection open).
+  for (const auto& [cmd, cnx] : unacked_inconsistent_) {
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kC5,
+         .text = absl::StrCat("C5: inconsistent command ", cmd, " on ", cnx,
+                              " was never acknowledged with a validation error"),
+         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+  }
+  unacked_inconsistent_.clear();
+  // B7: settled, every command a send finalized was written to its consumer.
+  for (std::uint64_t cmd : unwritten_cmds_) {
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kB7,
+         .text = absl::StrCat("B7: command ", cmd, " was finalized by a send but never reached the client"),
+         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+    break;
+  }
+  unwritten_cmds_.clear();
+  // Key_Shared may hold a key back while another consumer has it pending, but settled nothing
+  // is pending: an entry no send ever carried while every consumer has permits was lost.
+  if (sent_entries_.size() < deliverable_published_ && rules_ != spec::RulesetId::kLegacy &&
+      config_.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared &&
+      spec::is_sticky_key(config_.dispatcher)) {
+    const std::vector<impl::World::BrokerConsumerView> live = world_->broker_consumers();
+    if (!live.empty() &&
+        std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0; })) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kE6,
+           .text = absl::StrCat("B13: settled with ", deliverable_published_ - sent_entries_.size(),
+                                " published entr(ies) never sent while every consumer has permits"),
+           .step = finished_ ? steps_.size() + 1 : steps_.size()});
     }
   }
   return true;
@@ -279,9 +361,11 @@ std::optional<std::string> Harness::review_signature(const spec::Finding& f,
       return std::nullopt;
     case spec::RuleId::kC5:
     case spec::RuleId::kC6: {
-      // F4: the pooled connection closed over inconsistent data ends the incarnations of
-      // other consumers on it too.
-      // An N7 overflow closes the connection by the rulebook (section 12, item 6): not F4.
+      // F4: the pooled connection closed over inconsistent data (rev-d keeps it, C5/C6): every
+      // incarnation on it ends, the consumer's own and those of unrelated consumers sharing it.
+      // One ended incarnation is already the widened disconnect; a plain `check` seldom pools
+      // two consumers on the corrupted connection. An N7 overflow closes the connection by the
+      // rulebook (section 12, item 6): not F4.
       const auto* pe = std::get_if<spec::ProtocolError>(&e);
       if (pe == nullptr || pe->reason == kOverflowReason) return std::nullopt;
       std::set<std::uint64_t> ended;
@@ -294,7 +378,7 @@ std::optional<std::string> Harness::review_signature(const spec::Finding& f,
           ended.insert(it->second);
         }
       }
-      if (ended.size() >= 2) return "F4";
+      if (!ended.empty()) return "F4";
       return std::nullopt;
     }
     case spec::RuleId::kE3:

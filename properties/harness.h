@@ -152,6 +152,20 @@ class Harness {
   std::map<std::uint64_t, TraceConsumer> trace_consumers_;
   std::map<std::uint64_t, std::uint64_t> inc_of_cmd_;          // cmd -> client inc (recv)
   std::set<std::uint64_t> cmds_with_progress_;                 // claims, direct returns, corrupt
+  // B13 from the trace: entries published with something to deliver, and those a `send`
+  // finalized at least once (by the stored payload the command carries).
+  std::size_t deliverable_published_ = 0;
+  // C5 from the trace: commands judged inconsistent whose acknowledgement with a validation
+  // error has not been written yet (cmd -> connection); the connection's end forgives them.
+  std::map<std::uint64_t, std::string> unacked_inconsistent_;
+  std::map<std::uint64_t, std::string> cnx_of_inc_;  // client inc -> connection (inc_open)
+  // B7 from the trace: commands a send finalized whose `message` has not reached the client
+  // yet; a connection's end forgives them all (its frames are dropped).
+  std::set<std::uint64_t> unwritten_cmds_;
+  // K5 from the trace: received commands without their terminal transition yet (a protocol
+  // error ends the one being handled without one).
+  std::set<std::uint64_t> unsettled_cmds_;
+  std::set<const impl::Payload*> sent_entries_;
 };
 
 }  // namespace permitcheck::properties

@@ -82,6 +82,7 @@ void SpecModel::end_incs_on(const spec::Id& cnx) {
 }
 
 void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
+  const bool send = std::holds_alternative<spec::Send>(event);
   std::visit(
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;
@@ -100,6 +101,29 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
                  absl::StrCat("B12: broker consumer ", e.inc->as_text(), " was sent to with ",
                               b.balance.available(), " available permit(s) (a send starts "
                               "only while they are positive)")});
+          }
+          // B12: and, for a dispatcher with an aggregate, while the aggregate (the sum over
+          // the live consumers, B6) is positive: judged at the first send of a dispatch round
+          // (a read serves several consumers in turn, and the sends of one round are recorded
+          // back to back; a later one may follow an overdraft of B9 within the round).
+          // Only the persistent dispatchers read (a round starts at a read); the non-persistent
+          // ones dispatch each published entry at once to a consumer with permits, or drop it.
+          const bool round_start = !last_event_was_send_;
+          const bool reads = e.dispatcher && spec::has_aggregate(*e.dispatcher) &&
+                             *e.dispatcher != spec::DispatcherKind::kNonPersistentShared &&
+                             *e.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared;
+          if (round_start && reads && rules_.id != spec::RulesetId::kLegacy) {
+            std::int64_t aggregate = 0;
+            for (const auto& [name, m] : broker_) {
+              if (m.live) aggregate += m.balance.available();
+            }
+            if (aggregate <= 0) {
+              command_mismatches_.push_back(
+                  {spec::RuleId::kB4,
+                   absl::StrCat("B12: broker consumer ", e.inc->as_text(), " was sent to while the ",
+                                std::string(spec::dispatcher_name(*e.dispatcher)), " aggregate was ", aggregate,
+                                " (a send starts only while it is positive)")});
+            }
           }
           (void)b.balance.debit(r->consumer_debit, r->unacked_increase);  // B4, B5, B9
           b.unacked_total += r->unacked_increase;
@@ -135,6 +159,10 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
         } else if constexpr (std::is_same_v<T, spec::Skip>) {
           if (auto it = pending_.find(e.cmd.as_number()); it != pending_.end()) {
             it->second.fates[e.index] = static_cast<int>(fate_of(e.reason));
+          }
+        } else if constexpr (std::is_same_v<T, spec::Corrupt>) {
+          if (auto it = pending_.find(e.cmd.as_number()); it != pending_.end()) {
+            it->second.corrupt_stages.insert(static_cast<int>(e.stage));
           }
         } else if constexpr (std::is_same_v<T, spec::Claim>) {
           if (auto it = pending_.find(e.cmd.as_number()); it != pending_.end()) {
@@ -191,6 +219,7 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
         }
       },
       event);
+  last_event_was_send_ = send;
 }
 
 void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World& world) {
@@ -253,6 +282,19 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
       returns.push_back(produced);
     }
   } else {
+    // C7: the failures the command records are those the specification's run records.
+    std::multiset<int> stages;
+    for (const spec::Event& e : run.events) {
+      if (const auto* c = std::get_if<spec::Corrupt>(&e)) stages.insert(static_cast<int>(c->stage));
+    }
+    // Judged when the implementation runs the rules the model checks (a legacy implementation
+    // checked against rev-d fails differently by design: its L-rows are found by the returns).
+    if (impl::ruleset_of(config_.mode) == rules_.id && stages != p.corrupt_stages &&
+        !p.protocol_error && !run.closes_connection) {
+      command_mismatches_.push_back(
+          {spec::RuleId::kC7, absl::StrCat("command ", cmd, " recorded ", p.corrupt_stages.size(),
+                                           " failure(s); the specification records ", stages.size())});
+    }
     for (const spec::Event& e : run.events) {
       if (const auto* d = std::get_if<spec::DirectReturn>(&e)) returns.push_back(d->n);
       if (const auto* st = std::get_if<spec::Settle>(&e)) returns.push_back(st->n);

@@ -82,6 +82,7 @@ class SpecModel : public impl::BrokerObserver {
     bool chunk_transfer = false;
     bool chunk_direct = false;
     bool protocol_error = false;
+    std::multiset<int> corrupt_stages;  // spec::FailureStage of each `corrupt` recorded
   };
 
   void complete(std::uint64_t cmd, PendingCommand& pending, const impl::World& world);
@@ -96,6 +97,7 @@ class SpecModel : public impl::BrokerObserver {
   std::map<std::uint64_t, std::uint64_t> current_;  // consumer -> inc
   std::map<std::uint64_t, PendingCommand> pending_;
   std::map<std::string, std::uint64_t> message_inc_;  // handed-off message -> incarnation
+  bool last_event_was_send_ = false;  // a send continues the dispatch round (B12)
   std::vector<ModelMismatch> command_mismatches_;     // found while following events
   spec::Id last_cnx_;
 };

@@ -150,6 +150,7 @@ struct FieldWriter {
   void operator()(const Quiescent& e) {
     w.id("cnx", e.cnx);
     w.integer("consumer", e.consumer);
+    w.integer("backlog", e.backlog);
   }
   void operator()(const IncOpen& e) {
     w.id("inc", e.inc);

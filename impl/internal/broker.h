@@ -6,6 +6,7 @@
 #define PERMITCHECK_IMPL_INTERNAL_BROKER_H_
 
 #include <cstdint>
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -191,6 +192,18 @@ class Broker {
   std::vector<const BrokerConsumer*> live_consumers() const;
   std::optional<std::int64_t> aggregate() const;
   bool has_backlog() const { return sub_.has_backlog(); }
+  // For inspection (B13): a stored entry not finished and not pending at a live consumer
+  // that holds it in its pending set, whatever the subscription's own read position and
+  // replay set say (an entry they lost, or one left pending at nobody, counts).
+  bool holds_undispatched_entry() {
+    const std::deque<StoredEntry>& entries = sub_.entries();
+    return std::any_of(entries.begin(), entries.end(), [this](const StoredEntry& e) {
+      if (e.done) return false;
+      if (e.pending_owner < 1 || e.pending_owner > static_cast<int>(consumers_.size())) return true;
+      const BrokerConsumer& owner = *consumers_[static_cast<std::size_t>(e.pending_owner - 1)];
+      return owner.removed || !owner.pending().contains(e.id);
+    });
+  }
   bool corrupted(std::uint64_t cmd) const { return ctx_.corrupted_cmds.contains(cmd); }
   std::shared_ptr<const Payload> payload_of(std::uint64_t cmd) const {
     auto it = ctx_.sent_payloads.find(cmd);

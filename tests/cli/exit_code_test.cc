@@ -237,7 +237,9 @@ TEST(Engines, CheckLegacyAgainstRevDIsAViolationWithACounterexampleFile) {
 TEST(Engines, E3_K7_C5_PlainCheckFindsEachRevisionsFindingAtDefaultOptions) {
   if (!check_available()) GTEST_SKIP() << "properties not built";
   const std::pair<const char*, const char*> expected[] = {
-      {"rev-a", "monitor E3"}, {"rev-b", "monitor K7"}, {"rev-c", "monitor C5"}};
+      {"rev-a", "monitor E3 [F5 signature]"},
+      {"rev-b", "monitor K7 [F1 signature]"},
+      {"rev-c", "monitor C5 [F4 signature]"}};
   for (const auto& [ruleset, finding] : expected) {
     const testing::Run r = run_permitcheck({"check", "--ruleset", ruleset});
     EXPECT_EQ(r.code, kExitViolation) << ruleset << ": " << r.out << r.err;

@@ -585,5 +585,25 @@ TEST(MonitorClient, E6_QuiescentWithNothingAvailableIsAStall) {
   EXPECT_TRUE(Reports(r.violations, RuleId::kE5, {"2 permit(s) lost"}));
 }
 
+// ---- Branches pinned by `ci/mutate --mode monitor` ----
+
+// A connection's end ends every client permit state on it: a later Flow of one is N5.
+TEST(MonitorClient, N5_DisconnectEndsTheIncarnationsOnTheConnection) {
+  Trace t;
+  t.subscribed(1, 4).add(Disconnect{.cnx = s("c1")}).add(flow(2, 1));
+  EXPECT_TRUE(FirstViolation(check(client(4, 2), t), RuleId::kN5, {"incarnation 1", "after it ended"}));
+}
+
+TEST(MonitorMemory, ClientStateOfAnEndedConnectionIsReleased) {
+  Monitor m(client(4, 2));
+  Trace t;
+  t.subscribed(1, 4);
+  std::uint64_t line = 2;
+  for (const Event& e : t.events()) m.on_event(e, line++);
+  EXPECT_EQ(m.size().connections, 1u);
+  m.on_event(Disconnect{.cnx = s("c1")}, line++);
+  EXPECT_EQ(m.size().connections, 0u);
+}
+
 }  // namespace
 }  // namespace permitcheck::spec

@@ -603,5 +603,30 @@ TEST(MonitorClient, CryptoDiscardOfACompleteBatchReturnsB) {
   EXPECT_THAT(r.deviations, IsEmpty()) << dump(r);
 }
 
+// ---- Branches pinned by `ci/mutate --mode monitor` ----
+
+// Zero units returned directly is no negative return (K6 reports only n < 0).
+TEST(MonitorCommand, K6_DirectReturnOfZeroUnitsIsNotNegative) {
+  Trace t;
+  t.subscribed(1, 4).add(recv(1, 1)).add(DirectReturn{.cmd = n(1), .n = 0}).add(settle(1, 1));
+  const MonitorReport r = check(client(4, 2), t);
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kK6)))) << dump(r);
+  Trace negative;
+  negative.subscribed(1, 4).add(recv(1, 1)).add(DirectReturn{.cmd = n(1), .n = -1});
+  EXPECT_TRUE(Reports(check(client(4, 2), negative).violations, RuleId::kK6, {"returns -1 units directly"}));
+}
+
+TEST(MonitorMemory, FinishedClientCommandLeavesTheCommandsInFlight) {
+  Monitor m(client(4, 2));
+  Trace t;
+  t.subscribed(1, 4).add(recv(1, 1));
+  std::uint64_t line = 2;
+  for (const Event& e : t.events()) m.on_event(e, line++);
+  EXPECT_EQ(m.size().commands, 1u);
+  m.on_event(settle(1, 1), line++);
+  EXPECT_EQ(m.size().commands, 0u);
+  EXPECT_EQ(m.size().finished_commands, 1u);
+}
+
 }  // namespace
 }  // namespace permitcheck::spec

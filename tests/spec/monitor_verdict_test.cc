@@ -327,5 +327,23 @@ TEST(MonitorMemory, MillionAcknowledgedWireMessagesFitIn64MiB) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "1: violations, 3: bad_alloc under 64 MiB, 4: setrlimit";
 }
 
+// ---- Branches pinned by `ci/mutate --mode monitor` ----
+
+TEST(MonitorMemory, SizeCountsHandedOffMessagesAndEachPartsBytes) {
+  Monitor m(client(4, 2));
+  Trace t;
+  t.wire_subscribed(4).subscribed(1, 4).add(recv(1, 1)).add(claim(1, "m1"));
+  std::uint64_t line = 2;
+  for (const Event& e : t.events()) m.on_event(e, line++);
+  const MonitorSize size = m.size();
+  EXPECT_EQ(size.messages, 1u);
+  EXPECT_EQ(size.wire_consumers, 1u);
+  EXPECT_GT(size.part_bytes[4], 0u) << "wire consumers";
+  EXPECT_GT(size.part_bytes[5], 0u) << "connections";
+  std::size_t sum = 0;
+  for (std::size_t b : size.part_bytes) sum += b;
+  EXPECT_EQ(size.bytes, sum);
+}
+
 }  // namespace
 }  // namespace permitcheck::spec

@@ -283,5 +283,35 @@ TEST(MonitorWire, N4_LegacyFlowBeforeSubscribeOkIsNotAPermitStateRule) {
   EXPECT_TRUE(FirstViolation(check(wire(4, 2, RulesetId::kRevD), t), RuleId::kN4, {"Flow of 4"}));
 }
 
+// ---- Branches pinned by `ci/mutate --mode monitor` ----
+
+// A client trace that records Subscribes at all holds every wire Flow to one on record.
+TEST(MonitorWire, N4_ClientTraceWithSubscribesReportsAFlowOfAConsumerThatNeverSubscribed) {
+  Trace t;
+  t.wire_subscribed(4).add(Flow{.cnx = s("c1"), .consumer = 1, .permits = 4});
+  EXPECT_TRUE(Reports(check(client(4, 2), t).violations, RuleId::kN4,
+                      {"consumer 1", "no Subscribe on record"}));
+  Trace none;  // no Subscribe anywhere in a client trace: nothing to hold the Flow to
+  none.add(Connect{.cnx = s("c1")}).add(Flow{.cnx = s("c1"), .consumer = 1, .permits = 4});
+  EXPECT_THAT(check(client(4, 2), none).violations, Not(Contains(HasRule(RuleId::kN4))));
+}
+
+// The end of a consumer's old connection leaves its wire state on the new one in place: a
+// send at zero available there is still judged.
+TEST(MonitorWire, B12_OldConnectionEndingKeepsTheConsumersNewConnectionJudged) {
+  Trace t;
+  t.wire_subscribed(1, "c1")
+      .add(CloseConsumer{.cnx = s("c1"), .consumer = 0})
+      .wire_subscribed(1, "c2")
+      .add(message(1, 1, {}, std::nullopt, "c2"))
+      .add(Disconnect{.cnx = s("c1")})
+      .add(Send{.consumer = 0,
+                .dispatcher = DispatcherKind::kSingleActive,
+                .entries = {entry(2, 1, true, 1)},
+                .consumer_debit = 1});
+  EXPECT_TRUE(FirstViolation(check(wire(1, 1), t), RuleId::kB12,
+                             {"send to consumer 0", "available permits are 0"}));
+}
+
 }  // namespace
 }  // namespace permitcheck::spec

@@ -3,6 +3,7 @@
 // ("line N: reason"), which `validate` prints before exiting 2.
 #include "trace/reader.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -417,6 +418,29 @@ TEST(ConsumerId, AcceptsTheFullUint64Range) {
   EXPECT_EQ(
       error_of("{\"ev\":\"quiescent\",\"cnx\":1,\"consumer\":18446744073709551616}\n"),
       R"(line 2: field "consumer" must be an integer in uint64 range, got 18446744073709551616)");
+}
+
+// B13 is judged at `quiescent` from the backlog the recorder states; absent means unknown.
+TEST(QuiescentBacklog, ReadWhenPresentAbsentMeansUnknown) {
+  EXPECT_EVENT_EQ(event_of(R"({"ev":"quiescent","cnx":1,"consumer":2,"backlog":3})"),
+                  (spec::Quiescent{Id::number(1), 2, 3}));
+  EXPECT_EVENT_EQ(event_of(R"({"ev":"quiescent","cnx":1,"consumer":2,"backlog":0})"),
+                  (spec::Quiescent{Id::number(1), 2, 0}));
+  EXPECT_EVENT_EQ(event_of(R"({"ev":"quiescent","cnx":1,"consumer":2,"backlog":9223372036854775807})"),
+                  (spec::Quiescent{Id::number(1), 2, std::numeric_limits<std::int64_t>::max()}));
+  EXPECT_FALSE(std::get<spec::Quiescent>(event_of(R"({"ev":"quiescent","cnx":1,"consumer":2})"))
+                   .backlog.has_value());
+}
+
+TEST(QuiescentBacklog, NegativeOrNonIntegerBacklogIsRefusedWithItsLine) {
+  EXPECT_EQ(error_of("{\"ev\":\"quiescent\",\"cnx\":1,\"consumer\":2,\"backlog\":-1}\n"),
+            R"(line 2: field "backlog" must be a non-negative integer, got -1)");
+  EXPECT_THAT(error_of("{\"ev\":\"quiescent\",\"cnx\":1,\"consumer\":2,\"backlog\":\"3\"}\n"),
+              ::testing::StartsWith(R"(line 2: field "backlog" must be )"));
+  EXPECT_THAT(error_of("{\"ev\":\"quiescent\",\"cnx\":1,\"consumer\":2,\"backlog\":1.5}\n"),
+              ::testing::StartsWith(R"(line 2: field "backlog" must be )"));
+  EXPECT_THAT(error_of("{\"ev\":\"quiescent\",\"cnx\":1,\"consumer\":2,\"backlog\":1,\"backlog\":2}\n"),
+              ::testing::HasSubstr("duplicate field \"backlog\""));
 }
 
 TEST(MessagePermits, FullUint64IsReadAndRangeIsLeftToRuleW2) {

@@ -266,10 +266,11 @@ inline rc::Gen<spec::Event> gen_event() {
           gen_id(), consumer()),
       event_of([](Id c) { return Disconnect{c}; }, gen_id()),
       event_of(
-          [](Id c, std::uint64_t k) {
-            return Quiescent{c, k};
+          [](Id c, std::uint64_t k, std::optional<std::int64_t> backlog) {
+            return Quiescent{c, k, backlog};
           },
-          gen_id(), consumer()),
+          gen_id(), consumer(),
+          gen_optional(rc::gen::inRange<std::int64_t>(0, std::numeric_limits<std::int64_t>::max()))),
       event_of(
           [](Id i, Id c, std::uint64_t k) {
             return IncOpen{i, c, k};

@@ -78,6 +78,8 @@ TEST(WrittenEvents, WireEventsInTheFormatsFieldOrder) {
             R"({"ev":"close_consumer","cnx":"c1","consumer":3})");
   EXPECT_EQ(write_event(spec::Disconnect{c}), R"({"ev":"disconnect","cnx":"c1"})");
   EXPECT_EQ(write_event(spec::Quiescent{c, 3}), R"({"ev":"quiescent","cnx":"c1","consumer":3})");
+  EXPECT_EQ(write_event(spec::Quiescent{c, 3, 0}),
+            R"({"ev":"quiescent","cnx":"c1","consumer":3,"backlog":0})");
 }
 
 TEST(WrittenEvents, ClientAccountingEventsInTheFormatsFieldOrder) {

@@ -34,6 +34,7 @@ constexpr std::array<FieldInfo, static_cast<std::size_t>(FieldId::kCount)> kFiel
     {"dispatcher", T::kString, 5},
     {"ack_set", T::kAckSet, 0},
     {"entries", T::kEntries, 0},
+    {"backlog", T::kInt64, 8},
 }};
 
 // Index-aligned with spec::Event; the field lists are the tables of trace-format.md.
@@ -49,7 +50,7 @@ constexpr std::array<EventSchema, kEventKinds> kEvents = {{
     {"ack", fields({F::kCnx, F::kConsumer, F::kCmd}), fields({F::kValidationError})},
     {"close_consumer", fields({F::kCnx, F::kConsumer}), 0},
     {"disconnect", fields({F::kCnx}), 0},
-    {"quiescent", fields({F::kCnx, F::kConsumer}), 0},
+    {"quiescent", fields({F::kCnx, F::kConsumer}), fields({F::kBacklog})},
     // Client accounting events.
     {"inc_open", fields({F::kInc, F::kCnx, F::kConsumer}), 0},
     {"inc_flow_enabled", fields({F::kInc}), 0},

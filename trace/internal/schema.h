@@ -55,6 +55,7 @@ enum class FieldId : std::uint8_t {
   kDispatcher,
   kAckSet,
   kEntries,
+  kBacklog,
   kCount,
 };
 
@@ -66,7 +67,7 @@ struct FieldInfo {
 
 inline constexpr std::size_t kIdSlots = 4;
 inline constexpr std::size_t kUint64Slots = 2;
-inline constexpr std::size_t kInt64Slots = 8;
+inline constexpr std::size_t kInt64Slots = 9;
 inline constexpr std::size_t kStringSlots = 6;
 
 const FieldInfo& field_info(FieldId id);
