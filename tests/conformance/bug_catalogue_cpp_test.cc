@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "conformance/bug_catalogue.h"
+#include "tests/conformance/catalogue_testing.h"
 #include "tests/conformance/official_client.h"
 
 namespace permitcheck::conformance {
@@ -17,36 +18,10 @@ namespace {
 
 using namespace testing;  // NOLINT: the shared helpers of these tests
 
-const BugRow& row(std::string_view id) {
-  const std::vector<BugRow>& rows = bug_catalogue();
-  auto it = std::find_if(rows.begin(), rows.end(), [&](const BugRow& r) { return r.id == id; });
-  if (it == rows.end()) {
-    ADD_FAILURE() << "no catalogue row " << id;
-    return rows.front();
-  }
-  return *it;
-}
 
-// The exit status of the shipped C++ consumer run with ENV and ARGS (no broker needed for
-// the usage errors tested here).
-int run_consumer(std::string_view env, std::string_view args) {
-  const std::string cmd =
-      absl::StrCat(std::string(env), " '", PERMITCHECK_SOURCE_DIR,
-                   "/conformance/clients/cpp/run' ", std::string(args), " 2>/dev/null");
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 TEST(BugCatalogueCpp, Cpp473RowRunsTheZeroQueueModeAtQOneOnInstalledWheels) {
-  const BugRow& r = row("cpp-473");
-  EXPECT_EQ(r.client, "cpp");
-  EXPECT_EQ(r.q, 1);
-  EXPECT_EQ(r.client_env, "PERMITCHECK_CPP_MODE=zero-queue");
-  EXPECT_EQ(r.scenario.kind, ScenarioKind::kCloseConsumer);
-  EXPECT_TRUE(resolve_preset("cpp@" + r.affected, "/src").ok());
-  EXPECT_TRUE(resolve_preset("cpp@" + r.fixed, "/src").ok());
-  // Single messages only: a zero-queue consumer takes no batches.
-  for (const EntrySpec& e : r.scenario.entries) EXPECT_FALSE(e.batched);
+  expect_zero_queue_row(row("cpp-473"), "cpp", "PERMITCHECK_CPP_MODE=zero-queue");
 }
 
 TEST(BugCatalogueCpp, E5_E6_Cpp473ZeroQueueStallsAfterCloseInTheAffectedWheelOnly) {
@@ -72,10 +47,10 @@ TEST(CppConsumerModes, AnUnknownModeAndZeroQueueWithQOtherThanOneAreUsageErrors)
                     "(ci/install-python-client.sh) or this is a sanitizer build";
   }
   const std::string args = "pulsar://127.0.0.1:1 persistent://public/default/t sub";
-  EXPECT_EQ(run_consumer("PERMITCHECK_CPP_MODE=bogus", args + " 10 0 0"), 2);
-  EXPECT_EQ(run_consumer("PERMITCHECK_CPP_MODE=zero-queue", args + " 10 0 0"), 2);
-  EXPECT_EQ(run_consumer("PERMITCHECK_CPP_MODE=zero-queue", args + " 0 0 0"), 2);
-  EXPECT_EQ(run_consumer("PERMITCHECK_CPP_MODE=zero-queue-listener", args + " 10 0 0"), 2);
+  EXPECT_EQ(consumer_exit_status("cpp", "PERMITCHECK_CPP_MODE=bogus", args + " 10 0 0"), 2);
+  EXPECT_EQ(consumer_exit_status("cpp", "PERMITCHECK_CPP_MODE=zero-queue", args + " 10 0 0"), 2);
+  EXPECT_EQ(consumer_exit_status("cpp", "PERMITCHECK_CPP_MODE=zero-queue", args + " 0 0 0"), 2);
+  EXPECT_EQ(consumer_exit_status("cpp", "PERMITCHECK_CPP_MODE=zero-queue-listener", args + " 10 0 0"), 2);
 }
 
 TEST(CppClient, E2_ListenerModeKeepsTheReceiveQueueBoundOnASlowConsumer) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "conformance/bug_catalogue.h"
 #include "conformance/client_presets.h"
+#include "tests/conformance/catalogue_testing.h"
 #include "tests/conformance/official_client.h"
 
 namespace permitcheck::conformance {
@@ -18,39 +19,13 @@ namespace {
 
 using namespace testing;  // NOLINT: the shared helpers of these tests
 
-const BugRow& row(std::string_view id) {
-  const std::vector<BugRow>& rows = bug_catalogue();
-  auto it = std::find_if(rows.begin(), rows.end(), [&](const BugRow& r) { return r.id == id; });
-  if (it == rows.end()) {
-    ADD_FAILURE() << "no catalogue row " << id;
-    return rows.front();
-  }
-  return *it;
-}
 
-// The exit status of the shipped Go consumer of release VERSION run with ENV and ARGS (no
-// broker needed: the usage errors tested here come before any connection).
-int run_go_consumer(std::string_view version, std::string_view env, std::string_view args) {
-  const std::string cmd =
-      absl::StrCat(std::string(env), " PERMITCHECK_CLIENT_VERSION=", std::string(version), " '",
-                   PERMITCHECK_SOURCE_DIR, "/conformance/clients/go/run' ", std::string(args),
-                   " 2>/dev/null");
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 TEST(BugCatalogueGo, Go1404RowRunsTheZeroQueueModeAtQOneOnInstalledReleases) {
   const BugRow& r = row("go-1404");
-  EXPECT_EQ(r.client, "go");
   EXPECT_EQ(r.affected, "v0.16.0");
   EXPECT_EQ(r.fixed, "v0.17.0");
-  EXPECT_EQ(r.q, 1);
-  EXPECT_EQ(r.client_env, "PERMITCHECK_GO_MODE=zero-queue");
-  EXPECT_EQ(r.scenario.kind, ScenarioKind::kCloseConsumer);
-  EXPECT_TRUE(resolve_preset("go@" + r.affected, "/src").ok());
-  EXPECT_TRUE(resolve_preset("go@" + r.fixed, "/src").ok());
-  // Single messages only: a zero-queue consumer takes no batches.
-  for (const EntrySpec& e : r.scenario.entries) EXPECT_FALSE(e.batched);
+  expect_zero_queue_row(r, "go", "PERMITCHECK_GO_MODE=zero-queue");
 }
 
 TEST(BugCatalogueGo, E5_E6_Go1404ZeroQueueStallsAfterCloseInV0160NotInV0170) {
@@ -78,9 +53,10 @@ TEST(GoConsumerModes, AnUnknownModeAndZeroQueueOnAReleaseWithoutItAreUsageErrors
                     "or this is a sanitizer build";
   }
   const std::string args = "pulsar://127.0.0.1:1 persistent://public/default/t sub 1 0 0";
-  EXPECT_EQ(run_go_consumer("", "PERMITCHECK_GO_MODE=bogus", args), 2);
+  EXPECT_EQ(consumer_exit_status("go", "PERMITCHECK_GO_MODE=bogus", args), 2);
   // v0.9.0 predates ConsumerOptions.EnableZeroQueueConsumer (v0.13.0).
-  EXPECT_EQ(run_go_consumer("v0.9.0", "PERMITCHECK_GO_MODE=zero-queue", args), 2);
+  EXPECT_EQ(consumer_exit_status("go", "PERMITCHECK_CLIENT_VERSION=v0.9.0 PERMITCHECK_GO_MODE=zero-queue", args),
+            2);
 }
 
 }  // namespace

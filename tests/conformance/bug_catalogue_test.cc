@@ -13,10 +13,13 @@
 #include "absl/strings/str_cat.h"
 
 #include "conformance/client_presets.h"
+#include "tests/conformance/catalogue_testing.h"
 #include "tests/conformance/official_client.h"
 
 namespace permitcheck::conformance {
 namespace {
+
+using testing::row;
 
 TEST(BugCatalogue, EveryRowNamesReleasesItsPresetInstalls) {
   std::set<std::string> ids;
@@ -45,12 +48,6 @@ TEST(BugCatalogue, E5_Go833DiscardedCorruptMessagesLeakPermitsInV090NotInV0100) 
   EXPECT_EQ(r.fixed.numbers, "debited 5, granted 15, available 10");
 }
 
-const BugRow& row(std::string_view id) {
-  const std::vector<BugRow>& rows = bug_catalogue();
-  auto it = std::find_if(rows.begin(), rows.end(), [&](const BugRow& r) { return r.id == id; });
-  if (it == rows.end()) ADD_FAILURE() << "no catalogue row " << id;
-  return it == rows.end() ? rows.front() : *it;
-}
 
 // Empty when java runs and both releases' consumers are built (ci/install-java-client.sh).
 std::string java_missing(const std::vector<std::string>& versions) {

@@ -26,35 +26,6 @@ namespace {
 using namespace monitor_testing;  // NOLINT: the shared shorthands of the monitor's tests
 using ::testing::IsEmpty;
 
-MonitorReport run(const TraceHeader& h, const std::vector<Event>& events, bool retain) {
-  Monitor m(h, MonitorOptions{.retain_ledger = retain});
-  for (std::size_t i = 0; i < events.size(); ++i) m.on_event(events[i], i + 2);
-  m.finish();
-  return {m.violations(), m.deviations()};
-}
-
-auto as_tuple(const Finding& f) { return std::tie(f.rule, f.line, f.explanation); }
-
-::testing::AssertionResult SameVerdict(const MonitorReport& a, const MonitorReport& b) {
-  const auto same = [](const std::vector<Finding>& x, const std::vector<Finding>& y) {
-    if (x.size() != y.size()) return false;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      if (as_tuple(x[i]) != as_tuple(y[i])) return false;
-    }
-    return true;
-  };
-  if (same(a.violations, b.violations) && same(a.deviations, b.deviations)) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "whole-trace:\n" << dump(a) << "streaming:\n" << dump(b);
-}
-
-MonitorReport both(const TraceHeader& h, const Trace& t) {
-  const MonitorReport whole = run(h, t.events(), true);
-  const MonitorReport streaming = run(h, t.events(), false);
-  EXPECT_TRUE(SameVerdict(whole, streaming));
-  return streaming;
-}
 
 // One subscribe/close cycle of consumer `consumer` on `cnx`: subscribed, granted Q = 4, one
 // message acknowledged and its unit granted back, quiescent, closed.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -173,6 +174,39 @@ inline ::testing::AssertionResult Clean(const MonitorReport& r) {
 }
 
 inline auto HasRule(RuleId rule) { return Field(&Finding::rule, rule); }
+
+// The trace judged by one monitor, keeping its whole ledger (retain: whole-trace mode, as
+// `render` runs it) or streaming (as `validate` runs it); lines numbered from 2.
+inline MonitorReport run(const TraceHeader& h, const std::vector<Event>& events, bool retain) {
+  Monitor m(h, MonitorOptions{.retain_ledger = retain});
+  for (std::size_t i = 0; i < events.size(); ++i) m.on_event(events[i], i + 2);
+  m.finish();
+  return {m.violations(), m.deviations()};
+}
+
+// Both modes give the same findings, in the same order, with the same text.
+inline ::testing::AssertionResult SameVerdict(const MonitorReport& a, const MonitorReport& b) {
+  const auto as_tuple = [](const Finding& f) { return std::tie(f.rule, f.line, f.explanation); };
+  const auto same = [&](const std::vector<Finding>& x, const std::vector<Finding>& y) {
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (as_tuple(x[i]) != as_tuple(y[i])) return false;
+    }
+    return true;
+  };
+  if (same(a.violations, b.violations) && same(a.deviations, b.deviations)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "whole-trace:\n" << dump(a) << "streaming:\n" << dump(b);
+}
+
+// Runs `t` both ways, asserts they agree and returns the streaming report.
+inline MonitorReport both(const TraceHeader& h, const Trace& t) {
+  const MonitorReport whole = run(h, t.events(), true);
+  const MonitorReport streaming = run(h, t.events(), false);
+  EXPECT_TRUE(SameVerdict(whole, streaming));
+  return streaming;
+}
 
 // Crypto FAIL: the command is transferred and returns nothing; held for redelivery (S4, X3).
 inline Trace crypto_fail() {
