@@ -138,6 +138,25 @@ TEST(ValidateMemory, AcknowledgedCommandsPassUnderASmallLimit) {
   EXPECT_EQ(r.events, 4 + 3 * 200'000u);
 }
 
+// Runs `body` in a child whose heap is limited to 64 MiB (RLIMIT_DATA) and asserts it exits 0;
+// the child exits 4 when setrlimit fails, else with what `body` returns. `codes` explains the
+// other exit codes in the failure message.
+template <typename Body>
+void expect_child_passes_under_64mib(int threads, Body body, const char* codes) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const rlimit limit{.rlim_cur = rlim_t{64} << 20, .rlim_max = rlim_t{64} << 20};
+    if (setrlimit(RLIMIT_DATA, &limit) != 0) _exit(4);
+    _exit(body());
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "threads " << threads << ": child killed by signal "
+                                 << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "threads " << threads << ": " << codes << ", 4 setrlimit";
+}
+
 // With the limit out of reach and the heap limited to 64 MiB (RLIMIT_DATA, in a child), the
 // never-acknowledged trace runs out of memory: an error, not std::bad_alloc escaping.
 TEST(ValidateMemory, OutOfMemoryIsAnErrorNotACrash) {
@@ -146,24 +165,14 @@ TEST(ValidateMemory, OutOfMemoryIsAnErrorNotACrash) {
                   "is checked in the plain build";
 #endif
   for (int threads : {1, 2}) {
-    const pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      const rlimit limit{.rlim_cur = rlim_t{64} << 20, .rlim_max = rlim_t{64} << 20};
-      if (setrlimit(RLIMIT_DATA, &limit) != 0) _exit(4);
+    expect_child_passes_under_64mib(threads, [threads] {
       ValidateOptions options;
       options.threads = threads;
       options.max_memory = std::size_t{1} << 40;
       const FileResult r = validate_generated(50'000'000, false, options);
-      if (!r.error) _exit(1);
-      _exit(r.error->find("out of memory (std::bad_alloc)") != std::string::npos ? 0 : 2);
-    }
-    int status = 0;
-    ASSERT_EQ(waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFEXITED(status)) << "threads " << threads << ": child killed by signal "
-                                   << WTERMSIG(status);
-    EXPECT_EQ(WEXITSTATUS(status), 0)
-        << "threads " << threads << ": 1 no error, 2 another error, 4 setrlimit";
+      if (!r.error) return 1;
+      return r.error->find("out of memory (std::bad_alloc)") != std::string::npos ? 0 : 2;
+    }, "1 no error, 2 another error");
   }
 }
 
@@ -177,28 +186,17 @@ TEST(ValidateMemory, FinishedClientCommandsPassUnderA64MiBHeap) {
                   "is checked in the plain build";
 #endif
   for (int threads : {1, 2}) {
-    const pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      const rlimit limit{.rlim_cur = rlim_t{64} << 20, .rlim_max = rlim_t{64} << 20};
-      if (setrlimit(RLIMIT_DATA, &limit) != 0) _exit(4);
+    expect_child_passes_under_64mib(threads, [threads] {
       ValidateOptions options;
       options.threads = threads;
       options.max_memory = std::size_t{8} << 20;
       GeneratedClientTrace source(100'000);
       std::istream in(&source);
       const FileResult r = validate_stream(in, "generated", options);
-      if (r.error) _exit(r.error->find("std::bad_alloc") != std::string::npos ? 3 : 2);
-      if (r.events != 3 + 12 * 100'000u + 100'000 / 125) _exit(5);
-      _exit(r.violations.empty() ? 0 : 1);
-    }
-    int status = 0;
-    ASSERT_EQ(waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFEXITED(status)) << "threads " << threads << ": child killed by signal "
-                                   << WTERMSIG(status);
-    EXPECT_EQ(WEXITSTATUS(status), 0)
-        << "threads " << threads << ": 1 violations, 2 an error (--max-memory), 3 out of "
-        "memory, 4 setrlimit, 5 events missing";
+      if (r.error) return r.error->find("std::bad_alloc") != std::string::npos ? 3 : 2;
+      if (r.events != 3 + 12 * 100'000u + 100'000 / 125) return 5;
+      return r.violations.empty() ? 0 : 1;
+    }, "1 violations, 2 an error (--max-memory), 3 out of memory, 5 events missing");
   }
 }
 
