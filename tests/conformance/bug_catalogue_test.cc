@@ -70,6 +70,15 @@ TEST(BugCatalogue, E2_E5_Java22091PartialRedeliveryOverGrantsIn320NotIn321) {
   EXPECT_EQ(r.fixed.numbers, "debited 2, granted 10, available 8");
 }
 
+// A duplicate-redelivery row: the affected release stalls with nothing available, the fixed
+// one is back at Q = 10 (the exact debits can shift by a round with the client's ack flush).
+void expect_stalled_then_back_at_q(const RowResult& r) {
+  EXPECT_EQ(r.affected.numbers.substr(r.affected.numbers.find("available")), "available 0")
+      << format_catalogue_text({r});
+  EXPECT_EQ(r.fixed.numbers.substr(r.fixed.numbers.find("available")), "available 10")
+      << format_catalogue_text({r});
+}
+
 TEST(BugCatalogue, E5_E6_Go1180DroppedDuplicatesReturnNoPermitInV0120NotInV0121) {
   if (!testing::installed("conformance/clients/go/permitcheck-go-consumer-v0.12.0") ||
       !testing::installed("conformance/clients/go/permitcheck-go-consumer-v0.12.1")) {
@@ -81,10 +90,7 @@ TEST(BugCatalogue, E5_E6_Go1180DroppedDuplicatesReturnNoPermitInV0120NotInV0121)
   // duplicates (its ack of them is still grouped) without returning them, and stalls with
   // nothing available; v0.12.1 returns them and is back at Q.
   EXPECT_EQ(r.affected.rules, (std::vector<std::string>{"E5", "E6"})) << format_catalogue_text({r});
-  EXPECT_EQ(r.affected.numbers.substr(r.affected.numbers.find("available")), "available 0")
-      << format_catalogue_text({r});
-  EXPECT_EQ(r.fixed.numbers.substr(r.fixed.numbers.find("available")), "available 10")
-      << format_catalogue_text({r});
+  expect_stalled_then_back_at_q(r);
 }
 
 TEST(BugCatalogue, E5_E6_Java3787DroppedDuplicatesReturnNoPermitIn230NotIn231) {
@@ -94,10 +100,7 @@ TEST(BugCatalogue, E5_E6_Java3787DroppedDuplicatesReturnNoPermitIn230NotIn231) {
   // As go-1180: 2.3.0 drops each duplicate b5 whose ack is still grouped and stalls with
   // nothing available; 2.3.1 returns them and is back at Q.
   EXPECT_EQ(r.affected.rules, (std::vector<std::string>{"E5", "E6"})) << format_catalogue_text({r});
-  EXPECT_EQ(r.affected.numbers.substr(r.affected.numbers.find("available")), "available 0")
-      << format_catalogue_text({r});
-  EXPECT_EQ(r.fixed.numbers.substr(r.fixed.numbers.find("available")), "available 10")
-      << format_catalogue_text({r});
+  expect_stalled_then_back_at_q(r);
 }
 
 }  // namespace
