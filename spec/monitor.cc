@@ -30,12 +30,14 @@ void Monitor::on_event(const Event& event, std::uint64_t line) {
   state_->line = line;
   std::visit([this](const auto& e) { state_->on(e); }, event);
   if (!std::holds_alternative<Skip>(event)) state_->last_skip.reset();
+  if (!state_->compact_due.empty()) state_->compact_ended();
 }
 
 void Monitor::finish() {
   State& s = *state_;
   // C4: an out-of-range explicit value must end in a protocol error on its connection.
   for (auto& [id, c] : s.cmds) s.check_protocol_error_raised(c);
+  s.compact_ended();
 }
 
 const std::vector<Finding>& Monitor::violations() const { return state_->violations; }
@@ -83,7 +85,7 @@ MonitorSize Monitor::size() const {
   out.commands = s.cmds.size();
   out.finished_commands = s.retired.size();
   out.messages = s.msgs.size() + s.finished_msgs.size();
-  out.incarnations = s.incs.size();
+  out.incarnations = s.incs.size() + s.ended_incs.size();
   out.wire_consumers = s.wire.size();
   out.connections = std::max({s.wire_consumers_on_cnx.size(), s.incs_on_cnx.size(),
                               s.cnx_sent_field.size()});
@@ -92,7 +94,8 @@ MonitorSize Monitor::size() const {
   // In-flight sets of the wire incarnations hold one Id per wire-only command in flight.
   out.part_bytes[0] = table_bytes(s.cmds.capacity(), sizeof(std::pair<const Id, Command>)) +
                       table_bytes(s.cmds.size() * 8 / 7, sizeof(Id));
-  out.part_bytes[1] = s.retired.bytes() + s.shapes.capacity() * sizeof(Retired) +
+  out.part_bytes[1] = s.retired.bytes() + s.retired_incs.bytes() +
+                      s.shapes.capacity() * sizeof(Retired) +
                       table_bytes(s.shape_index.capacity(),
                                   sizeof(std::pair<const Retired, std::uint32_t>));
   out.part_bytes[2] = table_bytes(s.msgs.capacity(), sizeof(std::pair<const Id, Msg>)) +
@@ -100,7 +103,8 @@ MonitorSize Monitor::size() const {
   out.part_bytes[3] = table_bytes(s.incs.capacity(), sizeof(void*)) +
                       s.incs.size() * sizeof(std::pair<const Id, ClientIncarnation>) +
                       table_bytes(s.current_inc.capacity() + s.last_inc.capacity(),
-                                  sizeof(std::pair<const std::uint64_t, Id>));
+                                  sizeof(std::pair<const std::uint64_t, Id>)) +
+                  s.ended_incs.bytes();
   out.part_bytes[4] =
       table_bytes(s.wire.capacity(), sizeof(std::pair<const ConsumerKey, WireIncarnation>));
   out.part_bytes[5] = table_bytes(s.wire_consumers_on_cnx.capacity() + s.incs_on_cnx.capacity(),

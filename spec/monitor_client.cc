@@ -69,12 +69,23 @@ void Monitor::State::credit(Command& c, std::int64_t n, const Label& what) {
 
 // An ended permit state keeps only what a late event naming it is judged by (its key,
 // balance and totals): its list of commands and its place on the connection are released,
-// since quiescence and protocol errors look at current states only.
+// since quiescence and protocol errors look at current states only. In streaming mode it is
+// compacted after the event (EndedShape) once no command in flight points to it, and its
+// consumer forgets it when nothing is left for a next state to inherit (N2: an accumulator
+// of 0 is what a consumer with no previous state passes on; an ended state's accumulator
+// never grows, as credit goes to the current state or nowhere).
 void Monitor::State::end_inc(ClientIncarnation& inc) {
   if (!inc.current) return;
   inc.current = false;
   auto cur = current_inc.find(inc.key.consumer);
   if (cur != current_inc.end() && cur->second == inc.inc) current_inc.erase(cur);
+  if (compacting()) {
+    if (inc.holders == 0) compact_due.push_back(inc.inc);
+    auto last = last_inc.find(inc.key.consumer);
+    if (inc.accumulator == 0 && last != last_inc.end() && last->second == inc.inc) {
+      last_inc.erase(last);
+    }
+  }
   std::vector<Id>().swap(inc.commands);
   inc.commands_after_prune = 0;
   if (auto on = incs_on_cnx.find(inc.key.cnx); on != incs_on_cnx.end()) {
@@ -88,6 +99,23 @@ void Monitor::State::end_inc(ClientIncarnation& inc) {
     }
     if (ids.empty()) incs_on_cnx.erase(on);
   }
+}
+
+monitor_internal::ClientIncarnation* Monitor::State::revive_inc(const Id& id) {
+  std::optional<ClientIncarnation> ended = ended_incs.take(id);
+  if (!ended) return nullptr;
+  compact_due.push_back(id);
+  return &incs.emplace(id, std::move(*ended)).first->second;
+}
+
+void Monitor::State::compact_ended() {
+  for (const Id& id : compact_due) {
+    auto it = incs.find(id);
+    if (it == incs.end() || it->second.current || it->second.holders > 0) continue;
+    ended_incs.insert(it->second);
+    incs.erase(it);
+  }
+  compact_due.clear();
 }
 
 void Monitor::State::end_client_incs_on(const Id& cnx) {
@@ -189,7 +217,7 @@ void Monitor::State::prune_finished(ClientIncarnation& inc) {
 }
 
 void Monitor::State::on(const IncOpen& e) {
-  if (incs.contains(e.inc)) {
+  if (inc_opened(e.inc)) {
     violation(RuleId::kN1, absl::StrCat("permit state ", e.inc.to_string(), " opened twice"));
     return;
   }

@@ -45,8 +45,10 @@ void Monitor::State::retire(Command& c) {
     if (auto w = wire.find(*c.wire_key); w != wire.end()) w->second.in_flight.erase(c.cmd);
   }
   if (options.retain_ledger) ledgers.insert_or_assign(c.cmd, ledger_of(c));
-  Retired r{.inc = c.inc,
-            .inc_state = inc_of(c),
+  const bool numbered = c.inc && c.inc->is_number();
+  if (numbered) retired_incs.insert(c.cmd, c.inc->as_number());
+  Retired r{.numbered_inc = numbered,
+            .inc = numbered ? std::nullopt : c.inc,
             .budget_p = c.budget_p,
             .claimed = c.claimed,
             .direct_returned = c.direct_returned,
@@ -75,8 +77,7 @@ monitor_internal::Command* Monitor::State::revive(const Id& id) {
   last_command = nullptr;
   Command& c = at->second;
   c.cmd = id;
-  c.inc = r.inc;
-  c.inc_state = r.inc_state;
+  c.inc = r.numbered_inc ? std::optional<Id>(Id::number(*retired_incs.take(id))) : r.inc;
   c.received = true;
   c.settled = true;
   c.complete_checked = true;

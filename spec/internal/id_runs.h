@@ -1,8 +1,10 @@
 // IdRuns: a set of ids, each with a small value, kept compactly for what the monitor must
-// remember about finished commands and messages (issue 18: a reused id is seen in streaming
-// mode too). Numeric ids are kept as runs of consecutive ids sharing one value, so ids that
-// finish in increasing order with the same value cost one run in all; text ids cost one hash
-// entry each (and their text).
+// remember about finished commands, messages and ended permit states (issue 18: a reused id or
+// a late event is seen in streaming mode too). Numeric ids are kept as runs of consecutive ids
+// whose values are alike or rise by one per id (a run of commands finishing alike, of messages
+// of one command, or of commands each on the permit state numbered after the previous one's),
+// so ids finishing in increasing order cost one run in all; text ids cost one hash entry each
+// (and their text).
 //
 //   IdRuns<std::uint32_t> finished;
 //   finished.insert(Id::number(7), 0);
@@ -44,11 +46,9 @@ class IdRuns {
     const std::uint64_t n = id.as_number();
     if (past_runs(n)) {
       auto last = runs_.empty() ? runs_.end() : std::prev(runs_.end());
-      if (last != runs_.end() && n - last->first == last->second.len &&
-          extends(last->second, value)) {
-        ++last->second.len;
-      } else {
-        runs_.emplace_hint(runs_.end(), n, Run{value, 1});
+      if (last == runs_.end() || n - last->first != last->second.len ||
+          !extend(last->second, value)) {
+        runs_.emplace_hint(runs_.end(), n, Run{value, 1, false});
       }
       ++count_;
       return;
@@ -57,9 +57,11 @@ class IdRuns {
     auto next = runs_.upper_bound(n);
     if (next != runs_.begin()) {
       auto prev = std::prev(next);
-      if (n - prev->first == prev->second.len && extends(prev->second, value)) {
-        ++prev->second.len;
-        if (next != runs_.end() && next->first - n == 1 && next->second.value == value &&
+      if (n - prev->first == prev->second.len && extend(prev->second, value)) {
+        // Joined with the next run when that one continues this one's values.
+        if (next != runs_.end() && next->first - n == 1 &&
+            next->second.value == at(prev->second, next->first - prev->first) &&
+            (next->second.len == 1 || next->second.rising == prev->second.rising) &&
             std::uint64_t{prev->second.len} + next->second.len <= kMaxLen) {
           prev->second.len += next->second.len;
           runs_.erase(next);
@@ -68,13 +70,19 @@ class IdRuns {
         return;
       }
     }
-    if (next != runs_.end() && next->first - n == 1 && extends(next->second, value)) {
-      const Run joined{value, next->second.len + 1};
-      runs_.erase(next);
-      runs_.emplace(n, joined);
-    } else {
-      runs_.emplace(n, Run{value, 1});
+    if (next != runs_.end() && next->first - n == 1 && next->second.len < kMaxLen) {
+      // Prepended to the next run when its values continue from `value`.
+      const bool rises = static_cast<V>(value + 1) == next->second.value;
+      if ((rises || value == next->second.value) &&
+          (next->second.len == 1 || next->second.rising == rises)) {
+        const Run joined{value, static_cast<std::uint32_t>(next->second.len + 1u), rises};
+        runs_.erase(next);
+        runs_.emplace(n, joined);
+        ++count_;
+        return;
+      }
     }
+    runs_.emplace(n, Run{value, 1, false});
     ++count_;
   }
 
@@ -84,8 +92,9 @@ class IdRuns {
       auto it = text_.find(id.as_text());
       return it == text_.end() ? std::nullopt : std::optional<V>(it->second);
     }
-    auto it = run_of(id.as_number());
-    return it == runs_.end() ? std::nullopt : std::optional<V>(it->second.value);
+    const std::uint64_t n = id.as_number();
+    auto it = run_of(n);
+    return it == runs_.end() ? std::nullopt : std::optional<V>(at(it->second, n - it->first));
   }
 
   // The value of `id`, if held; `id` is no longer held.
@@ -109,9 +118,11 @@ class IdRuns {
     } else {
       it->second.len = static_cast<std::uint32_t>(before);
     }
-    if (after > 0) runs_.emplace(n + 1, Run{run.value, static_cast<std::uint32_t>(after)});
+    if (after > 0) {
+      runs_.emplace(n + 1, Run{at(run, before + 1), static_cast<std::uint32_t>(after), run.rising});
+    }
     --count_;
-    return run.value;
+    return at(run, before);
   }
 
   // Estimated heap bytes.
@@ -121,13 +132,27 @@ class IdRuns {
   }
 
  private:
-  static constexpr std::uint32_t kMaxLen = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kMaxLen = (std::uint32_t{1} << 31) - 1;
   struct Run {
-    V value;
-    std::uint32_t len;  // ids first .. first + len - 1
+    V value;                 // the value of its first id
+    std::uint32_t len : 31;  // ids first .. first + len - 1
+    std::uint32_t rising : 1;  // id first + i has value + i (else every id has value)
   };
-  static bool extends(const Run& run, const V& value) {
-    return run.value == value && run.len < kMaxLen;
+  // The value of the id `offset` after the run's first (modular, as V is unsigned).
+  static V at(const Run& run, std::uint64_t offset) {
+    return run.rising ? static_cast<V>(run.value + offset) : run.value;
+  }
+  // Appends the id after the run's last with `value`, if that keeps the run alike or rising.
+  static bool extend(Run& run, const V& value) {
+    if (run.len >= kMaxLen) return false;
+    if (run.len == 1) {  // a single id is alike and rising: the second decides
+      if (value != run.value && value != static_cast<V>(run.value + 1)) return false;
+      run.rising = value != run.value;
+    } else if (value != at(run, run.len)) {
+      return false;
+    }
+    ++run.len;
+    return true;
   }
 
   // Whether n is above every run (the common case of increasing ids, in constant time).

@@ -137,12 +137,92 @@ struct ClientIncarnation {
   bool deviation_delta_known = true;
   std::vector<Id> commands;                  // commands received on it, pruned when finished
   std::size_t commands_after_prune = 0;
+  std::size_t holders = 0;  // commands in `cmds` whose inc_state points here
+};
+
+// What an ended permit state keeps once compacted (streaming mode, EndedIncs): what a later
+// event naming it is judged by. Its balance and totals are read only while it is current
+// (quiescence, Flow over-grants, deviations), and a state never becomes current again, so an
+// ended one keeps its connection (E3/N3 under connection-scoped credit), whether its Subscribe
+// succeeded (N4), and what a Flow for it under a ruleset without the identity re-check reads
+// and changes (initial grant, N2's predecessor, the accumulator, which the next state of its
+// consumer reads too, N2). Its consumer id is kept apart, in rising runs.
+struct EndedShape {
+  Id cnx;
+  bool flow_enabled = false;
+  bool initial_granted = false;
+  std::int64_t accumulator = 0;
+  std::int64_t predecessor_accumulator = 0;
+
+  friend bool operator==(const EndedShape&, const EndedShape&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const EndedShape& e) {
+    return H::combine(std::move(h), e.cnx, e.flow_enabled, e.initial_granted, e.accumulator,
+                      e.predecessor_accumulator);
+  }
+};
+
+// Ended permit states, compacted: state id -> its consumer id (an IdRuns whose runs rise, so
+// states numbered in order with a new consumer id each cost one run) and -> its EndedShape,
+// each distinct shape kept once (states ending alike on one connection cost one run).
+class EndedIncs {
+ public:
+  bool empty() const { return consumers_.empty(); }
+  std::size_t size() const { return consumers_.size(); }
+  bool contains(const Id& inc) const { return consumers_.find(inc).has_value(); }
+
+  // REQUIRES: !inc.current.
+  void insert(const ClientIncarnation& inc) {
+    EndedShape shape{.cnx = inc.key.cnx,
+                     .flow_enabled = inc.flow_enabled,
+                     .initial_granted = inc.initial_granted,
+                     .accumulator = inc.accumulator,
+                     .predecessor_accumulator = inc.predecessor_accumulator};
+    std::uint32_t index = 0;
+    if (!shapes_.empty() && shapes_.back() == shape) {
+      index = static_cast<std::uint32_t>(shapes_.size() - 1);
+    } else {
+      auto [it, inserted] = index_.try_emplace(shape, static_cast<std::uint32_t>(shapes_.size()));
+      if (inserted) shapes_.push_back(std::move(shape));
+      index = it->second;
+    }
+    consumers_.insert(inc.inc, inc.key.consumer);
+    shape_of_.insert(inc.inc, index);
+  }
+
+  // The ended state `inc` whole again (its totals, read only while current, zero), no longer
+  // held here; nullopt if not held.
+  std::optional<ClientIncarnation> take(const Id& inc) {
+    const std::optional<std::uint64_t> consumer = consumers_.take(inc);
+    if (!consumer) return std::nullopt;
+    const EndedShape& shape = shapes_[*shape_of_.take(inc)];
+    return ClientIncarnation{.inc = inc,
+                             .key = {shape.cnx, *consumer},
+                             .current = false,
+                             .flow_enabled = shape.flow_enabled,
+                             .initial_granted = shape.initial_granted,
+                             .accumulator = shape.accumulator,
+                             .predecessor_accumulator = shape.predecessor_accumulator};
+  }
+
+  std::size_t bytes() const {
+    return consumers_.bytes() + shape_of_.bytes() + shapes_.capacity() * sizeof(EndedShape) +
+           index_.capacity() * (sizeof(std::pair<const EndedShape, std::uint32_t>) + 1);
+  }
+
+ private:
+  IdRuns<std::uint64_t> consumers_;
+  IdRuns<std::uint32_t> shape_of_;
+  std::vector<EndedShape> shapes_;
+  absl::flat_hash_map<EndedShape, std::uint32_t> index_;
 };
 
 struct Command {
   Id cmd;
   std::optional<Id> inc;
-  ClientIncarnation* inc_state = nullptr;  // `inc` once looked up (incarnations are never erased)
+  // `inc` once looked up (counted in its `holders`: an ended state is compacted, in streaming
+  // mode, only when no command in flight points to it).
+  ClientIncarnation* inc_state = nullptr;
   // Wire and broker view.
   std::optional<std::uint64_t> message_permits;
   AckSet ack_set;
@@ -211,10 +291,12 @@ struct Command {
 // commands share these records: each distinct one is kept once (`Monitor::State::shapes`,
 // about 250 bytes), and a finished id maps to its record's index in an IdRuns (id_runs.h), so
 // commands finishing in increasing id order with the same record cost one run together, and
-// one alone in its run about 32 bytes.
+// one alone in its run about 32 bytes. A numbered permit state is not in the record but in
+// `Monitor::State::retired_incs` (rising runs: each command on the state after the previous
+// one's costs nothing more), so commands of different states still share one record.
 struct Retired {
-  std::optional<Id> inc;
-  ClientIncarnation* inc_state = nullptr;
+  bool numbered_inc = false;  // its permit state's number is in retired_incs
+  std::optional<Id> inc;      // its permit state, if not numbered
   std::int64_t budget_p = 0;
   std::int64_t claimed = 0;
   std::int64_t direct_returned = 0;
@@ -226,7 +308,7 @@ struct Retired {
   template <typename H>
   friend H AbslHashValue(H h, const Retired& r) {
     // (This abseil hashes no std::optional.)
-    return H::combine(std::move(h), r.inc.has_value(), r.inc.value_or(Id()), r.inc_state,
+    return H::combine(std::move(h), r.numbered_inc, r.inc.has_value(), r.inc.value_or(Id()),
                       r.budget_p, r.claimed, r.direct_returned, r.other_returned, r.dropped,
                       r.path.has_value(), r.path.value_or(TransferPath::kChunk));
   }
@@ -278,6 +360,7 @@ struct Monitor::State {
   using Command = monitor_internal::Command;
   using Msg = monitor_internal::Msg;
   using Retired = monitor_internal::Retired;
+  using EndedIncs = monitor_internal::EndedIncs;
   using FinishedMessages = monitor_internal::FinishedMessages;
   static absl::string_view av(std::string_view s) { return monitor_internal::av(s); }
   static std::int64_t sat_add(std::int64_t a, std::int64_t b) {
@@ -295,8 +378,12 @@ struct Monitor::State {
 
   absl::flat_hash_map<ConsumerKey, WireIncarnation> wire;
   absl::flat_hash_map<Id, bool> cnx_sent_field;  // W3: the broker sent the field on it
-  // Node-based: a command keeps a pointer to its incarnation (Command::inc_state).
+  // Node-based: a command keeps a pointer to its incarnation (Command::inc_state). Current
+  // states, and in streaming mode the ended ones a command in flight points to or the event
+  // now judged named (revived from `ended_incs`); whole-trace mode keeps every state here.
   absl::node_hash_map<Id, ClientIncarnation> incs;
+  EndedIncs ended_incs;              // streaming mode: ended states no command points to
+  std::vector<Id> compact_due;       // ended states to compact after this event, if unheld
   // Per connection, so ending a connection costs what lives on it, not the whole trace.
   absl::flat_hash_map<Id, std::vector<Id>> incs_on_cnx;
   absl::flat_hash_map<Id, std::vector<std::uint64_t>> wire_consumers_on_cnx;
@@ -312,6 +399,7 @@ struct Monitor::State {
   // Finished client commands: id -> index of its record in `shapes` (see Retired); under
   // retain_ledger only, the ledgers of every released command (the checks never read them).
   monitor_internal::IdRuns<std::uint32_t> retired;
+  monitor_internal::IdRuns<std::uint64_t> retired_incs;  // finished command -> numbered state
   std::vector<Retired> shapes;
   absl::flat_hash_map<Retired, std::uint32_t> shape_index;
   absl::flat_hash_map<Id, CommandLedger> ledgers;
@@ -373,15 +461,33 @@ struct Monitor::State {
   CommandLedger ledger_of(const Command& c) const;
   // Releases `c`, which must live in `cmds`.
   void erase_command(const Command& c) {
+    if (ClientIncarnation* inc = c.inc_state; inc != nullptr && --inc->holders == 0 &&
+                                              !inc->current && compacting()) {
+      compact_due.push_back(inc->inc);
+    }
     last_command = nullptr;
     cmds.erase(cmds.find(c.cmd));  // the key is read before c dies
   }
+
+  // Streaming mode compacts ended permit states (EndedIncs); whole-trace mode keeps them whole,
+  // the reference the differential properties compare streaming against.
+  bool compacting() const { return !options.retain_ledger; }
+  bool inc_opened(const Id& id) const { return incs.contains(id) || ended_incs.contains(id); }
+  // The permit state `id`, current or ended (revived from `ended_incs` if compacted).
   ClientIncarnation* find_inc(const Id& id) {
     auto it = incs.find(id);
-    return it == incs.end() ? nullptr : &it->second;
+    if (it != incs.end()) return &it->second;
+    return ended_incs.empty() ? nullptr : revive_inc(id);
   }
+  ClientIncarnation* revive_inc(const Id& id);  // monitor_client.cc
+  // After each event: the ended states in compact_due that no command points to go back to
+  // `ended_incs`.
+  void compact_ended();                         // monitor_client.cc
   ClientIncarnation* inc_of(Command& c) {
-    if (c.inc_state == nullptr && c.inc) c.inc_state = find_inc(*c.inc);
+    if (c.inc_state == nullptr && c.inc) {
+      c.inc_state = find_inc(*c.inc);
+      if (c.inc_state != nullptr) ++c.inc_state->holders;
+    }
     return c.inc_state;
   }
 

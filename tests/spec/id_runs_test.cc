@@ -16,7 +16,7 @@ namespace permitcheck::spec::monitor_internal {
 namespace {
 
 // Ids from a small range (so runs form, split and merge) and a few text ids; values from a
-// small set (so neighbours often share one).
+// small set (so neighbours often share one) or rising with the id (so runs rise).
 RC_GTEST_PROP(IdRuns, BehavesAsAMapFromIdToValue, ()) {
   IdRuns<std::uint32_t> runs;
   std::map<std::pair<bool, std::string>, std::uint32_t> model;
@@ -32,7 +32,12 @@ RC_GTEST_PROP(IdRuns, BehavesAsAMapFromIdToValue, ()) {
                                                           ~std::uint64_t{0} - 1),
                           Id::number)},
          {1, rc::gen::map(rc::gen::element<std::string>("a", "b"), Id::text)}});
-    const std::uint32_t value = *rc::gen::inRange<std::uint32_t>(0, 3);
+    // Mostly a small value; else one rising with the id (so rising runs form, split and join).
+    const std::uint32_t small = *rc::gen::inRange<std::uint32_t>(0, 3);
+    const std::uint32_t value =
+        id.is_number() && *rc::gen::inRange(0, 3) == 0
+            ? static_cast<std::uint32_t>(id.as_number()) + *rc::gen::inRange<std::uint32_t>(0, 2)
+            : small;
     switch (*rc::gen::inRange(0, 3)) {
       case 0:
         runs.insert(id, value);
@@ -90,6 +95,26 @@ TEST(IdRuns, IdsFinishingOutOfOrderMergeOnceTheGapsFill) {
   EXPECT_LT(runs.bytes(), 64u);
   EXPECT_GT(sparse, runs.bytes());
   EXPECT_EQ(runs.size(), 10'000u);
+}
+
+// Values rising by one with the id (commands each on the permit state after the previous
+// one's, a new consumer id per permit state) cost one run too, and split and join as alike ones.
+TEST(IdRuns, AMillionIdsWithRisingValuesCostOneRun) {
+  IdRuns<std::uint64_t> runs;
+  for (std::uint64_t i = 1; i <= 1'000'000; ++i) runs.insert(Id::number(i), i + 10);
+  EXPECT_LT(runs.bytes(), 64u);
+  EXPECT_EQ(runs.find(Id::number(500'000)), std::optional<std::uint64_t>(500'010));
+  EXPECT_EQ(runs.take(Id::number(500'000)), std::optional<std::uint64_t>(500'010));
+  EXPECT_EQ(runs.find(Id::number(500'001)), std::optional<std::uint64_t>(500'011));
+  EXPECT_EQ(runs.find(Id::number(499'999)), std::optional<std::uint64_t>(500'009));
+  runs.insert(Id::number(500'000), 500'010);
+  EXPECT_LT(runs.bytes(), 64u);
+  // A value off the rise starts a run of its own.
+  runs.insert(Id::number(1'000'001), 7);
+  EXPECT_GT(runs.bytes(), 64u);
+  EXPECT_EQ(runs.find(Id::number(1'000'000)), std::optional<std::uint64_t>(1'000'010));
+  EXPECT_EQ(runs.find(Id::number(1'000'001)), std::optional<std::uint64_t>(7));
+  EXPECT_EQ(runs.size(), 1'000'001u);
 }
 
 }  // namespace
