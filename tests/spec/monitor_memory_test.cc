@@ -2,12 +2,7 @@
 // close_consumer or subscribe_fail is released, as a disconnect releases its connection's, and
 // an ended permit state keeps only what a late event naming it is judged by; the verdict on
 // late events after a release is the same in streaming and whole-trace mode.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdint>
-#include <new>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -19,6 +14,7 @@
 #include "rapidcheck/gtest.h"
 #include "spec/monitor.h"
 #include "tests/spec/monitor_testing.h"
+#include "tests/testing/limited_child.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -102,76 +98,53 @@ TEST(MonitorMemory, MillionSubscribeCloseCyclesFitIn64MiB) {
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space and keeps "
                   "freed memory in quarantine: the limit is checked in the plain build";
 #endif
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    const rlimit limit{.rlim_cur = rlim_t{64} << 20, .rlim_max = rlim_t{64} << 20};
-    if (setrlimit(RLIMIT_DATA, &limit) != 0) _exit(4);
-    try {
-      Monitor m(wire(4, 2), MonitorOptions{.retain_ledger = false});
-      std::uint64_t line = 2;
-      cycles(m, 0, 1'000'000, 0, line);
-      if (m.size().wire_consumers != 0) _exit(5);
-      cycles(m, 1'000'000, 100'000, 10, line);
-      m.finish();
-      if (m.size().wire_consumers != 0 || m.size().connections != 0) _exit(5);
-      _exit(m.violations().empty() ? 0 : 1);
-    } catch (const std::bad_alloc&) {
-      _exit(3);
-    }
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0)
-      << "1: violations, 3: bad_alloc under 64 MiB, 4: setrlimit, 5: incarnations kept";
+  const int code = child_testing::run_under_heap_limit(64, [] {
+    Monitor m(wire(4, 2), MonitorOptions{.retain_ledger = false});
+    std::uint64_t line = 2;
+    cycles(m, 0, 1'000'000, 0, line);
+    if (m.size().wire_consumers != 0) return 5;
+    cycles(m, 1'000'000, 100'000, 10, line);
+    m.finish();
+    if (m.size().wire_consumers != 0 || m.size().connections != 0) return 5;
+    return m.violations().empty() ? 0 : 1;
+  });
+  EXPECT_EQ(code, 0) << child_testing::explain_exit("1 violations, 5 incarnations kept");
 }
 
 // A client trace like the validate bench's (commands of B = 4: recv, metadata, 4 claims,
 // settle, 4 message returns, a Flow of what came back whenever T is reached), `events` events
 // whose commands all finish, in a child whose heap is limited to `limit_mib` (RLIMIT_DATA).
-// Exit 0: clean and fitted; 1: violations; 3: bad_alloc; 4: setrlimit; 5: finished records
-// costing more than `max_bytes_per_command` per finished command.
-int finished_client_commands_in_child(std::uint64_t events, rlim_t limit_mib,
+// Exit 0: clean and fitted; 1: violations; 5: finished records costing more than
+// `max_bytes_per_command` per finished command (child_testing's codes besides).
+int finished_client_commands_in_child(std::uint64_t events, std::size_t limit_mib,
                                       std::size_t max_bytes_per_command) {
-  const pid_t child = fork();
-  if (child < 0) return -1;
-  if (child == 0) {
-    const rlimit limit{.rlim_cur = limit_mib << 20, .rlim_max = limit_mib << 20};
-    if (setrlimit(RLIMIT_DATA, &limit) != 0) _exit(4);
-    try {
-      Monitor m(client(1000, 500), MonitorOptions{.retain_ledger = false});
-      std::uint64_t line = 2;
-      m.on_event(IncOpen{.inc = n(1), .cnx = s("c1"), .consumer = 0}, line++);
-      m.on_event(IncFlowEnabled{.inc = n(1)}, line++);
-      m.on_event(flow(1000, 1), line++);
-      std::int64_t returned = 0;
-      std::uint64_t cmd = 1;
-      for (; line < events; ++cmd) {
-        m.on_event(recv(cmd, 4), line++);
-        m.on_event(Metadata{.cmd = n(cmd), .batch_size = 4}, line++);
-        for (std::uint64_t i = 0; i < 4; ++i) {
-          m.on_event(Claim{.cmd = n(cmd), .msg = n(cmd * 8 + i), .index = i}, line++);
-        }
-        m.on_event(settle(cmd, 0), line++);
-        for (std::uint64_t i = 0; i < 4; ++i) m.on_event(MsgReturn{.msg = n(cmd * 8 + i)}, line++);
-        if ((returned += 4) >= 500) {
-          m.on_event(flow(returned, 1), line++);
-          returned = 0;
-        }
+  return child_testing::run_under_heap_limit(limit_mib, [=] {
+    Monitor m(client(1000, 500), MonitorOptions{.retain_ledger = false});
+    std::uint64_t line = 2;
+    m.on_event(IncOpen{.inc = n(1), .cnx = s("c1"), .consumer = 0}, line++);
+    m.on_event(IncFlowEnabled{.inc = n(1)}, line++);
+    m.on_event(flow(1000, 1), line++);
+    std::int64_t returned = 0;
+    std::uint64_t cmd = 1;
+    for (; line < events; ++cmd) {
+      m.on_event(recv(cmd, 4), line++);
+      m.on_event(Metadata{.cmd = n(cmd), .batch_size = 4}, line++);
+      for (std::uint64_t i = 0; i < 4; ++i) {
+        m.on_event(Claim{.cmd = n(cmd), .msg = n(cmd * 8 + i), .index = i}, line++);
       }
-      m.finish();
-      const MonitorSize size = m.size();
-      if (size.commands != 0 || size.finished_commands != cmd - 1) _exit(5);
-      if (size.part_bytes[1] + size.part_bytes[2] > max_bytes_per_command * (cmd - 1)) _exit(5);
-      _exit(m.violations().empty() ? 0 : 1);
-    } catch (const std::bad_alloc&) {
-      _exit(3);
+      m.on_event(settle(cmd, 0), line++);
+      for (std::uint64_t i = 0; i < 4; ++i) m.on_event(MsgReturn{.msg = n(cmd * 8 + i)}, line++);
+      if ((returned += 4) >= 500) {
+        m.on_event(flow(returned, 1), line++);
+        returned = 0;
+      }
     }
-  }
-  int status = 0;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
+    m.finish();
+    const MonitorSize size = m.size();
+    if (size.commands != 0 || size.finished_commands != cmd - 1) return 5;
+    if (size.part_bytes[1] + size.part_bytes[2] > max_bytes_per_command * (cmd - 1)) return 5;
+    return m.violations().empty() ? 0 : 1;
+  });
 }
 
 // 3 million events (250,000 commands, a million messages), all finished, under a 24 MiB heap:
@@ -184,8 +157,7 @@ TEST(MonitorMemory, ThreeMillionEventClientTraceOfFinishedCommandsFitsIn24MiB) {
                   "is checked in the plain build";
 #endif
   EXPECT_EQ(finished_client_commands_in_child(3'000'000, 24, 48), 0)
-      << "-1: child failed or killed, 1: violations, 3: bad_alloc under 24 MiB, 4: setrlimit, "
-         "5: records larger than expected";
+      << child_testing::explain_exit("1 violations, 5 records larger than expected");
 }
 
 // A finished command named again is still judged as whole-trace mode judges it, however many
@@ -211,6 +183,188 @@ TEST(MonitorMemory, K1_M3_E2_ReusedIdsAfterManyFinishedCommandsAreReportedInBoth
   EXPECT_TRUE(Reports(r.violations, RuleId::kM3, {"message 1234 returned 1 again"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE2,
                       {"command 1234 returned 2 permits but its P is 1"}));
+}
+
+// ---- Ended client permit states, compacted in streaming mode ----
+
+// One permit-state cycle, as validate's 1M-cycle trace has it: state `inc` opened for
+// `consumer` on c1, Flow-enabled, granted Q = 4, command `cmd` of P = 1 received, its message
+// (id `cmd`) handed off and returned, that unit granted back (unless `keep_unit`: then it stays
+// in the accumulator), the state closed.
+void permit_state_cycle(Trace& t, std::uint64_t inc, std::uint64_t consumer, std::uint64_t cmd,
+                        bool keep_unit = false) {
+  t.subscribed(inc, 4, "c1", consumer)
+      .add(recv(cmd, 1, {}, inc))
+      .add(Claim{.cmd = n(cmd), .msg = n(cmd)})
+      .add(settle(cmd, 0))
+      .add(MsgReturn{.msg = n(cmd)});
+  if (!keep_unit) t.add(Flow{.cnx = s("c1"), .consumer = consumer, .permits = 1, .inc = n(inc)});
+  t.add(IncClose{.inc = n(inc)});
+}
+
+// Bytes of the monitor's estimate for finished commands, messages and permit states.
+std::size_t kept_bytes(const MonitorSize& size) {
+  return size.part_bytes[1] + size.part_bytes[2] + size.part_bytes[3];
+}
+
+MonitorSize streamed_size(const TraceHeader& h, const Trace& t) {
+  Monitor m(h, MonitorOptions{.retain_ledger = false});
+  for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
+  m.finish();
+  EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
+  return m.size();
+}
+
+// States numbered in order, a new consumer id each, ending alike: their compact parts (the
+// consumer id in a rising run, the rest one shared shape; the command's state in a rising
+// run) cost almost nothing per cycle. Kept whole they cost about 700 bytes a cycle.
+TEST(MonitorMemory, EndedPermitStatesEndingAlikeCostAlmostNothingPerCycle) {
+  Trace t;
+  for (std::uint64_t i = 1; i <= 100'000; ++i) permit_state_cycle(t, i, i, i);
+  const MonitorSize size = streamed_size(client(4, 1), t);
+  EXPECT_EQ(size.incarnations, 100'000u);
+  EXPECT_EQ(size.finished_commands, 100'000u);
+  EXPECT_LT(kept_bytes(size), std::size_t{4} << 10);
+}
+
+// States numbered out of step with their commands, and ending two ways (a unit left in the
+// accumulator every other cycle, so the consumer remembers its last state for N2): each
+// ended state and its command's state alone in their runs, about 160 bytes a cycle.
+TEST(MonitorMemory, EndedPermitStatesAloneInTheirRunsCostTheirRunsAndTheirConsumersEntry) {
+  Trace t;
+  constexpr std::uint64_t kCycles = 20'000;
+  for (std::uint64_t i = 1; i <= kCycles; ++i) permit_state_cycle(t, 2 * i, i, i, i % 2 == 0);
+  const MonitorSize size = streamed_size(client(4, 1), t);
+  EXPECT_EQ(size.incarnations, kCycles);
+  EXPECT_LT(kept_bytes(size), 220 * kCycles);
+  EXPECT_GT(kept_bytes(size), 60 * kCycles);  // the runs are really there, one per state
+}
+
+// Permit state 1 ends with a unit in its accumulator after its command finished; 1000 more
+// states come and go, so that state 1 is compacted; then its replacement opens and message m0
+// is returned again: the second return (M3) crosses into the replacement (E3) and takes the
+// command past P (E2), on the same line and with the same text as in whole-trace mode.
+Trace late_return_after_compaction() {
+  Trace t;
+  t.subscribed(1, 4).add(recv(1, 1)).add(claim(1, "m0")).add(settle(1, 0)).add(msg_return("m0"));
+  t.add(IncClose{.inc = n(1)});
+  for (std::uint64_t i = 10; i < 1010; ++i) permit_state_cycle(t, i, i, i);
+  return t;
+}
+
+TEST(MonitorMemory, M3_E3_E2_LateReturnToAReplacedCompactedPermitStateIsReportedAsInWholeTraceMode) {
+  Trace t = late_return_after_compaction();
+  // In streaming mode state 1 is compacted by now: 1001 ended states in a few runs.
+  const MonitorSize size = streamed_size(client(4, 1), t);
+  EXPECT_EQ(size.incarnations, 1001u);
+  EXPECT_LT(size.part_bytes[3], std::size_t{4} << 10);
+  t.subscribed(2, 4).add(msg_return("m0"));
+  const std::uint64_t late_line = t.events().size() + 1;
+  const MonitorReport r = both(client(4, 1), t);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kM3, {"message m0 returned 1 again"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE3,
+                      {"second return of message m0 of command 1 credits 1 permit(s) debited "
+                       "to incarnation 1 after it ended; incarnation 2 is current"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"command 1 returned 2 permits but its P is 1"}));
+  ASSERT_THAT(r.violations, SizeIs(3)) << dump(r);
+  for (const Finding& f : r.violations) EXPECT_EQ(f.line, late_line) << format_finding(f);
+}
+
+// The replacement of a compacted state reads what the old one still held (N2: 1 unit), so an
+// initial grant above Q is N2 there, as in whole-trace mode.
+TEST(MonitorMemory, N2_ReplacementOfACompactedPermitStateStillSeesItsAccumulator) {
+  Trace t = late_return_after_compaction();
+  t.subscribed(2, 5);
+  const MonitorReport r = both(client(4, 1), t);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kN2, {"initial Flow of incarnation 2 is 5"}));
+  EXPECT_EQ(r.violations.front().line, t.events().size() + 1);
+}
+
+// Long traces of permit-state cycles (so ended states are compacted, revived by a late event
+// and compacted again), numbered mostly in order, consumers new or reused, on two connections,
+// with events naming earlier states, commands and messages in between (late and second
+// returns, Flows and enables for ended states, states opened again, commands received on an
+// ended state): streaming and whole-trace mode report the same, under rulesets that drop,
+// forward or connection-scope late credit.
+RC_GTEST_PROP(MonitorMemory, LongPermitStateCyclesJudgeTheSameInBothModes, ()) {
+  const TraceHeader h =
+      *rc::gen::element(client(4, 2), client(4, 2, RulesetId::kLegacy),
+                        client(4, 2, RulesetId::kRevA), client(std::nullopt, 2, RulesetId::kRevB));
+  Trace t;
+  const std::uint64_t cycles = *rc::gen::inRange<std::uint64_t>(1, 200);
+  std::uint64_t inc = 0;
+  std::uint64_t cmd = 0;
+  std::vector<std::uint64_t> outstanding;  // messages handed off, not yet returned
+  const auto earlier = [](std::uint64_t last) {
+    return last == 0 ? 0 : *rc::gen::inRange<std::uint64_t>(0, last + 1);
+  };
+  for (std::uint64_t i = 0; i < cycles; ++i) {
+    inc += *rc::gen::element<std::uint64_t>(1, 1, 1, 2);
+    const std::uint64_t consumer =
+        *rc::gen::arbitrary<bool>() ? inc : *rc::gen::inRange<std::uint64_t>(0, 2);
+    const std::string cnx = *rc::gen::element<std::string>("c1", "c1", "c2");
+    // An initial grant off Q is judged against what the consumer's previous state held (N2).
+    t.subscribed(inc, *rc::gen::element<std::int64_t>(4, 4, 4, 5, 3), cnx, consumer);
+    const int commands = *rc::gen::inRange(0, 3);
+    for (int k = 0; k < commands; ++k) {
+      ++cmd;
+      const std::int64_t p = *rc::gen::inRange<std::int64_t>(1, 3);
+      t.add(recv(cmd, static_cast<std::uint64_t>(p), {}, inc));
+      const std::int64_t handed = *rc::gen::inRange<std::int64_t>(0, p + 1);
+      for (std::int64_t j = 0; j < handed; ++j) {
+        t.add(Claim{.cmd = n(cmd), .msg = n(cmd * 4 + j)});
+      }
+      t.add(settle(cmd, p - handed));
+      for (std::int64_t j = 0; j < handed; ++j) {
+        if (*rc::gen::inRange(0, 4) == 0) {
+          outstanding.push_back(cmd * 4 + j);  // returned late, or never
+        } else {
+          t.add(MsgReturn{.msg = n(cmd * 4 + j)});
+        }
+      }
+    }
+    if (*rc::gen::arbitrary<bool>()) {
+      t.add(Flow{.cnx = s(cnx), .consumer = consumer,
+                 .permits = *rc::gen::inRange<std::int64_t>(0, 3), .inc = n(inc)});
+    }
+    switch (*rc::gen::inRange(0, 6)) {
+      case 0: break;  // replaced by the next state of its consumer, if any
+      case 1: t.add(Disconnect{.cnx = s(cnx)}); break;
+      case 2:
+        t.add(Quiescent{.cnx = s(cnx), .consumer = consumer}).add(IncClose{.inc = n(inc)});
+        break;
+      default: t.add(IncClose{.inc = n(inc)}); break;
+    }
+    if (*rc::gen::inRange(0, 3) != 0) continue;
+    switch (*rc::gen::inRange(0, 8)) {  // an event about something earlier
+      case 0:
+        if (!outstanding.empty()) {
+          const std::size_t at = *rc::gen::inRange<std::size_t>(0, outstanding.size());
+          t.add(MsgReturn{.msg = n(outstanding[at])});
+          outstanding.erase(outstanding.begin() + static_cast<std::ptrdiff_t>(at));
+        }
+        break;
+      case 1: t.add(MsgReturn{.msg = n(earlier(cmd) * 4)}); break;  // maybe a second return
+      case 2: t.add(DirectReturn{.cmd = n(earlier(cmd)), .n = 1}); break;
+      case 3:
+        t.add(Flow{.cnx = s("c1"), .consumer = *rc::gen::inRange<std::uint64_t>(0, inc + 1),
+                   .permits = *rc::gen::inRange<std::int64_t>(0, 5), .inc = n(earlier(inc))});
+        break;
+      case 4: t.add(IncFlowEnabled{.inc = n(earlier(inc))}); break;
+      case 5: t.add(IncOpen{.inc = n(earlier(inc)), .cnx = s("c2"), .consumer = 0}); break;
+      case 6:
+        ++cmd;
+        t.add(recv(cmd, 1, {}, earlier(inc))).add(settle(cmd, 1));
+        break;
+      default: t.add(settle(earlier(cmd), 1)); break;
+    }
+  }
+  for (std::uint64_t msg : outstanding) {
+    if (*rc::gen::arbitrary<bool>()) t.add(MsgReturn{.msg = n(msg)});
+  }
+  const MonitorReport whole = run(h, t.events(), true);
+  const MonitorReport streaming = run(h, t.events(), false);
+  RC_ASSERT(SameVerdict(whole, streaming));
 }
 
 // ---- Late events naming a released incarnation: the same verdict in both modes ----

@@ -4,13 +4,8 @@
 // memory stays bounded by what is in flight.
 #include "spec/monitor.h"
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <limits>
-#include <new>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -21,6 +16,7 @@
 #include "rapidcheck.h"
 #include "rapidcheck/gtest.h"
 #include "tests/spec/monitor_testing.h"
+#include "tests/testing/limited_child.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -274,26 +270,15 @@ TEST(MonitorMemory, MillionAcknowledgedWireMessagesFitIn64MiB) {
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space and keeps "
                   "freed memory in quarantine: the limit is checked in the plain build";
 #endif
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    const rlimit limit{.rlim_cur = rlim_t{64} << 20, .rlim_max = rlim_t{64} << 20};
-    if (setrlimit(RLIMIT_DATA, &limit) != 0) _exit(4);
-    try {
-      std::uint64_t line = 2;
-      Monitor m = wire_monitor(line);
-      for (std::uint64_t i = 0; i < 1'000'000; ++i) acknowledged_message(m, i, line);
-      m.on_event(quiescent(), line++);
-      m.finish();
-      _exit(m.violations().empty() ? 0 : 1);
-    } catch (const std::bad_alloc&) {
-      _exit(3);
-    }
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: violations, 3: bad_alloc under 64 MiB, 4: setrlimit";
+  const int code = child_testing::run_under_heap_limit(64, [] {
+    std::uint64_t line = 2;
+    Monitor m = wire_monitor(line);
+    for (std::uint64_t i = 0; i < 1'000'000; ++i) acknowledged_message(m, i, line);
+    m.on_event(quiescent(), line++);
+    m.finish();
+    return m.violations().empty() ? 0 : 1;
+  });
+  EXPECT_EQ(code, 0) << child_testing::explain_exit("1 violations");
 }
 
 // ---- Branches pinned by `ci/mutate --mode monitor` ----
