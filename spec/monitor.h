@@ -57,7 +57,8 @@ struct CommandLedger {
 
 struct MonitorOptions {
   // Keep a ledger entry for every command (tests, reports). Off, only the commands in flight
-  // have one. Either way the verdict is the same: the checks never read the retained ledgers.
+  // have one, and ended client permit states are compacted. Either way the verdict is the
+  // same: the checks never read the retained ledgers, and a compacted state keeps what they read.
   bool retain_ledger = true;
 };
 
@@ -65,20 +66,23 @@ struct MonitorOptions {
 //
 // Memory is bounded by what is in flight, plus what a finished client command and its
 // messages leave, kept so that a reused id is seen in streaming mode too (K1, K2, K5, M3, E2):
-// runs of consecutive finished ids sharing one value (spec/internal/id_runs.h), so commands
-// and messages finishing in increasing id order cost almost nothing each (one run per
-// command's messages: about 30 bytes per command in validate_bench's trace), and an id alone
-// in its run about 32 bytes (48 for a message); each distinct finished-command record (P,
-// returns, permit state) is kept once, about 250 bytes; text ids cost a hash entry and their
-// text. Wire-only commands are released when acknowledged or when their incarnation ends; wire
-// incarnations when closed, refused or disconnected; client permit states are kept (about
-// 300 bytes each; an ended one leaves its connection's list and drops its command list).
+// runs of consecutive finished ids whose values are alike or rise by one per id
+// (spec/internal/id_runs.h), so commands and messages finishing in increasing id order cost
+// almost nothing each (one run per command's messages: about 30 bytes per command in
+// validate_bench's trace), and an id alone in its run about 32 bytes (48 for a message); each
+// distinct finished-command record (P, returns, path; a numbered permit state is in runs
+// beside it) is kept once, about 250 bytes; text ids cost a hash entry and their text.
+// Wire-only commands are released when acknowledged or when their incarnation ends; wire
+// incarnations when closed, refused or disconnected. An ended client permit state, in
+// streaming mode and once no command in flight points to it, leaves only what a later event
+// naming it is judged by, in runs too: nothing per state when states end alike, numbered in
+// order, about 60 bytes alone in its runs (whole-trace mode keeps it whole, about 330 bytes).
 // Measured peaks: docs/cli.md, "Memory of validate".
 struct MonitorSize {
   std::size_t commands = 0;           // in flight (wire, broker or client)
   std::size_t finished_commands = 0;  // compact records of finished client commands
   std::size_t messages = 0;           // handed-off messages, returned ones included
-  std::size_t incarnations = 0;       // client permit states
+  std::size_t incarnations = 0;       // client permit states, ended ones included
   std::size_t wire_consumers = 0;     // (connection, consumer) pairs on a live connection
   std::size_t connections = 0;        // live connections with wire or client state
   std::size_t ledgers = 0;            // retained ledgers of released commands (retain_ledger)

@@ -20,17 +20,28 @@
 //   - Label builds a diagnostic's subject only when a finding is reported.
 //   - validate_permits' resolution is cached per command (Command::validated).
 //
-// Memory (issue 18): what is in flight, plus what a reused id needs of every finished client
-// command (Retired) and message (FinishedMessages), as runs of consecutive ids sharing a value
-// (id_runs.h): per finished command 0 bytes in a run of alike commands and about 32 alone;
-// per finished message its command, 24 bytes per run of consecutive ids of one command (about
-// 48 alone); each distinct Retired record once, about 250 bytes. Text ids: a hash entry each.
-// Not yet bounded: every client permit state, ended ones included, stays in `incs` (a 248-byte
-// node, its hash slot and the consumer's current_inc/last_inc entries: about 330 bytes), and
-// its finished commands' records are distinct from every other state's, because a Retired
-// names its permit state (about 330 bytes for one command): a trace of permit-state cycles,
-// one command and message each, costs about 700 bytes of size() per cycle (measured with
-// MonitorSize, 100k cycles; about 940 bytes resident in `permitcheck validate`).
+// Memory (issue 18): what is in flight, plus what a later event naming it can still need of
+// every finished client command (Retired), message (FinishedMessages) and, in streaming mode,
+// ended permit state (EndedIncs), kept as runs of consecutive ids whose values are alike or
+// rise by one per id (id_runs.h):
+//   - a finished command: nothing in a run of commands finishing alike, about 32 bytes alone
+//     in its run; its numbered permit state in `retired_incs`, nothing when it rises with the
+//     command ids (a command per state) or stays (several commands per state: 24 bytes a
+//     state), 24 alone; each distinct Retired record once, about 250 bytes;
+//   - a finished message: its command, nothing in a run of consecutive ids of one command or
+//     rising with their commands, about 48 bytes alone;
+//   - an ended permit state no command in flight points to (one that is pointed to stays
+//     whole until that command finishes): nothing when it ends like the state before it (same
+//     connection, same accumulator left, ...), numbered after it, with the consumer id after
+//     its or the same; alone in its runs about 60 bytes (consumer id 36, shape 24); each
+//     distinct EndedShape once, about 200 bytes; a consumer whose latest state ended with
+//     units in its accumulator keeps an entry for N2 (about 60 bytes).
+// Measured with MonitorSize (tests/spec/monitor_memory_test.cc): permit-state cycles (a state,
+// a command and a message each) ending alike cost about 0.01 bytes a cycle (762 bytes for
+// 100k; kept whole, about 700 bytes a cycle), and with every state and its command's state
+// alone in their runs 143 bytes a cycle. Whole-trace mode keeps ended states whole (about 330
+// bytes each: the reference the differential properties compare streaming against). Text
+// ids: a hash entry each.
 #ifndef PERMITCHECK_SPEC_INTERNAL_MONITOR_STATE_H_
 #define PERMITCHECK_SPEC_INTERNAL_MONITOR_STATE_H_
 
