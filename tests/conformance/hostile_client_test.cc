@@ -1,12 +1,11 @@
 // conform against small hostile clients (issue 18): one flooding the broker with FLOW(0)
 // frames, one sending PINGs and never reading the PONGs, one opening connection after
-// connection, one ignoring SIGTERM and never subscribing. Each runs in a child whose heap is limited (RLIMIT_DATA), finishes within the
-// overall deadline with a result naming the cap it hit (or "not run"), and leaves no client
-// process behind. The protocol-speaking clients are tests/conformance/hostile_client.py
-// (skipped without python3) and a shell command.
+// connection, one ignoring SIGTERM and never subscribing. Each runs in a child whose heap is
+// limited (RLIMIT_DATA, tests/testing/limited_child.h), finishes within the overall deadline
+// with a result naming the cap it hit (or "not run"), and leaves no client process behind. The
+// protocol-speaking clients are tests/conformance/hostile_client.py (skipped without python3)
+// and a shell command.
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,11 +14,13 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "conformance/conform.h"
 #include "gtest/gtest.h"
+#include "tests/testing/limited_child.h"
 
 namespace permitcheck::conformance {
 namespace {
@@ -67,35 +68,15 @@ bool all_gone(const std::string& pidfile) {
   return read > 0;
 }
 
-// What the child found, as its exit status.
+// What the child found, as its exit status (3 and 4 are child_testing's: out of memory,
+// setrlimit failed).
 enum ChildExit : int {
   kChildOk = 0,
   kChildWrongResult = 1,
   kChildTooSlow = 2,
-  kChildLeftRunning = 3,
-  kChildOutOfMemory = 4,
-  kChildSetrlimit = 5,
+  kChildLeftRunning = 5,
 };
-
-// Runs `check` in a child whose heap is limited to `heap` bytes; returns its exit status.
-template <typename F>
-int in_limited_child(std::size_t heap, F check) {
-  const pid_t child = ::fork();
-  if (child < 0) return -1;
-  if (child == 0) {
-    const rlimit limit{.rlim_cur = heap, .rlim_max = heap};
-    if (::setrlimit(RLIMIT_DATA, &limit) != 0) ::_exit(kChildSetrlimit);
-    try {
-      ::_exit(check());
-    } catch (const std::bad_alloc&) {
-      ::_exit(kChildOutOfMemory);
-    }
-  }
-  int status = 0;
-  if (::waitpid(child, &status, 0) != child) return -1;
-  if (!WIFEXITED(status)) return 100 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
+constexpr std::string_view kChildCodes = "1 wrong result, 2 too slow, 5 client left running";
 
 ConformOptions options_for(const std::string& command, std::vector<ScenarioKind> scenarios,
                            milliseconds timeout, milliseconds deadline) {
@@ -120,7 +101,7 @@ bool any_finding_mentions(const ScenarioReport& s, const std::string& text) {
   return false;
 }
 
-constexpr std::size_t kHeap = std::size_t{512} << 20;
+constexpr std::size_t kHeapMib = 512;
 
 // FLOW(0) frames without end: the broker stops recording at its event cap and closes the
 // client; the run fails naming the cap, in bounded memory (uncapped, such a client reached
@@ -128,7 +109,7 @@ constexpr std::size_t kHeap = std::size_t{512} << 20;
 TEST(HostileClient, FloodingClientEndsAtTheEventCapInBoundedMemory) {
   if (!python_available()) GTEST_SKIP() << "python3 not found (or a sanitizer build)";
   const std::string pidfile = temp_path("flood");
-  const int code = in_limited_child(kHeap, [&] {
+  const int code = child_testing::run_under_heap_limit(kHeapMib, [&] {
     const auto t0 = Clock::now();
     const ConformReport r = run_conformance(options_for(
         hostile_client("flood", pidfile), {ScenarioKind::kCompleteBatches}, milliseconds(8000),
@@ -141,8 +122,7 @@ TEST(HostileClient, FloodingClientEndsAtTheEventCapInBoundedMemory) {
     return all_gone(pidfile) ? kChildOk : kChildLeftRunning;
   });
   std::filesystem::remove(pidfile);
-  EXPECT_EQ(code, kChildOk) << "1 wrong result, 2 too slow, 3 client left running, 4 out of "
-                               "memory, 5 setrlimit, 100+ killed by that signal";
+  EXPECT_EQ(code, kChildOk) << child_testing::explain_exit(kChildCodes);
 }
 
 // PING frames without end, the PONGs never read: once 16 MiB wait to be written the broker
@@ -150,7 +130,7 @@ TEST(HostileClient, FloodingClientEndsAtTheEventCapInBoundedMemory) {
 TEST(HostileClient, ClientNotReadingIsClosedAtTheWriteQueueCap) {
   if (!python_available()) GTEST_SKIP() << "python3 not found (or a sanitizer build)";
   const std::string pidfile = temp_path("pings");
-  const int code = in_limited_child(kHeap, [&] {
+  const int code = child_testing::run_under_heap_limit(kHeapMib, [&] {
     const auto t0 = Clock::now();
     const ConformReport r = run_conformance(options_for(
         hostile_client("pings", pidfile), {ScenarioKind::kCompleteBatches}, milliseconds(15000),
@@ -163,8 +143,7 @@ TEST(HostileClient, ClientNotReadingIsClosedAtTheWriteQueueCap) {
     return all_gone(pidfile) ? kChildOk : kChildLeftRunning;
   });
   std::filesystem::remove(pidfile);
-  EXPECT_EQ(code, kChildOk) << "1 wrong result, 2 too slow, 3 client left running, 4 out of "
-                               "memory, 5 setrlimit, 100+ killed by that signal";
+  EXPECT_EQ(code, kChildOk) << child_testing::explain_exit(kChildCodes);
 }
 
 // 200 connections held open: the broker refuses past 64, notes it once, and the run fails
@@ -172,7 +151,7 @@ TEST(HostileClient, ClientNotReadingIsClosedAtTheWriteQueueCap) {
 TEST(HostileClient, ClientOpeningManyConnectionsIsRefusedPastTheCap) {
   if (!python_available()) GTEST_SKIP() << "python3 not found (or a sanitizer build)";
   const std::string pidfile = temp_path("connections");
-  const int code = in_limited_child(kHeap, [&] {
+  const int code = child_testing::run_under_heap_limit(kHeapMib, [&] {
     const auto t0 = Clock::now();
     const ConformReport r = run_conformance(options_for(
         hostile_client("connections", pidfile), {ScenarioKind::kCompleteBatches},
@@ -185,8 +164,7 @@ TEST(HostileClient, ClientOpeningManyConnectionsIsRefusedPastTheCap) {
     return all_gone(pidfile) ? kChildOk : kChildLeftRunning;
   });
   std::filesystem::remove(pidfile);
-  EXPECT_EQ(code, kChildOk) << "1 wrong result, 2 too slow, 3 client left running, 4 out of "
-                               "memory, 5 setrlimit, 100+ killed by that signal";
+  EXPECT_EQ(code, kChildOk) << child_testing::explain_exit(kChildCodes);
 }
 
 // A client that ignores SIGTERM and never subscribes, with a 3 s deadline for three
@@ -199,7 +177,7 @@ TEST(HostileClient, DeadlineStopsAClientIgnoringSigtermAndReportsTheRestNotRun) 
   const std::string pidfile = temp_path("sigterm");
   const std::string command = absl::StrCat(
       "trap '' TERM; sleep 600 & echo $$ $! > ", pidfile, "; wait; wait # {url}");
-  const int code = in_limited_child(kHeap, [&] {
+  const int code = child_testing::run_under_heap_limit(kHeapMib, [&] {
     const auto t0 = Clock::now();
     ConformOptions o = options_for(command,
                                    {ScenarioKind::kCompleteBatches, ScenarioKind::kPartialBatches,
@@ -219,8 +197,7 @@ TEST(HostileClient, DeadlineStopsAClientIgnoringSigtermAndReportsTheRestNotRun) 
     return all_gone(pidfile) ? kChildOk : kChildLeftRunning;
   });
   std::filesystem::remove(pidfile);
-  EXPECT_EQ(code, kChildOk) << "1 wrong result, 2 too slow, 3 client left running, 4 out of "
-                               "memory, 5 setrlimit, 100+ killed by that signal";
+  EXPECT_EQ(code, kChildOk) << child_testing::explain_exit(kChildCodes);
 }
 
 }  // namespace

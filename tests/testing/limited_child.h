@@ -1,7 +1,8 @@
 // A check run in a forked child whose heap is limited (setrlimit RLIMIT_DATA), shared by the
 // memory tests of several modules (tests/spec/monitor_*_test.cc, tests/validate/
-// validate_memory_test.cc): the limit applies to the child only, and a std::bad_alloc that
-// escapes the check is an exit code, not a crashed test binary.
+// validate_memory_test.cc, tests/conformance/hostile_client_test.cc): the limit applies to the
+// child only, and a std::bad_alloc that escapes the check is an exit code, not a crashed test
+// binary.
 //
 //   EXPECT_EQ(child_testing::run_under_heap_limit(64, [] { return work() ? 0 : 1; }), 0)
 //       << child_testing::explain_exit("1 work failed");
