@@ -57,6 +57,10 @@ void WireTraceBuilder::on_segment(double time, const TcpSegment& s) {
   stats_.last_time = std::max(stats_.last_time, time);
   if (options_.port && s.src.port != *options_.port && s.dst.port != *options_.port) return;
   const auto key = before(s.src, s.dst) ? std::make_pair(s.src, s.dst) : std::make_pair(s.dst, s.src);
+  if (last_ != nullptr && key == last_key_) {
+    feed_and_release(last_, key, time, s);
+    return;
+  }
   auto it = table_.find(key);
   if (it == table_.end()) {
     // Only a SYN or data opens a connection: a stray ACK, FIN or RST of one we never followed
@@ -75,13 +79,23 @@ void WireTraceBuilder::on_segment(double time, const TcpSegment& s) {
     ++stats_.connections;
     it = table_.emplace(key, std::move(c)).first;
   }
-  Connection& c = *it->second;
+  last_key_ = key;
+  last_ = it->second.get();
+  feed_and_release(last_, key, time, s);
+}
+
+void WireTraceBuilder::feed_and_release(Connection* conn, const std::pair<Endpoint, Endpoint>& key,
+                                        double time, const TcpSegment& s) {
+  Connection& c = *conn;
   const int from = s.src == c.side[0] ? 0 : 1;
   feed(c, from, time, s);
   const bool done = c.state == Connection::State::kIgnored || c.state == Connection::State::kBroken
                         ? (s.rst || (c.fin[0] && c.fin[1]))
                         : false;
-  if (done) table_.erase(it);
+  if (done) {
+    if (last_ == conn) last_ = nullptr;
+    table_.erase(key);
+  }
 }
 
 void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegment& s) {
@@ -309,6 +323,7 @@ void WireTraceBuilder::finish() {
       give_up(c, stats_.last_time, "the capture ends before the first whole frame");
     }
   }
+  last_ = nullptr;
   table_.clear();
 }
 
