@@ -156,6 +156,7 @@ absl::StatusOr<Frame> decode_frame(std::string_view frame) {
 absl::Status decode_frame_into(std::string_view frame, FrameView* out,
                                const StreamedPayload* streamed) {
   out->has_payload = false;
+  out->hot_decoded = false;
   out->checksum_ok = true;
   out->payload_streamed = streamed != nullptr;
   out->metadata_and_payload = {};
@@ -179,11 +180,15 @@ absl::Status decode_frame_into(std::string_view frame, FrameView* out,
                                                    " exceeds the frame's ", total - 4,
                                                    " remaining bytes"));
   }
-  if (!out->command.ParseFromArray(frame.data() + 8, static_cast<int>(command_size))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("BaseCommand of ", command_size, " bytes does not parse"));
+  out->hot_decoded = out->decode_hot &&
+                     decode_hot_command(frame.substr(8, command_size), &out->hot);
+  if (!out->hot_decoded) {
+    if (!out->command.ParseFromArray(frame.data() + 8, static_cast<int>(command_size))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("BaseCommand of ", command_size, " bytes does not parse"));
+    }
+    if (!out->command.has_type()) return absl::InvalidArgumentError("BaseCommand without a type");
   }
-  if (!out->command.has_type()) return absl::InvalidArgumentError("BaseCommand without a type");
   std::string_view rest = frame.substr(8 + command_size);
   if (rest.empty()) return absl::OkStatus();
   if (rest.size() < 6) {
