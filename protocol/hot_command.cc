@@ -14,6 +14,10 @@ class WireReader {
   bool done() const { return p_ == end_; }
 
   bool varint(std::uint64_t* v) {
+    if (p_ != end_ && *p_ < 0x80) {  // the common case: one byte
+      *v = *p_++;
+      return true;
+    }
     std::uint64_t r = 0;
     for (int i = 0; i < 10 && p_ != end_; ++i) {
       const std::uint8_t b = *p_++;
