@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -172,8 +173,9 @@ absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builde
   if (file == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", std::strerror(errno)));
   }
-  std::vector<char> buffer(std::size_t{1} << 20);
-  std::setvbuf(file, buffer.data(), _IOFBF, buffer.size());
+  constexpr std::size_t kBuffer = std::size_t{1} << 20;
+  const std::unique_ptr<char[]> buffer(new char[kBuffer]);  // not zeroed: stdio fills it
+  std::setvbuf(file, buffer.get(), _IOFBF, kBuffer);
   char err[PCAP_ERRBUF_SIZE] = "";
   pcap_t* handle = pcap_fopen_offline(file, err);  // owns `file` from here
   if (handle == nullptr) {

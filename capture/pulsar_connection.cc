@@ -200,8 +200,9 @@ void PulsarConnection::on_ack(double time, const conformance::HotCommand& ack,
     }
     std::optional<std::string> error;
     if (ack.validation_error) error = validation_error_name(*ack.validation_error);
+    // (Not value_or: its argument would be built for every ack.)
     out->push_back({time, spec::Ack{take_cnx(), ack.consumer_id,
-                                    cmd.value_or(spec::Id::text(absl::StrCat("e", id.entry))),
+                                    cmd ? std::move(*cmd) : spec::Id::text(absl::StrCat("e", id.entry)),
                                     error}});
   }
 }
