@@ -30,6 +30,7 @@ absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder) {
                                                    "cooked SLL/SLL2, loopback, raw IP)"));
   }
   std::uint64_t packets = 0;
+  TcpSegment segment;
   while (true) {
     pcap_pkthdr* header = nullptr;
     const u_char* data = nullptr;
@@ -46,9 +47,7 @@ absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder) {
     const double time = static_cast<double>(header->ts.tv_sec) +
                         static_cast<double>(header->ts.tv_usec) / 1e6;
     const std::string_view bytes(reinterpret_cast<const char*>(data), header->caplen);
-    if (std::optional<TcpSegment> s = parse_packet(*link, bytes, header->len)) {
-      builder->on_segment(time, *s);
-    }
+    if (parse_packet_into(*link, bytes, header->len, &segment)) builder->on_segment(time, segment);
   }
   pcap_close(handle);
   builder->finish();

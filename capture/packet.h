@@ -61,6 +61,9 @@ struct TcpSegment {
 // `wire_length` is the frame's original length (pcap's len), `captured` its first caplen bytes.
 std::optional<TcpSegment> parse_packet(LinkType link, std::string_view captured,
                                        std::uint32_t wire_length);
+// The same into *out (a reader's one segment, reused for every packet); false for nullopt.
+bool parse_packet_into(LinkType link, std::string_view captured, std::uint32_t wire_length,
+                       TcpSegment* out);
 
 // The IP packet (IPv4 or IPv6, as the endpoints are) carrying `segment`: what a raw-IP
 // capture holds. The payload is cut to what fits one IP packet. Checksums are left zero.
