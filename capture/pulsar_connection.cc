@@ -117,13 +117,13 @@ void PulsarConnection::client_frame(double time, const conformance::FrameView& f
   const wire::BaseCommand& in = frame.command;
   switch (in.type()) {
     case wire::BaseCommand::CONNECT:
-      out->push_back({time, spec::Connect{take_cnx()}});
+      out->push_back({time, spec::Connect{cnx_}});
       return;
     case wire::BaseCommand::SUBSCRIBE: {
       const std::uint64_t consumer = in.subscribe().consumer_id();
       pending_subscribes_[in.subscribe().request_id()] = consumer;
       if (pending_subscribes_.size() > 4096) pending_subscribes_.erase(pending_subscribes_.begin());
-      out->push_back({time, spec::Subscribe{take_cnx(), consumer, std::nullopt}});
+      out->push_back({time, spec::Subscribe{cnx_, consumer, std::nullopt}});
       return;
     }
     case wire::BaseCommand::REDELIVER_UNACKNOWLEDGED_MESSAGES: {
@@ -145,7 +145,7 @@ void PulsarConnection::client_frame(double time, const conformance::FrameView& f
                                          ? in.close_consumer().consumer_id()
                                          : in.unsubscribe().consumer_id();
       consumers_.erase(consumer);
-      out->push_back({time, spec::CloseConsumer{take_cnx(), consumer}});
+      out->push_back({time, spec::CloseConsumer{cnx_, consumer}});
       return;
     }
     default:
@@ -157,7 +157,7 @@ void PulsarConnection::on_flow(double time, const conformance::HotCommand& flow,
                                std::vector<TimedEvent>* out) {
   auto it = consumers_.find(flow.consumer_id);
   if (it != consumers_.end() && it->second.subscribed) ++it->second.flows;
-  out->push_back({time, spec::Flow{take_cnx(), flow.consumer_id, static_cast<std::int64_t>(flow.permits),
+  out->push_back({time, spec::Flow{cnx_, flow.consumer_id, static_cast<std::int64_t>(flow.permits),
                                    std::nullopt}});
 }
 
@@ -201,7 +201,7 @@ void PulsarConnection::on_ack(double time, const conformance::HotCommand& ack,
     std::optional<std::string> error;
     if (ack.validation_error) error = validation_error_name(*ack.validation_error);
     // (Not value_or: its argument would be built for every ack.)
-    out->push_back({time, spec::Ack{take_cnx(), ack.consumer_id,
+    out->push_back({time, spec::Ack{cnx_, ack.consumer_id,
                                     cmd ? std::move(*cmd) : spec::Id::text(absl::StrCat("e", id.entry)),
                                     error}});
   }
@@ -221,16 +221,16 @@ void PulsarConnection::server_frame(double time, const conformance::FrameView& f
       pending_subscribes_.erase(it);
       if (ok) {
         consumers_[consumer] = Consumer{.subscribed = true};
-        out->push_back({time, spec::SubscribeOk{take_cnx(), consumer}});
+        out->push_back({time, spec::SubscribeOk{cnx_, consumer}});
       } else {
-        out->push_back({time, spec::SubscribeFail{take_cnx(), consumer}});
+        out->push_back({time, spec::SubscribeFail{cnx_, consumer}});
       }
       return;
     }
     case wire::BaseCommand::CLOSE_CONSUMER: {
       const std::uint64_t consumer = in.close_consumer().consumer_id();
       consumers_.erase(consumer);
-      out->push_back({time, spec::CloseConsumer{take_cnx(), consumer}});
+      out->push_back({time, spec::CloseConsumer{cnx_, consumer}});
       return;
     }
     default:
@@ -275,7 +275,7 @@ void PulsarConnection::on_message(double time, const conformance::HotCommand& m,
       it->second.entries[{m.message_id.ledger, m.message_id.entry}] = std::move(e);
     }
   }
-  out->push_back({time, spec::Message{.cnx = take_cnx(),
+  out->push_back({time, spec::Message{.cnx = cnx_,
                                       .consumer = m.consumer_id,
                                       .cmd = cmd,
                                       .message_permits = m.message_permits,
@@ -284,40 +284,18 @@ void PulsarConnection::on_message(double time, const conformance::HotCommand& m,
                                       .epoch = std::nullopt}});
 }
 
-spec::Id PulsarConnection::take_cnx() {
-  if (spare_cnx_.empty()) return cnx_;
-  spec::Id id = std::move(spare_cnx_.back());
-  spare_cnx_.pop_back();
-  return id;
-}
-
-void PulsarConnection::recycle(spec::Event& event) {
-  std::visit(
-      [&](auto& e) {
-        if constexpr (requires { e.cnx; }) {
-          if constexpr (std::is_same_v<std::decay_t<decltype(e.cnx)>, spec::Id>) {
-            // A sink that kept the event left a moved-from Id: only ours is taken back.
-            if (spare_cnx_.size() < kMaxSpareIds && e.cnx == cnx_) {
-              spare_cnx_.push_back(std::move(e.cnx));
-            }
-          }
-        }
-      },
-      event);
-}
-
 void PulsarConnection::on_close(double time, std::vector<TimedEvent>* out) {
   if (closed_) return;
   closed_ = true;
   consumers_.clear();
-  out->push_back({time, spec::Disconnect{take_cnx()}});
+  out->push_back({time, spec::Disconnect{cnx_}});
 }
 
 void PulsarConnection::quiescent(double time, std::vector<TimedEvent>* out) {
   if (closed_) return;
   for (const auto& [id, c] : consumers_) {
     if (c.subscribed && c.flows > 0 && c.entries.empty()) {
-      out->push_back({time, spec::Quiescent{take_cnx(), id}});
+      out->push_back({time, spec::Quiescent{cnx_, id}});
     }
   }
 }

@@ -68,10 +68,6 @@ class PulsarConnection {
   void quiescent(double time, std::vector<TimedEvent>* out);
 
   const spec::Id& cnx() const { return cnx_; }
-  // Takes back the connection Id of an event of this connection the sink has seen and not
-  // kept: the next event reuses its memory instead of copying the Id (the label is longer
-  // than a short string), so an event costs no allocation once warm.
-  void recycle(spec::Event& event);
   std::int64_t frames() const { return frames_; }
   std::size_t buffered() const;
 
@@ -99,12 +95,7 @@ class PulsarConnection {
   void on_ack(double time, const conformance::HotCommand& ack, std::vector<TimedEvent>* out);
   void on_flow(double time, const conformance::HotCommand& flow, std::vector<TimedEvent>* out);
 
-  // cnx_ for a new event: a recycled copy when there is one.
-  spec::Id take_cnx();
-  static constexpr std::size_t kMaxSpareIds = 256;
-
   spec::Id cnx_;
-  std::vector<spec::Id> spare_cnx_;
   conformance::FrameSplitter splitter_[2];
   // Reused for every frame: decoding allocates nothing once these have grown.
   conformance::FrameView frame_;

@@ -248,7 +248,6 @@ void WireTraceBuilder::emit(Connection& c, std::vector<TimedEvent>& events, int 
   for (TimedEvent& e : *batch) {
     ++stats_.events;
     if (sink_.event) sink_.event(c.label, std::move(e));
-    if (c.pulsar) c.pulsar->recycle(e.event);
   }
   batch->clear();
 }
