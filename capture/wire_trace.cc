@@ -12,8 +12,10 @@ namespace {
 // Bytes a first frame may take before a stream is judged not Pulsar.
 constexpr std::size_t kMaxProbeBytes = 64 * 1024;
 
+// Any total order does (it only makes the key of an endpoint pair canonical): by words.
 bool before(const Endpoint& x, const Endpoint& y) {
-  return std::tie(x.addr, x.v6, x.port) < std::tie(y.addr, y.v6, y.port);
+  return std::make_tuple(x.word(0), x.word(1), x.v6, x.port) <
+         std::make_tuple(y.word(0), y.word(1), y.v6, y.port);
 }
 
 }  // namespace
