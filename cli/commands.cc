@@ -91,7 +91,8 @@ Commands::Commands(CLI::App& app) {
                         "past it the file stops with exit 2, naming what filled it")
       ->capture_default_str();
   validate_->add_option("--threads", validate_threads_,
-                        "2: parse on a second thread while checking (faster); 1: one thread")
+                        "2: parse on a second thread while checking (faster); 1: one thread. "
+                        "For a capture: libpcap reads on a second thread")
       ->check(CLI::Range(1, 2))
       ->capture_default_str();
   validate_->add_flag("--no-progress", no_progress_, "No progress line on stderr");
@@ -209,8 +210,9 @@ int Commands::run_validate_files(std::istream& in, std::ostream& out, std::ostre
         err << "\rvalidate " << shown << ": " << events << " events, line " << line << std::flush;
       };
     }
-    results.push_back(capture_file(path) ? validate_capture(path, options.ruleset, err)
-                                         : validate_path(path, in, options));
+    results.push_back(capture_file(path)
+                          ? validate_capture(path, options.ruleset, err, options.threads)
+                          : validate_path(path, in, options));
     if (progress) err << "\r\033[K" << std::flush;
     if (results.back().error) {
       err << "permitcheck validate: " << shown << ": " << *results.back().error << "\n";
