@@ -25,6 +25,7 @@ struct WireTraceBuilder::Connection {
   explicit Connection(std::size_t max_pending)
       : dir{StreamReassembler(max_pending), StreamReassembler(max_pending)} {}
 
+  std::uint64_t order = 0;  // when it was first seen: what the end-of-capture checks go by
   Endpoint side[2];  // side[0] sent the SYN, or the first segment seen
   State state = State::kProbing;
   bool syn_seen = false;
@@ -78,7 +79,7 @@ void WireTraceBuilder::on_segment(double time, const TcpSegment& s) {
     c->side[1] = from_server ? s.src : s.dst;
     c->syn_seen = s.syn;
     if (s.syn) c->client = 0;
-    ++stats_.connections;
+    c->order = stats_.connections++;
     it = table_.emplace(key, std::move(c)).first;
   }
   last_key_ = key;
@@ -303,13 +304,22 @@ void WireTraceBuilder::abandon(const Endpoint& a, const Endpoint& b, double time
   }
 }
 
+std::vector<WireTraceBuilder::Connection*> WireTraceBuilder::in_order() {
+  std::vector<Connection*> all;
+  all.reserve(table_.size());
+  for (auto& [key, conn] : table_) all.push_back(conn.get());
+  std::sort(all.begin(), all.end(),
+            [](const Connection* x, const Connection* y) { return x->order < y->order; });
+  return all;
+}
+
 void WireTraceBuilder::tick(double now) {
   stats_.last_time = std::max(stats_.last_time, now);
-  for (auto& [key, conn] : table_) check_quiet(*conn, now);
+  for (Connection* c : in_order()) check_quiet(*c, now);
 }
 
 void WireTraceBuilder::finish() {
-  for (auto& [key, conn] : table_) {
+  for (Connection* conn : in_order()) {
     Connection& c = *conn;
     if (c.state == Connection::State::kPulsar) {
       for (int i = 0; i < 2; ++i) {

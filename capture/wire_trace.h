@@ -82,6 +82,9 @@ class WireTraceBuilder {
   void give_up(Connection& c, double time, const std::string& reason);
   void check_quiet(Connection& c, double now);
   void close(Connection& c, double time);
+  // The connections followed, in the order they were first seen (the hash table's order
+  // changes from run to run: checks over all of them go by this one, so reports do not).
+  std::vector<Connection*> in_order();
 
   CaptureOptions options_;
   WireSink sink_;
