@@ -201,9 +201,8 @@ void PulsarConnection::on_ack(double time, const conformance::HotCommand& ack,
     std::optional<std::string> error;
     if (ack.validation_error) error = validation_error_name(*ack.validation_error);
     // (Not value_or: its argument would be built for every ack.)
-    out->push_back({time, spec::Ack{cnx_, ack.consumer_id,
-                                    cmd ? std::move(*cmd) : spec::Id::text(absl::StrCat("e", id.entry)),
-                                    error}});
+    spec::Id acked = cmd ? std::move(*cmd) : spec::Id::text(absl::StrCat("e", id.entry));
+    out->push_back({time, spec::Ack{cnx_, ack.consumer_id, std::move(acked), error}});
   }
 }
 

@@ -90,8 +90,8 @@ class PulsarConnection {
   void client_frame(double time, const conformance::FrameView& frame, std::vector<TimedEvent>* out);
   void server_frame(double time, const conformance::FrameView& frame, std::vector<TimedEvent>* out);
   // MESSAGE, ACK and FLOW, however they were decoded.
-  void on_message(double time, const conformance::HotCommand& m, const conformance::FrameView& frame,
-                  std::vector<TimedEvent>* out);
+  void on_message(double time, const conformance::HotCommand& m,
+                  const conformance::FrameView& frame, std::vector<TimedEvent>* out);
   void on_ack(double time, const conformance::HotCommand& ack, std::vector<TimedEvent>* out);
   void on_flow(double time, const conformance::HotCommand& flow, std::vector<TimedEvent>* out);
 

@@ -149,7 +149,9 @@ bool command_message(std::string_view bytes, HotCommand* out) {
     seen |= 1u << field;
     if (field == 2) {
       std::string_view id;
-      if (wt != kLengthDelimited || !r.bytes(&id) || !message_id(id, &out->message_id)) return false;
+      if (wt != kLengthDelimited || !r.bytes(&id) || !message_id(id, &out->message_id)) {
+        return false;
+      }
       continue;
     }
     if (wt != kVarint || !r.varint(&v)) return false;
