@@ -1,5 +1,6 @@
-// capture_bench: `validate` of a generated capture against `tcpdump -r FILE -w /dev/null`
-// reading the same file, run after run in one process, medians side by side and their ratio,
+// capture_bench: `validate` of a generated capture (on two threads, as `permitcheck validate`
+// does by default, and on one) against `tcpdump -r FILE -w /dev/null` reading the same file,
+// run after run in one process, medians side by side and their ratios,
 // with the peak memory; then the tap's round-trip latency (p50, p99) and the message rate
 // through it against a direct connection to the same broker stand-in, in-process, on loopback.
 //
