@@ -1,5 +1,5 @@
-// capture_bench: `validate` of a generated capture (on two threads, as `permitcheck validate`
-// does by default, and on one) against `tcpdump -r FILE -w /dev/null` reading the same file,
+// capture_bench: `validate` of a generated capture (on one thread, as `permitcheck validate`
+// does by default, and on two, as with --threads 2) against `tcpdump -r FILE -w /dev/null` reading the same file,
 // run after run in one process, medians side by side and their ratios,
 // with the peak memory; then the tap's round-trip latency (p50, p99) and the message rate
 // through it against a direct connection to the same broker stand-in, in-process, on loopback.
@@ -279,7 +279,7 @@ struct ValidateRun {
 };
 bool g_checker_thread = false;  // --checker-thread 1: check on the checker's own thread
 
-// `permitcheck validate --threads 1|2` of a capture (2: libpcap reads on a second thread).
+// `permitcheck validate` of a capture (reader_thread: --threads 2, libpcap on a second thread).
 ValidateRun validate(const std::string& path, bool reader_thread) {
   const auto start = Clock::now();
   const double cpu0 = cpu_seconds(RUSAGE_SELF);
@@ -314,7 +314,7 @@ std::pair<double, double> tcpdump(const std::string& path) {
 
 // The machine is shared: wall-clock rates move with the load, CPU-time rates (user + system
 // of each reader alone) much less, so both are shown. Each run reads the file with validate on
-// two threads (the default of `permitcheck validate`), on one, and with tcpdump, in turn.
+// two threads (--threads 2), on one (the default), and with tcpdump, in turn.
 void bench_capture(const std::string& path, double mib, int runs) {
   std::vector<double> two, one, theirs, two_cpu, one_cpu, theirs_cpu;
   ValidateRun last;

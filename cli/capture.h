@@ -4,7 +4,7 @@
 // --emit-trace) are registered on the validate subcommand.
 //
 //   add_capture_options(validate_subcommand);
-//   if (capture_file(path)) results.push_back(validate_capture(path, ruleset, std::cerr, 2));
+//   if (capture_file(path)) results.push_back(validate_capture(path, ruleset, std::cerr));
 #ifndef PERMITCHECK_CLI_CAPTURE_H_
 #define PERMITCHECK_CLI_CAPTURE_H_
 
