@@ -1,12 +1,13 @@
-// capture_bench: `validate` of a generated capture against `tcpdump -r FILE -w /dev/null`
-// reading the same file, run after run in one process, medians side by side and their ratio,
+// capture_bench: `validate` of a generated capture (on one thread, as `permitcheck validate`
+// does by default, and on two, as with --threads 2) against `tcpdump -r FILE -w /dev/null` reading the same file,
+// run after run in one process, medians side by side and their ratios,
 // with the peak memory; then the tap's round-trip latency (p50, p99) and the message rate
 // through it against a direct connection to the same broker stand-in, in-process, on loopback.
 //
 //   cmake --build build --target capture_bench
 //   build/bench/capture_bench [--mb 128] [--connections 256] [--runs 5] [--dir /tmp]
 //                             [--only capture|tap] [--input FILE] [--keep]
-//                             [--checker-thread 0|1] [--reader-thread 0|1]
+//                             [--checker-thread 0|1]
 //
 // The capture is a realistic mix: many connections of 1-3 Shared consumers each; the broker
 // writes 1-4 MESSAGE frames at a time, single messages of 64 B - 64 KiB or batches of 2-20,
@@ -277,15 +278,15 @@ struct ValidateRun {
   std::uint64_t events = 0, violations = 0, not_understood = 0;
 };
 bool g_checker_thread = false;  // --checker-thread 1: check on the checker's own thread
-bool g_reader_thread = false;   // --reader-thread 1: libpcap reads on a second thread
 
-ValidateRun validate(const std::string& path) {
+// `permitcheck validate` of a capture (reader_thread: --threads 2, libpcap on a second thread).
+ValidateRun validate(const std::string& path, bool reader_thread) {
   const auto start = Clock::now();
   const double cpu0 = cpu_seconds(RUSAGE_SELF);
   WireChecker checker(permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
   if (g_checker_thread) checker.check_on_own_thread();
   WireTraceBuilder builder(CaptureOptions{}, checker.sink());
-  const absl::Status s = read_capture_file(path, &builder, g_reader_thread);
+  const absl::Status s = read_capture_file(path, &builder, reader_thread);
   checker.finish();
   if (!s.ok()) std::fprintf(stderr, "validate: %s\n", std::string(s.message()).c_str());
   return {seconds_since(start), cpu_seconds(RUSAGE_SELF) - cpu0, checker.events(),
@@ -312,34 +313,48 @@ std::pair<double, double> tcpdump(const std::string& path) {
 }
 
 // The machine is shared: wall-clock rates move with the load, CPU-time rates (user + system
-// of each reader alone) much less, so both are shown.
+// of each reader alone) much less, so both are shown. Each run reads the file with validate on
+// two threads (--threads 2), on one (the default), and with tcpdump, in turn.
 void bench_capture(const std::string& path, double mib, int runs) {
-  std::vector<double> ours, theirs, ours_cpu, theirs_cpu;
+  std::vector<double> two, one, theirs, two_cpu, one_cpu, theirs_cpu;
   ValidateRun last;
-  std::printf("%-5s %14s %14s %8s   %18s %18s %8s\n", "run", "validate MiB/s", "tcpdump MiB/s",
-              "ratio", "validate MiB/cpu-s", "tcpdump MiB/cpu-s", "ratio");
+  std::printf("%-4s %14s %14s %14s %7s %7s   %20s %7s %7s\n", "run", "2 threads MiB/s",
+              "1 thread MiB/s", "tcpdump MiB/s", "ratio2", "ratio1",
+              "MiB/cpu-s 2 / 1 / td", "ratio2", "ratio1");
   for (int r = 0; r < runs; ++r) {
-    last = validate(path);
+    const ValidateRun a = validate(path, true);
+    last = validate(path, false);
     const auto [td, td_cpu] = tcpdump(path);
     if (td < 0) {
       std::printf("tcpdump -r FILE -w /dev/null failed: no ratio\n");
       return;
     }
-    ours.push_back(mib / last.seconds);
+    two.push_back(mib / a.seconds);
+    one.push_back(mib / last.seconds);
     theirs.push_back(mib / td);
-    ours_cpu.push_back(mib / last.cpu);
+    two_cpu.push_back(mib / a.cpu);
+    one_cpu.push_back(mib / last.cpu);
     theirs_cpu.push_back(mib / td_cpu);
-    std::printf("%-5d %14.1f %14.1f %8.2f   %18.1f %18.1f %8.2f\n", r + 1, ours.back(),
-                theirs.back(), ours.back() / theirs.back(), ours_cpu.back(), theirs_cpu.back(),
-                ours_cpu.back() / theirs_cpu.back());
+    std::printf("%-4d %14.1f %14.1f %14.1f %7.2f %7.2f   %6.0f / %4.0f / %4.0f %7.2f %7.2f\n",
+                r + 1, two.back(), one.back(), theirs.back(), two.back() / theirs.back(),
+                one.back() / theirs.back(), two_cpu.back(), one_cpu.back(), theirs_cpu.back(),
+                two_cpu.back() / theirs_cpu.back(), one_cpu.back() / theirs_cpu.back());
+    if (a.events != last.events || a.violations != last.violations) {
+      std::printf("validate on two threads and on one disagree: %llu / %llu events\n",
+                  static_cast<unsigned long long>(a.events),
+                  static_cast<unsigned long long>(last.events));
+      return;
+    }
   }
   const ValidateRun d = decode_only(path);
-  std::printf("median wall clock: validate %.1f MiB/s, tcpdump -r FILE -w /dev/null %.1f MiB/s, "
-              "ratio %.2f (target >= 0.5)\n",
-              median(ours), median(theirs), median(ours) / median(theirs));
-  std::printf("median CPU time:   validate %.1f MiB/s, tcpdump -r FILE -w /dev/null %.1f MiB/s, "
-              "ratio %.2f\n",
-              median(ours_cpu), median(theirs_cpu), median(ours_cpu) / median(theirs_cpu));
+  std::printf("median wall clock: validate %.1f MiB/s on 2 threads, %.1f on 1; tcpdump -r FILE "
+              "-w /dev/null %.1f MiB/s; ratio %.2f on 2 threads, %.2f on 1 (target >= 0.5)\n",
+              median(two), median(one), median(theirs), median(two) / median(theirs),
+              median(one) / median(theirs));
+  std::printf("median CPU time:   validate %.1f MiB/s on 2 threads, %.1f on 1; tcpdump %.1f "
+              "MiB/s; ratio %.2f on 2 threads, %.2f on 1\n",
+              median(two_cpu), median(one_cpu), median(theirs_cpu),
+              median(two_cpu) / median(theirs_cpu), median(one_cpu) / median(theirs_cpu));
   std::printf("validate: %llu events, %llu violations, %llu not understood; decoding alone "
               "(no monitor) %.1f MiB/s\n",
               static_cast<unsigned long long>(last.events),
@@ -490,10 +505,9 @@ int main(int argc, char** argv) {
     else if (a == "--only") only = v;
     else if (a == "--input") input = v;
     else if (a == "--checker-thread") g_checker_thread = std::atoi(v) != 0;
-    else if (a == "--reader-thread") g_reader_thread = std::atoi(v) != 0;
     else {
       std::fprintf(stderr, "usage: capture_bench [--mb N] [--connections N] [--runs N] [--dir D] "
-                           "[--only capture|tap] [--input FILE] [--keep] [--checker-thread 0|1] [--reader-thread 0|1]\n");
+                           "[--only capture|tap] [--input FILE] [--keep] [--checker-thread 0|1]\n");
       return 2;
     }
     ++i;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -29,6 +30,7 @@ absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder) {
                                                    "cooked SLL/SLL2, loopback, raw IP)"));
   }
   std::uint64_t packets = 0;
+  TcpSegment segment;
   while (true) {
     pcap_pkthdr* header = nullptr;
     const u_char* data = nullptr;
@@ -45,19 +47,18 @@ absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder) {
     const double time = static_cast<double>(header->ts.tv_sec) +
                         static_cast<double>(header->ts.tv_usec) / 1e6;
     const std::string_view bytes(reinterpret_cast<const char*>(data), header->caplen);
-    if (std::optional<TcpSegment> s = parse_packet(*link, bytes, header->len)) {
-      builder->on_segment(time, *s);
-    }
+    if (parse_packet_into(*link, bytes, header->len, &segment)) builder->on_segment(time, segment);
   }
   pcap_close(handle);
   builder->finish();
   return absl::OkStatus();
 }
 
-// The same, with reading and decoding overlapped: a second thread pulls the records out of
-// libpcap (its freads and copies are a quarter of the work) into batches that this thread
-// decodes. At most kBatches batches of about kBatchBytes exist, so memory stays constant;
-// batches are large so that handing one over (a futex wake) is rare.
+// The same, with reading overlapped: a second thread pulls the records out of libpcap (its
+// freads and copies are a quarter of the work) and decodes their headers, into batches of TCP
+// segments, payloads copied, that this thread reassembles and checks. At most kBatches batches
+// of about kBatchBytes exist, so memory stays constant; batches are large so that handing one
+// over (a futex wake) is rare.
 absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
   constexpr std::size_t kBatchBytes = 1024 * 1024;
   constexpr std::size_t kBatches = 3;
@@ -66,7 +67,7 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
   if (!link) return read_all(handle, builder);  // says why
   struct Record {
     double time;
-    std::uint32_t caplen, len;
+    TcpSegment segment;  // its payload is at `at` in the batch's bytes (a view once handed over)
     std::size_t at;
   };
   struct Batch {
@@ -97,6 +98,7 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
       batch = std::move(empty.back());
       empty.pop_back();
     }
+    TcpSegment segment;
     while (true) {
       pcap_pkthdr* header = nullptr;
       const u_char* data = nullptr;
@@ -108,10 +110,12 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
         break;
       }
       ++packets;
+      const std::string_view bytes(reinterpret_cast<const char*>(data), header->caplen);
+      if (!parse_packet_into(*link, bytes, header->len, &segment)) continue;
       batch.records.push_back(Record{static_cast<double>(header->ts.tv_sec) +
                                          static_cast<double>(header->ts.tv_usec) / 1e6,
-                                     header->caplen, header->len, batch.bytes.size()});
-      batch.bytes.append(reinterpret_cast<const char*>(data), header->caplen);
+                                     segment, batch.bytes.size()});
+      batch.bytes.append(segment.payload);
       if (batch.bytes.size() >= kBatchBytes) hand_over();
     }
     std::lock_guard<std::mutex> lock(mu);
@@ -128,11 +132,9 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
       batch = std::move(full.front());
       full.pop_front();
     }
-    for (const Record& r : batch.records) {
-      const std::string_view bytes(batch.bytes.data() + r.at, r.caplen);
-      if (std::optional<TcpSegment> s = parse_packet(*link, bytes, r.len)) {
-        builder->on_segment(r.time, *s);
-      }
+    for (Record& r : batch.records) {
+      r.segment.payload = std::string_view(batch.bytes.data() + r.at, r.segment.payload.size());
+      builder->on_segment(r.time, r.segment);
     }
     std::lock_guard<std::mutex> lock(mu);
     empty.push_back(std::move(batch));
@@ -172,8 +174,9 @@ absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builde
   if (file == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", std::strerror(errno)));
   }
-  std::vector<char> buffer(std::size_t{1} << 20);
-  std::setvbuf(file, buffer.data(), _IOFBF, buffer.size());
+  constexpr std::size_t kBuffer = std::size_t{1} << 20;
+  const std::unique_ptr<char[]> buffer(new char[kBuffer]);  // not zeroed: stdio fills it
+  std::setvbuf(file, buffer.get(), _IOFBF, kBuffer);
   char err[PCAP_ERRBUF_SIZE] = "";
   pcap_t* handle = pcap_fopen_offline(file, err);  // owns `file` from here
   if (handle == nullptr) {

@@ -25,7 +25,8 @@ bool looks_like_capture(const std::string& path);
 // Feeds every packet of the capture at `path` to `builder`, then calls builder->finish().
 // InvalidArgument with the reason for an empty, truncated or garbled file, or a link type we
 // do not decode (the packets before a truncation have been fed then). With `reader_thread`,
-// libpcap reads on a second thread, a few MiB ahead of the decoding (same result).
+// libpcap reads and the packet headers are decoded on a second thread, a few MiB ahead of the
+// reassembly and checking (same result).
 absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builder,
                                bool reader_thread = false);
 

@@ -34,11 +34,11 @@ std::uint32_t be32(std::string_view b, std::size_t at) {
 
 // The TCP header at the start of `ip_payload`; `announced` is the IP payload length the IP
 // header gives (the capture may hold less).
-std::optional<TcpSegment> parse_tcp(std::string_view ip_payload, std::size_t announced,
-                                    TcpSegment seg) {
-  if (ip_payload.size() < 20 || announced < 20) return std::nullopt;
+bool parse_tcp(std::string_view ip_payload, std::size_t announced, TcpSegment* out) {
+  TcpSegment& seg = *out;
+  if (ip_payload.size() < 20 || announced < 20) return false;
   const std::size_t header = static_cast<std::size_t>(static_cast<unsigned char>(ip_payload[12]) >> 4) * 4;
-  if (header < 20 || header > announced || header > ip_payload.size()) return std::nullopt;
+  if (header < 20 || header > announced || header > ip_payload.size()) return false;
   seg.src.port = be16(ip_payload, 0);
   seg.dst.port = be16(ip_payload, 2);
   seg.seq = be32(ip_payload, 4);
@@ -52,60 +52,58 @@ std::optional<TcpSegment> parse_tcp(std::string_view ip_payload, std::size_t ann
   const std::size_t held = std::min(payload_len, ip_payload.size() - header);
   seg.payload = ip_payload.substr(header, held);
   seg.missing = static_cast<std::uint32_t>(payload_len - held);
-  return seg;
+  return true;
 }
 
-std::optional<TcpSegment> parse_ipv4(std::string_view b) {
-  if (b.size() < 20 || (static_cast<unsigned char>(b[0]) >> 4) != 4) return std::nullopt;
+bool parse_ipv4(std::string_view b, TcpSegment* seg) {
+  if (b.size() < 20 || (static_cast<unsigned char>(b[0]) >> 4) != 4) return false;
   const std::size_t ihl = static_cast<std::size_t>(static_cast<unsigned char>(b[0]) & 0x0F) * 4;
   const std::size_t total = be16(b, 2);
-  if (ihl < 20 || total < ihl || b.size() < ihl) return std::nullopt;
+  if (ihl < 20 || total < ihl || b.size() < ihl) return false;
   const std::uint16_t frag = be16(b, 6);
-  if ((frag & 0x2000) != 0 || (frag & 0x1FFF) != 0) return std::nullopt;  // a fragment
-  if (static_cast<std::uint8_t>(b[9]) != kIpProtoTcp) return std::nullopt;
-  TcpSegment seg;
-  std::memcpy(seg.src.addr.data(), b.data() + 12, 4);
-  std::memcpy(seg.dst.addr.data(), b.data() + 16, 4);
+  if ((frag & 0x2000) != 0 || (frag & 0x1FFF) != 0) return false;  // a fragment
+  if (static_cast<std::uint8_t>(b[9]) != kIpProtoTcp) return false;
+  std::memcpy(seg->src.addr.data(), b.data() + 12, 4);
+  std::memcpy(seg->dst.addr.data(), b.data() + 16, 4);
   // Ethernet pads short frames: the IP total length, not the frame, ends the packet.
   const std::string_view payload = b.substr(ihl, std::min(b.size(), total) - ihl);
   return parse_tcp(payload, total - ihl, seg);
 }
 
-std::optional<TcpSegment> parse_ipv6(std::string_view b) {
-  if (b.size() < 40 || (static_cast<unsigned char>(b[0]) >> 4) != 6) return std::nullopt;
+bool parse_ipv6(std::string_view b, TcpSegment* seg) {
+  if (b.size() < 40 || (static_cast<unsigned char>(b[0]) >> 4) != 6) return false;
   std::size_t announced = be16(b, 4);
   std::uint8_t next = static_cast<std::uint8_t>(b[6]);
-  TcpSegment seg;
-  seg.src.v6 = seg.dst.v6 = true;
-  std::memcpy(seg.src.addr.data(), b.data() + 8, 16);
-  std::memcpy(seg.dst.addr.data(), b.data() + 24, 16);
+  seg->src.v6 = seg->dst.v6 = true;
+  std::memcpy(seg->src.addr.data(), b.data() + 8, 16);
+  std::memcpy(seg->dst.addr.data(), b.data() + 24, 16);
   std::string_view rest = b.substr(40, std::min(b.size() - 40, announced));
   // Extension headers: hop-by-hop, routing, destination options. A fragment is not ours.
   for (int i = 0; i < 8 && (next == 0 || next == 43 || next == 60); ++i) {
-    if (rest.size() < 8) return std::nullopt;
+    if (rest.size() < 8) return false;
     const std::size_t len = (std::size_t{static_cast<unsigned char>(rest[1])} + 1) * 8;
-    if (len > rest.size() || len > announced) return std::nullopt;
+    if (len > rest.size() || len > announced) return false;
     next = static_cast<std::uint8_t>(rest[0]);
     rest.remove_prefix(len);
     announced -= len;
   }
-  if (next != kIpProtoTcp) return std::nullopt;
+  if (next != kIpProtoTcp) return false;
   return parse_tcp(rest, announced, seg);
 }
 
-std::optional<TcpSegment> parse_ip(std::string_view b) {
-  if (b.empty()) return std::nullopt;
+bool parse_ip(std::string_view b, TcpSegment* seg) {
+  if (b.empty()) return false;
   switch (static_cast<unsigned char>(b[0]) >> 4) {
-    case 4: return parse_ipv4(b);
-    case 6: return parse_ipv6(b);
-    default: return std::nullopt;
+    case 4: return parse_ipv4(b, seg);
+    case 6: return parse_ipv6(b, seg);
+    default: return false;
   }
 }
 
-std::optional<TcpSegment> parse_ethertype(std::uint16_t type, std::string_view b) {
-  if (type == kEtherIpv4) return parse_ipv4(b);
-  if (type == kEtherIpv6) return parse_ipv6(b);
-  return std::nullopt;
+bool parse_ethertype(std::uint16_t type, std::string_view b, TcpSegment* seg) {
+  if (type == kEtherIpv4) return parse_ipv4(b, seg);
+  if (type == kEtherIpv6) return parse_ipv6(b, seg);
+  return false;
 }
 
 }  // namespace
@@ -150,38 +148,46 @@ std::string Endpoint::to_string() const {
   return absl::StrCat(out, "]:", port);
 }
 
-std::optional<TcpSegment> parse_packet(LinkType link, std::string_view b,
-                                       std::uint32_t /*wire_length*/) {
+bool parse_packet_into(LinkType link, std::string_view b, std::uint32_t /*wire_length*/,
+                       TcpSegment* out) {
+  *out = TcpSegment{};
   switch (link) {
     case LinkType::kEthernet: {
-      if (b.size() < 14) return std::nullopt;
+      if (b.size() < 14) return false;
       std::size_t at = 12;
       std::uint16_t type = be16(b, at);
       for (int tags = 0; tags < 2 && (type == 0x8100 || type == 0x88A8); ++tags) {
         at += 4;
-        if (b.size() < at + 2) return std::nullopt;
+        if (b.size() < at + 2) return false;
         type = be16(b, at);
       }
-      return parse_ethertype(type, b.substr(at + 2));
+      return parse_ethertype(type, b.substr(at + 2), out);
     }
     case LinkType::kLinuxSll:
-      if (b.size() < 16) return std::nullopt;
-      return parse_ethertype(be16(b, 14), b.substr(16));
+      if (b.size() < 16) return false;
+      return parse_ethertype(be16(b, 14), b.substr(16), out);
     case LinkType::kLinuxSll2:
-      if (b.size() < 20) return std::nullopt;
-      return parse_ethertype(be16(b, 0), b.substr(20));
+      if (b.size() < 20) return false;
+      return parse_ethertype(be16(b, 0), b.substr(20), out);
     case LinkType::kNull:
     case LinkType::kLoop:
       // A 4-byte address family, host order for null, network order for loop; either way the
       // IP version nibble that follows says which.
-      if (b.size() < 4) return std::nullopt;
-      return parse_ip(b.substr(4));
+      if (b.size() < 4) return false;
+      return parse_ip(b.substr(4), out);
     case LinkType::kRaw:
     case LinkType::kIpv4:
     case LinkType::kIpv6:
-      return parse_ip(b);
+      return parse_ip(b, out);
   }
-  return std::nullopt;
+  return false;
+}
+
+std::optional<TcpSegment> parse_packet(LinkType link, std::string_view b,
+                                       std::uint32_t wire_length) {
+  TcpSegment seg;
+  if (!parse_packet_into(link, b, wire_length, &seg)) return std::nullopt;
+  return seg;
 }
 
 std::string encode_ip_packet(const TcpSegment& seg) {

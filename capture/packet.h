@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,12 +29,20 @@ struct Endpoint {
   std::array<std::uint8_t, 16> addr{};  // IPv4 in the first 4 bytes
   bool v6 = false;
   std::uint16_t port = 0;
-  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+  // Compared and hashed as two words (every segment looks its connection up).
+  friend bool operator==(const Endpoint& x, const Endpoint& y) {
+    return x.port == y.port && x.v6 == y.v6 && x.word(0) == y.word(0) && x.word(1) == y.word(1);
+  }
   // 10.0.0.1:6650 or [::1]:6650
   std::string to_string() const;
   template <typename H>
   friend H AbslHashValue(H h, const Endpoint& e) {
-    return H::combine(std::move(h), e.addr, e.v6, e.port);
+    return H::combine(std::move(h), e.word(0), e.word(1), e.v6, e.port);
+  }
+  std::uint64_t word(int i) const {
+    std::uint64_t w;
+    std::memcpy(&w, addr.data() + 8 * i, 8);
+    return w;
   }
 };
 
@@ -52,6 +61,9 @@ struct TcpSegment {
 // `wire_length` is the frame's original length (pcap's len), `captured` its first caplen bytes.
 std::optional<TcpSegment> parse_packet(LinkType link, std::string_view captured,
                                        std::uint32_t wire_length);
+// The same into *out (a reader's one segment, reused for every packet); false for nullopt.
+bool parse_packet_into(LinkType link, std::string_view captured, std::uint32_t wire_length,
+                       TcpSegment* out);
 
 // The IP packet (IPv4 or IPv6, as the endpoints are) carrying `segment`: what a raw-IP
 // capture holds. The payload is cut to what fits one IP packet. Checksums are left zero.

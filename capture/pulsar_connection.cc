@@ -84,7 +84,16 @@ std::optional<std::string> PulsarConnection::on_bytes(Direction direction, doubl
       why = absl::StrCat(side, " frame ", frames_, ": ", s.message());
       return false;
     }
-    if (direction == Direction::kToServer) {
+    if (frame_.hot_decoded || conformance::hot_command_from(frame_.command, &frame_.hot)) {
+      const conformance::HotCommand& hot = frame_.hot;
+      if (direction == Direction::kToClient) {
+        if (hot.type == wire::BaseCommand::MESSAGE) on_message(time, hot, frame_, out);
+      } else if (hot.type == wire::BaseCommand::ACK) {
+        on_ack(time, hot, out);
+      } else if (hot.type == wire::BaseCommand::FLOW) {
+        on_flow(time, hot, out);
+      }
+    } else if (direction == Direction::kToServer) {
       client_frame(time, frame_, out);
     } else {
       server_frame(time, frame_, out);
@@ -117,17 +126,6 @@ void PulsarConnection::client_frame(double time, const conformance::FrameView& f
       out->push_back({time, spec::Subscribe{cnx_, consumer, std::nullopt}});
       return;
     }
-    case wire::BaseCommand::FLOW: {
-      const std::uint64_t consumer = in.flow().consumer_id();
-      const auto permits = static_cast<std::int64_t>(in.flow().messagepermits());
-      auto it = consumers_.find(consumer);
-      if (it != consumers_.end() && it->second.subscribed) ++it->second.flows;
-      out->push_back({time, spec::Flow{cnx_, consumer, permits, std::nullopt}});
-      return;
-    }
-    case wire::BaseCommand::ACK:
-      on_ack(time, in.ack(), out);
-      return;
     case wire::BaseCommand::REDELIVER_UNACKNOWLEDGED_MESSAGES: {
       const auto& r = in.redeliverunacknowledgedmessages();
       out->push_back({time, spec::Extension{"x-redeliver"}});
@@ -155,33 +153,41 @@ void PulsarConnection::client_frame(double time, const conformance::FrameView& f
   }
 }
 
-void PulsarConnection::on_ack(double time, const wire::CommandAck& ack,
+void PulsarConnection::on_flow(double time, const conformance::HotCommand& flow,
+                               std::vector<TimedEvent>* out) {
+  auto it = consumers_.find(flow.consumer_id);
+  if (it != consumers_.end() && it->second.subscribed) ++it->second.flows;
+  out->push_back({time, spec::Flow{cnx_, flow.consumer_id, static_cast<std::int64_t>(flow.permits),
+                                   std::nullopt}});
+}
+
+void PulsarConnection::on_ack(double time, const conformance::HotCommand& ack,
                               std::vector<TimedEvent>* out) {
-  auto it = consumers_.find(ack.consumer_id());
-  const bool cumulative = ack.ack_type() == wire::CommandAck::Cumulative;
-  for (const wire::MessageIdData& id : ack.message_id()) {
+  auto it = consumers_.find(ack.consumer_id);
+  const bool cumulative = ack.ack_type == wire::CommandAck::Cumulative;
+  for (std::size_t n = 0; n < ack.id_count; ++n) {
+    const conformance::HotMessageId& id = ack.ids[n];
     std::optional<spec::Id> cmd;
     if (it != consumers_.end()) {
       auto& entries = it->second.entries;
-      const std::pair<std::uint64_t, std::uint64_t> key{id.ledgerid(), id.entryid()};
+      const std::pair<std::uint64_t, std::uint64_t> key{id.ledger, id.entry};
       // A cumulative ack settles every entry up to its own; an individual one only its own.
       // (btree iterators do not survive an erase: the bound is tested by key.)
       auto e = cumulative ? entries.begin() : entries.find(key);
       while (e != entries.end() && !(key < e->first)) {
         Entry& st = e->second;
         if (e->first == key) cmd = st.cmd;
-        if (ack.has_validation_error() || cumulative || st.any_ack_settles ||
-            (id.batch_index() < 0 && id.ack_set_size() == 0)) {
+        if (ack.validation_error || cumulative || st.any_ack_settles ||
+            (id.batch_index < 0 && id.ack_set.empty())) {
           st.unacked.clear();
-        } else if (id.batch_index() >= 0) {
-          const auto i = static_cast<std::uint64_t>(id.batch_index());
+        } else if (id.batch_index >= 0) {
+          const auto i = static_cast<std::uint64_t>(id.batch_index);
           if (i / 64 < st.unacked.size()) st.unacked[i / 64] &= ~(std::uint64_t{1} << (i % 64));
         } else {
           // The ack set is what remains unacknowledged: a bit it lacks is acknowledged.
           for (std::size_t w = 0; w < st.unacked.size(); ++w) {
-            const auto remaining = w < static_cast<std::size_t>(id.ack_set_size())
-                                       ? static_cast<std::uint64_t>(id.ack_set(static_cast<int>(w)))
-                                       : 0;
+            const auto remaining =
+                w < id.ack_set.size() ? static_cast<std::uint64_t>(id.ack_set[w]) : 0;
             st.unacked[w] &= remaining;
           }
         }
@@ -193,10 +199,10 @@ void PulsarConnection::on_ack(double time, const wire::CommandAck& ack,
       }
     }
     std::optional<std::string> error;
-    if (ack.has_validation_error()) error = validation_error_name(ack.validation_error());
-    out->push_back({time, spec::Ack{cnx_, ack.consumer_id(),
-                                    cmd.value_or(spec::Id::text(absl::StrCat("e", id.entryid()))),
-                                    error}});
+    if (ack.validation_error) error = validation_error_name(*ack.validation_error);
+    // (Not value_or: its argument would be built for every ack.)
+    spec::Id acked = cmd ? std::move(*cmd) : spec::Id::text(absl::StrCat("e", id.entry));
+    out->push_back({time, spec::Ack{cnx_, ack.consumer_id, std::move(acked), error}});
   }
 }
 
@@ -220,49 +226,6 @@ void PulsarConnection::server_frame(double time, const conformance::FrameView& f
       }
       return;
     }
-    case wire::BaseCommand::MESSAGE: {
-      const wire::CommandMessage& m = in.message();
-      spec::AckSet ack_set({m.ack_set().begin(), m.ack_set().end()});
-      // B from the metadata, when it is intact (a corrupt payload's B is not trusted).
-      std::optional<std::int64_t> b;
-      if (frame.has_payload && frame.checksum_ok && frame.metadata_and_payload.size() >= 4) {
-        // [metadata size][MessageMetadata]: parsed in place, the payload is not needed.
-        const std::string_view rest(frame.metadata_and_payload);
-        const std::uint32_t size = be32(rest);
-        if (size <= rest.size() - 4 &&
-            metadata_.ParseFromArray(rest.data() + 4, static_cast<int>(size))) {
-          b = metadata_.has_num_messages_in_batch() ? metadata_.num_messages_in_batch() : 1;
-        }
-      }
-      const spec::Id cmd = spec::Id::number((*next_cmd_)++);
-      auto it = consumers_.find(m.consumer_id());
-      if (it != consumers_.end() && it->second.subscribed && (!b || *b >= 1)) {
-        Entry e{.cmd = cmd, .unacked = {}, .any_ack_settles = !b};
-        // The deliverable indexes below B (at most 65536 of them): all, or the ack set's.
-        const auto count = static_cast<std::size_t>(std::min<std::int64_t>(b.value_or(1), 65536));
-        e.unacked.assign((count + 63) / 64, ~std::uint64_t{0});
-        if (count % 64 != 0) e.unacked.back() = (std::uint64_t{1} << (count % 64)) - 1;
-        if (!ack_set.absent()) {
-          const std::vector<std::int64_t>& words = ack_set.words();
-          for (std::size_t w = 0; w < e.unacked.size(); ++w) {
-            e.unacked[w] &= w < words.size() ? static_cast<std::uint64_t>(words[w]) : 0;
-          }
-        }
-        if (!e.settled()) {
-          it->second.entries[{m.message_id().ledgerid(), m.message_id().entryid()}] = std::move(e);
-        }
-      }
-      std::optional<std::uint64_t> permits;
-      if (m.has_message_permits()) permits = m.message_permits();
-      out->push_back({time, spec::Message{.cnx = cnx_,
-                                          .consumer = m.consumer_id(),
-                                          .cmd = cmd,
-                                          .message_permits = permits,
-                                          .ack_set = std::move(ack_set),
-                                          .batch_size = b,
-                                          .epoch = std::nullopt}});
-      return;
-    }
     case wire::BaseCommand::CLOSE_CONSUMER: {
       const std::uint64_t consumer = in.close_consumer().consumer_id();
       consumers_.erase(consumer);
@@ -272,6 +235,52 @@ void PulsarConnection::server_frame(double time, const conformance::FrameView& f
     default:
       return;
   }
+}
+
+void PulsarConnection::on_message(double time, const conformance::HotCommand& m,
+                                  const conformance::FrameView& frame,
+                                  std::vector<TimedEvent>* out) {
+  spec::AckSet ack_set({m.ack_set.begin(), m.ack_set.end()});
+  // B from the metadata, when it is intact (a corrupt payload's B is not trusted).
+  std::optional<std::int64_t> b;
+  if (frame.has_payload && frame.checksum_ok && frame.metadata_and_payload.size() >= 4) {
+    // [metadata size][MessageMetadata]: parsed in place, the payload is not needed; by hand
+    // when the hand decoder takes it (protocol/hot_command.h), else by protobuf.
+    const std::string_view rest(frame.metadata_and_payload);
+    const std::uint32_t size = be32(rest);
+    if (size <= rest.size() - 4) {
+      if (std::optional<std::int32_t> hot = conformance::hot_batch_size(rest.substr(4, size))) {
+        b = *hot;
+      } else if (metadata_.ParseFromArray(rest.data() + 4, static_cast<int>(size))) {
+        b = metadata_.has_num_messages_in_batch() ? metadata_.num_messages_in_batch() : 1;
+      }
+    }
+  }
+  const spec::Id cmd = spec::Id::number((*next_cmd_)++);
+  auto it = consumers_.find(m.consumer_id);
+  if (it != consumers_.end() && it->second.subscribed && (!b || *b >= 1)) {
+    Entry e{.cmd = cmd, .unacked = {}, .any_ack_settles = !b};
+    // The deliverable indexes below B (at most 65536 of them): all, or the ack set's.
+    const auto count = static_cast<std::size_t>(std::min<std::int64_t>(b.value_or(1), 65536));
+    e.unacked.assign((count + 63) / 64, ~std::uint64_t{0});
+    if (count % 64 != 0) e.unacked.back() = (std::uint64_t{1} << (count % 64)) - 1;
+    if (!ack_set.absent()) {
+      const std::vector<std::int64_t>& words = ack_set.words();
+      for (std::size_t w = 0; w < e.unacked.size(); ++w) {
+        e.unacked[w] &= w < words.size() ? static_cast<std::uint64_t>(words[w]) : 0;
+      }
+    }
+    if (!e.settled()) {
+      it->second.entries[{m.message_id.ledger, m.message_id.entry}] = std::move(e);
+    }
+  }
+  out->push_back({time, spec::Message{.cnx = cnx_,
+                                      .consumer = m.consumer_id,
+                                      .cmd = cmd,
+                                      .message_permits = m.message_permits,
+                                      .ack_set = std::move(ack_set),
+                                      .batch_size = b,
+                                      .epoch = std::nullopt}});
 }
 
 void PulsarConnection::on_close(double time, std::vector<TimedEvent>* out) {

@@ -47,8 +47,10 @@ class PulsarConnection {
   // REQUIRES: next_cmd outlives this object.
   PulsarConnection(spec::Id cnx, std::uint64_t* next_cmd)
       : cnx_(std::move(cnx)), next_cmd_(next_cmd) {
-    // Only a MESSAGE's metadata is read: a large payload is checksummed, never buffered.
-    for (conformance::FrameSplitter& s : splitter_) s.stream_payloads_above(16 * 1024);
+    // Only a MESSAGE's metadata is read: a payload over 1 KiB that spans segments (most of
+    // them: a segment holds at most 1448 bytes) is checksummed as it passes, never copied.
+    for (conformance::FrameSplitter& s : splitter_) s.stream_payloads_above(1024);
+    frame_.decode_hot = true;  // MESSAGE, ACK and FLOW by hand (protocol/hot_command.h)
   }
 
   // Decodes the next bytes of one direction, captured at `time`; appends the events of every
@@ -84,9 +86,14 @@ class PulsarConnection {
     absl::btree_map<std::pair<std::uint64_t, std::uint64_t>, Entry> entries;  // (ledger, entry)
   };
 
+  // The commands other than MESSAGE, ACK and FLOW, parsed by protobuf.
   void client_frame(double time, const conformance::FrameView& frame, std::vector<TimedEvent>* out);
   void server_frame(double time, const conformance::FrameView& frame, std::vector<TimedEvent>* out);
-  void on_ack(double time, const wire::CommandAck& ack, std::vector<TimedEvent>* out);
+  // MESSAGE, ACK and FLOW, however they were decoded.
+  void on_message(double time, const conformance::HotCommand& m,
+                  const conformance::FrameView& frame, std::vector<TimedEvent>* out);
+  void on_ack(double time, const conformance::HotCommand& ack, std::vector<TimedEvent>* out);
+  void on_flow(double time, const conformance::HotCommand& flow, std::vector<TimedEvent>* out);
 
   spec::Id cnx_;
   conformance::FrameSplitter splitter_[2];

@@ -12,8 +12,10 @@ namespace {
 // Bytes a first frame may take before a stream is judged not Pulsar.
 constexpr std::size_t kMaxProbeBytes = 64 * 1024;
 
+// Any total order does (it only makes the key of an endpoint pair canonical): by words.
 bool before(const Endpoint& x, const Endpoint& y) {
-  return std::tie(x.addr, x.v6, x.port) < std::tie(y.addr, y.v6, y.port);
+  return std::make_tuple(x.word(0), x.word(1), x.v6, x.port) <
+         std::make_tuple(y.word(0), y.word(1), y.v6, y.port);
 }
 
 }  // namespace
@@ -23,6 +25,7 @@ struct WireTraceBuilder::Connection {
   explicit Connection(std::size_t max_pending)
       : dir{StreamReassembler(max_pending), StreamReassembler(max_pending)} {}
 
+  std::uint64_t order = 0;  // when it was first seen: what the end-of-capture checks go by
   Endpoint side[2];  // side[0] sent the SYN, or the first segment seen
   State state = State::kProbing;
   bool syn_seen = false;
@@ -57,6 +60,10 @@ void WireTraceBuilder::on_segment(double time, const TcpSegment& s) {
   stats_.last_time = std::max(stats_.last_time, time);
   if (options_.port && s.src.port != *options_.port && s.dst.port != *options_.port) return;
   const auto key = before(s.src, s.dst) ? std::make_pair(s.src, s.dst) : std::make_pair(s.dst, s.src);
+  if (last_ != nullptr && key == last_key_) {
+    feed_and_release(last_, key, time, s);
+    return;
+  }
   auto it = table_.find(key);
   if (it == table_.end()) {
     // Only a SYN or data opens a connection: a stray ACK, FIN or RST of one we never followed
@@ -72,16 +79,26 @@ void WireTraceBuilder::on_segment(double time, const TcpSegment& s) {
     c->side[1] = from_server ? s.src : s.dst;
     c->syn_seen = s.syn;
     if (s.syn) c->client = 0;
-    ++stats_.connections;
+    c->order = stats_.connections++;
     it = table_.emplace(key, std::move(c)).first;
   }
-  Connection& c = *it->second;
+  last_key_ = key;
+  last_ = it->second.get();
+  feed_and_release(last_, key, time, s);
+}
+
+void WireTraceBuilder::feed_and_release(Connection* conn, const std::pair<Endpoint, Endpoint>& key,
+                                        double time, const TcpSegment& s) {
+  Connection& c = *conn;
   const int from = s.src == c.side[0] ? 0 : 1;
   feed(c, from, time, s);
   const bool done = c.state == Connection::State::kIgnored || c.state == Connection::State::kBroken
                         ? (s.rst || (c.fin[0] && c.fin[1]))
                         : false;
-  if (done) table_.erase(it);
+  if (done) {
+    if (last_ == conn) last_ = nullptr;
+    table_.erase(key);
+  }
 }
 
 void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegment& s) {
@@ -287,13 +304,22 @@ void WireTraceBuilder::abandon(const Endpoint& a, const Endpoint& b, double time
   }
 }
 
+std::vector<WireTraceBuilder::Connection*> WireTraceBuilder::in_order() {
+  std::vector<Connection*> all;
+  all.reserve(table_.size());
+  for (auto& [key, conn] : table_) all.push_back(conn.get());
+  std::sort(all.begin(), all.end(),
+            [](const Connection* x, const Connection* y) { return x->order < y->order; });
+  return all;
+}
+
 void WireTraceBuilder::tick(double now) {
   stats_.last_time = std::max(stats_.last_time, now);
-  for (auto& [key, conn] : table_) check_quiet(*conn, now);
+  for (Connection* c : in_order()) check_quiet(*c, now);
 }
 
 void WireTraceBuilder::finish() {
-  for (auto& [key, conn] : table_) {
+  for (Connection* conn : in_order()) {
     Connection& c = *conn;
     if (c.state == Connection::State::kPulsar) {
       for (int i = 0; i < 2; ++i) {
@@ -309,6 +335,7 @@ void WireTraceBuilder::finish() {
       give_up(c, stats_.last_time, "the capture ends before the first whole frame");
     }
   }
+  last_ = nullptr;
   table_.clear();
 }
 

@@ -72,6 +72,9 @@ class WireTraceBuilder {
 
  private:
   struct Connection;
+  // Feeds `s` to the connection at `key`, released once it has ended.
+  void feed_and_release(Connection* c, const std::pair<Endpoint, Endpoint>& key, double time,
+                        const TcpSegment& s);
   void feed(Connection& c, int from, double time, const TcpSegment& s);
   void deliver(Connection& c, int from, std::vector<StreamChunk>& chunks);
   void decide(Connection& c);
@@ -79,6 +82,9 @@ class WireTraceBuilder {
   void give_up(Connection& c, double time, const std::string& reason);
   void check_quiet(Connection& c, double now);
   void close(Connection& c, double time);
+  // The connections followed, in the order they were first seen (the hash table's order
+  // changes from run to run: checks over all of them go by this one, so reports do not).
+  std::vector<Connection*> in_order();
 
   CaptureOptions options_;
   WireSink sink_;
@@ -87,6 +93,10 @@ class WireTraceBuilder {
   absl::flat_hash_map<std::string, int> label_uses_;
   // Keyed by the endpoint pair in a canonical order.
   absl::flat_hash_map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Connection>> table_;
+  // The last segment's connection (null when it was erased): the next segment is usually of
+  // the same one (a write in several segments, the peer's ack), found without hashing.
+  std::pair<Endpoint, Endpoint> last_key_;
+  Connection* last_ = nullptr;
 };
 
 }  // namespace permitcheck::capture

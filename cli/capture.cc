@@ -14,7 +14,7 @@ namespace permitcheck::cli {
 void add_capture_options(CLI::App*) {}
 bool capture_file(const std::string&) { return false; }
 FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId>,
-                            std::ostream&) {
+                            std::ostream&, int) {
   FileResult r;
   r.name = path;
   r.error = "captures are not read in this build (libpcap missing)";
@@ -63,7 +63,7 @@ bool capture_file(const std::string& path) {
 }
 
 FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId> ruleset,
-                            std::ostream& err) {
+                            std::ostream& err, int threads) {
   const auto start = std::chrono::steady_clock::now();
   CaptureFlags& f = flags();
   FileResult result;
@@ -94,7 +94,7 @@ FileResult validate_capture(const std::string& path, std::optional<spec::Ruleset
                                });
   capture::WireTraceBuilder builder(
       capture::CaptureOptions{.port = f.port, .idle_seconds = f.idle}, checker.sink());
-  const absl::Status read = capture::read_capture_file(path, &builder);
+  const absl::Status read = capture::read_capture_file(path, &builder, threads >= 2);
   checker.finish();
   result.events = checker.events();
   result.last_line = checker.last_line();

@@ -26,8 +26,10 @@ bool capture_file(const std::string& path);
 // Validates the capture at `path`: the derived wire trace (source wire), checked against
 // `ruleset` (default rev-d). Connections it cannot follow are reported on `err`, naming the
 // file; a capture without any Pulsar connection, or an unreadable one, is an error (exit 2).
+// With `threads` 2, libpcap reads and packet headers are decoded on a second thread (the
+// same result).
 FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId> ruleset,
-                            std::ostream& err);
+                            std::ostream& err, int threads = 1);
 
 }  // namespace permitcheck::cli
 

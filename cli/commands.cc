@@ -90,8 +90,11 @@ Commands::Commands(CLI::App& app) {
                         "Most the monitor may hold: BYTES, or N with K, M or G (KiB, MiB, GiB); "
                         "past it the file stops with exit 2, naming what filled it")
       ->capture_default_str();
-  validate_->add_option("--threads", validate_threads_,
-                        "2: parse on a second thread while checking (faster); 1: one thread")
+  validate_threads_option_ = validate_->add_option(
+                        "--threads", validate_threads_,
+                        "2: parse on a second thread while checking (faster); 1: one thread. "
+                        "A capture is read on one thread unless --threads 2 is given (libpcap "
+                        "then reads on a second one)")
       ->check(CLI::Range(1, 2))
       ->capture_default_str();
   validate_->add_flag("--no-progress", no_progress_, "No progress line on stderr");
@@ -200,6 +203,12 @@ int Commands::run_validate_files(std::istream& in, std::ostream& out, std::ostre
     err << "permitcheck validate: - (standard input) given more than once\n";
     return kExitBadInput;
   }
+  // A capture's second thread (libpcap reading) paid off only with a core to spare, and was
+  // slower on the busy 2-core host (docs/cli.md): one thread unless asked for.
+  const int capture_threads =
+      validate_threads_option_ != nullptr && validate_threads_option_->count() > 0
+          ? validate_threads_
+          : 1;
   std::vector<FileResult> results;
   for (const std::string& path : traces_) {
     const std::string shown = path == "-" ? "<stdin>" : path;
@@ -209,8 +218,9 @@ int Commands::run_validate_files(std::istream& in, std::ostream& out, std::ostre
         err << "\rvalidate " << shown << ": " << events << " events, line " << line << std::flush;
       };
     }
-    results.push_back(capture_file(path) ? validate_capture(path, options.ruleset, err)
-                                         : validate_path(path, in, options));
+    results.push_back(capture_file(path)
+                          ? validate_capture(path, options.ruleset, err, capture_threads)
+                          : validate_path(path, in, options));
     if (progress) err << "\r\033[K" << std::flush;
     if (results.back().error) {
       err << "permitcheck validate: " << shown << ": " << *results.back().error << "\n";

@@ -1,6 +1,8 @@
 // libFuzzer target: the Pulsar frame decoder (protocol/frame.h). Whatever
 // bytes a client sends, splitting, decoding and parsing payloads must return a status, never
-// crash, hang or read out of bounds.
+// crash, hang or read out of bounds. And the hand decoder of MESSAGE, ACK, FLOW and the batch
+// size (protocol/hot_command.h) never takes bytes protobuf would read otherwise: a
+// disagreement aborts.
 //
 // Built by fuzz/CMakeLists.txt (which generates the protocol code) with clang; ci/fuzz runs it:
 //   cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPERMITCHECK_FUZZ=ON
@@ -10,10 +12,41 @@
 #include <cstdint>
 #include <string_view>
 
+#include <cstdlib>
+
 #include "protocol/frame.h"
+#include "protocol/hot_command.h"
+
+namespace {
+
+// `bytes` as a BaseCommand and as a MessageMetadata: what the hand decoder takes, protobuf
+// parses to the same values.
+void hot_agrees_with_protobuf(std::string_view bytes) {
+  namespace c = permitcheck::conformance;
+  c::HotCommand hot;
+  if (c::decode_hot_command(bytes, &hot)) {
+    permitcheck::wire::BaseCommand parsed;
+    c::HotCommand expected;
+    if (!parsed.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+        !parsed.has_type() || !c::hot_command_from(parsed, &expected) || !hot.same_as(expected)) {
+      std::abort();
+    }
+  }
+  if (const std::optional<std::int32_t> b = c::hot_batch_size(bytes)) {
+    permitcheck::wire::MessageMetadata parsed;
+    if (!parsed.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+        parsed.num_messages_in_batch() != *b) {
+      std::abort();
+    }
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  hot_agrees_with_protobuf(bytes);
+  if (size > 0) hot_agrees_with_protobuf(bytes.substr(1));
   permitcheck::conformance::FrameSplitter splitter;
   splitter.append(bytes);
   for (int i = 0; i < 64; ++i) {
@@ -33,6 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   permitcheck::conformance::FrameSplitter streaming;
   streaming.stream_payloads_above(32);
   permitcheck::conformance::FrameView view;
+  view.decode_hot = bytes.size() % 2 == 0;  // by hand or by protobuf, both never crash
   const std::size_t piece = bytes.empty() ? 1 : 1 + static_cast<unsigned char>(bytes[0]) % 64;
   for (std::size_t at = 0; at < bytes.size(); at += piece) {
     const absl::Status s = streaming.split(

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "protocol/hot_command.h"
 #include "protocol/proto/pulsar_wire.pb.h"
 
 namespace permitcheck::conformance {
@@ -62,7 +63,12 @@ absl::StatusOr<Frame> decode_frame(std::string_view frame);
 // With `streamed`, `frame` is the head of a streamed frame: metadata_and_payload then holds
 // [metadata size][MessageMetadata] only, the checksum is judged by streamed->crc.
 struct FrameView {
-  wire::BaseCommand command;
+  wire::BaseCommand command;  // not filled when hot_decoded
+  // Set by the caller: a MESSAGE, ACK or FLOW of a shape protocol/hot_command.h takes is then
+  // decoded by hand into `hot` (hot_decoded), anything else by protobuf into `command`.
+  bool decode_hot = false;
+  bool hot_decoded = false;
+  HotCommand hot;
   bool has_payload = false;
   bool checksum_ok = true;
   bool payload_streamed = false;  // metadata_and_payload lacks the payload (streamed)

@@ -368,6 +368,27 @@ TEST(CaptureConnections, E2_E5_TwoInterleavedConnectionsKeepTheirOwnVerdicts) {
   EXPECT_EQ(v.quiescent, 2u);
 }
 
+// The end of the capture reports the connections still open in the order they were first
+// seen, not in the hash table's (which changes from run to run).
+TEST(CaptureConnections, EndOfCaptureReportsGoInTheOrderConnectionsWereSeen) {
+  std::vector<Packet> p;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 12; ++i) {
+    const Endpoint client = testing::endpoint4(static_cast<std::uint8_t>(100 - i), 40000);
+    Conversation c(client, server4(), 1764600000.0 + 0.01 * i);
+    c.handshake();
+    c.client_sends(std::string(3, '\0'));  // a first frame cut short by the end
+    for (const Packet& q : c.packets()) p.push_back(q);
+    expected.push_back(client.to_string() + "<>" + server4().to_string());
+  }
+  const Verdict v = check(pcap(p), CaptureOptions{.port = 6650});
+  ASSERT_EQ(v.not_understood.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(v.not_understood[i].connection, expected[i]) << i;
+    EXPECT_NE(v.not_understood[i].reason.find("ends before the first whole frame"), std::string::npos);
+  }
+}
+
 TEST(CaptureFile, EmptyGarbageAndTruncatedCapturesAreErrors) {
   const std::string good = pcap(consumer_stream(client4(), server4()).packets());
   EXPECT_FALSE(check("").read.ok());
@@ -460,6 +481,12 @@ TEST(CaptureCli, ExitCodesOnCaptures) {
   EXPECT_EQ(run(trace, &err), 0) << err;
   EXPECT_EQ(run(good + " --port 9999", &err), 2);  // no Pulsar connection on that port
   EXPECT_NE(err.find("no Pulsar connection"), std::string::npos) << err;
+  // Read on two threads (--threads 2) or on one (the default): the same exit codes and words.
+  for (const std::string& f : {good, bad, cut, garbage}) {
+    std::string two_threads, one_thread;
+    EXPECT_EQ(run(f + " --threads 2", &two_threads), run(f, &one_thread)) << f;
+    EXPECT_EQ(two_threads, one_thread) << f;
+  }
 }
 #endif
 

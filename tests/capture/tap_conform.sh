@@ -13,18 +13,7 @@ if [ "$mode" = legacy ]; then
   args="$args --ruleset legacy"
   scen=(--scenarios corrupt_checksum,unreadable_metadata --cases 3)
 fi
-# The monitor's rules on conform's own wire traces of the failing runs (--trace-dir): what a
-# capture or a live tap of the same traffic can show. conform's report may add rules of its own
-# judging (the drain's exact amounts, legacy-row attribution), which no wire trace holds.
-monitor_rules() {
-  local f
-  for f in "$1"/*.jsonl; do
-    [ -e "$f" ] || continue
-    "$permitcheck" validate "$f" --format json 2>/dev/null | tr -d '\n' |
-      sed -n 's/.*"violations":\[\(.*\)\],"deviations".*/\1/p' | grep -o '"rule":"[A-Z][0-9]*"' |
-      sed 's/.*:"//; s/"$//'
-  done | sort -u | paste -sd, -
-}
+. "$here/conform_rules.sh"
 rules() { grep -o '"rules": "[^"]*"' "$1" | sed 's/.*: "//; s/"$//' | tr ',' '\n' | sort -u | paste -sd, -; }
 
 "$permitcheck" conform --client "$client $args --url {url}" "${scen[@]}" --idle 0.8 \

@@ -16,18 +16,8 @@ command -v unshare >/dev/null 2>&1 || skip "unshare is not installed"
 unshare -n true 2>/dev/null || skip "cannot make a network namespace (needs root): no isolated loopback to capture"
 
 rm -rf "$dir" && mkdir -p "$dir"
-# The monitor's rules on conform's own wire traces of the failing runs (--trace-dir): what a
-# capture or a live tap of the same traffic can show. conform's report may add rules of its own
-# judging (the drain's exact amounts, legacy-row attribution), which no wire trace holds.
-monitor_rules() {
-  local f
-  for f in "$1"/*.jsonl; do
-    [ -e "$f" ] || continue
-    "$permitcheck" validate "$f" --format json 2>/dev/null | tr -d '\n' |
-      sed -n 's/.*"violations":\[\(.*\)\],"deviations".*/\1/p' | grep -o '"rule":"[A-Z][0-9]*"' |
-      sed 's/.*:"//; s/"$//'
-  done | sort -u | paste -sd, -
-}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/conform_rules.sh"
 ref="$client --url {url} --q {q} --delay-ms {delay_ms} --nack-every {nack_every}"
 if [ "$mode" = legacy ]; then
   conform_args=(--client "$ref --ruleset legacy" --scenarios corrupt_checksum,unreadable_metadata --cases 3)
@@ -59,8 +49,7 @@ conform_rules=$(monitor_rules "$dir/traces")
 "$permitcheck" validate "$dir/run.pcap" --idle 0.2 --threshold 5 --format json \
   --emit-trace "$dir/run.jsonl" >"$dir/validate.json" 2>"$dir/validate.err"
 validate_rc=$?
-validate_rules=$(tr -d '\n' <"$dir/validate.json" | sed -n 's/.*"violations":\[\(.*\)\],"deviations".*/\1/p' |
-                 grep -o '"rule":"[A-Z][0-9]*"' | sed 's/.*:"//; s/"$//' | sort -u | paste -sd, -)
+validate_rules=$(validate_json_rules <"$dir/validate.json")
 
 echo "conform: exit $conform_rc, monitor rules of its traces [$conform_rules]; validate of the capture: exit $validate_rc, rules [$validate_rules]"
 cat "$dir/validate.err" >&2
