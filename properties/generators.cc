@@ -61,6 +61,13 @@ rc::Gen<impl::WorldConfig> gen_world_config(impl::Mode mode, impl::Mutant mutant
         {{3, 2}, {3, 4}, {2, 1}, {2, 3}, {1, 5}, {1, 8}, {1, 16}, {1, 17}, {1, 100}, {1, 1000}});
     // T: Java's default (Q / 2, at least 1) most often; the extremes T = 1 and T = Q too.
     c.t = *weighted<std::int64_t>({{6, 0}, {1, 1}, {1, c.q}});
+    // ZeroQueueConsumerImpl (Q = 0): each receive() grants one permit; a batch closes the
+    // consumer, not the connection (S7).
+    if (*weighted<bool>({{11, false}, {1, true}})) {
+      c.q = 0;
+      c.t = 0;
+      c.options.zero_queue = true;
+    }
     if (*weighted<bool>({{7, false}, {3, true}})) {
       c.options.start_message_id = impl::MessagePosition{*rc::gen::inRange<std::int64_t>(0, 4),
                                                          *rc::gen::inRange<std::int64_t>(0, 4)};

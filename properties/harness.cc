@@ -46,6 +46,7 @@ Harness::Harness(const impl::WorldConfig& config, Goal goal, spec::RulesetId rul
     : config_(config), goal_(std::move(goal)), rules_(rules), last_failure_(last_failure) {
   model_ = std::make_unique<SpecModel>(rules, config_);
   world_ = std::make_unique<impl::World>(config_, model_.get());
+  model_->follow_trace(&world_->events());
   monitor_ = std::make_unique<spec::Monitor>(rulebook_header(config_, rules),
                                              spec::MonitorOptions{.retain_ledger = false});
 }
@@ -119,13 +120,39 @@ void Harness::follow_consumers(const spec::Event& e) {
   const auto forgive_cnx = [this](const spec::Id& cnx) {
     std::erase_if(unacked_inconsistent_, [&](const auto& kv) { return kv.second == cnx.to_string(); });
   };
+  const std::size_t step = finished_ ? steps_.size() + 1 : steps_.size();
   if (const auto* o = std::get_if<spec::IncOpen>(&e)) {
+    if (auto old = trace_consumers_.find(o->consumer); old != trace_consumers_.end() && old->second.closed) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kS7,
+           .text = absl::StrCat("S7: consumer ", o->consumer, " closed itself (incarnation ",
+                                old->second.inc, ") but subscribed again as incarnation ",
+                                o->inc.to_string()),
+           .step = step});
+    }
     trace_consumers_[o->consumer] = TraceConsumer{.inc = o->inc.as_number(), .cnx = o->cnx, .live = true};
     cnx_of_inc_[o->inc.as_number()] = o->cnx.to_string();
   } else if (const auto* f = std::get_if<spec::IncFlowEnabled>(&e)) {
     if (TraceConsumer* c = of_inc(f->inc.as_number())) c->flow_enabled = true;
   } else if (const auto* c = std::get_if<spec::IncClose>(&e)) {
-    if (TraceConsumer* tc = of_inc(c->inc.as_number())) tc->live = false;
+    if (TraceConsumer* tc = of_inc(c->inc.as_number())) {
+      tc->live = false;
+      tc->closed = c->reason == spec::CloseReason::kClosed;
+    }
+  } else if (const auto* fl = std::get_if<spec::Flow>(&e); fl != nullptr && !fl->inc) {
+    // A zero-queue receive() grants without naming the incarnation (its Flows are outside
+    // the monitor's wire checks): N4 from the trace, only while the consumer's latest
+    // incarnation is live and Flow-enabled.
+    auto tc = trace_consumers_.find(fl->consumer);
+    if (config_.options.zero_queue &&
+        (tc == trace_consumers_.end() || !tc->second.live || !tc->second.flow_enabled)) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kN4,
+           .text = absl::StrCat("N4: zero-queue consumer ", fl->consumer, " wrote a Flow of ",
+                                fl->permits, " on ", fl->cnx.to_string(),
+                                " while it has no Flow-enabled incarnation"),
+           .step = step});
+    }
   } else if (const auto* d = std::get_if<spec::Disconnect>(&e)) {
     for (auto& [consumer, tc] : trace_consumers_) {
       if (tc.cnx == d->cnx) tc.live = false;
@@ -143,6 +170,8 @@ void Harness::follow_consumers(const spec::Event& e) {
   unsettled_cmds_.clear();
   } else if (const auto* m = std::get_if<spec::Message>(&e)) {
     unwritten_cmds_.erase(cmd_number(m->cmd));
+  } else if (const auto* dp = std::get_if<spec::Drop>(&e); dp != nullptr && dp->cmd) {
+    unsettled_cmds_.erase(cmd_number(*dp->cmd));  // its units end with the incarnation (S7)
   } else if (const auto* pe = std::get_if<spec::ProtocolError>(&e)) {
     forgive_cnx(pe->cnx);
     unsettled_cmds_.clear();
@@ -195,6 +224,7 @@ bool Harness::quiesce_from_trace() {
   for (int k = 0; k < world_->consumers(); ++k) {
     const auto consumer = static_cast<std::uint64_t>(k);
     auto it = trace_consumers_.find(consumer);
+    if (it != trace_consumers_.end() && it->second.closed) continue;  // S7: closed, not stalled
     if (it == trace_consumers_.end() || !it->second.live || !it->second.flow_enabled) {
       add({.source = "quiesce",
            .rule = spec::RuleId::kE6,
@@ -209,6 +239,9 @@ bool Harness::quiesce_from_trace() {
       continue;
     }
     if (it->second.holding) continue;  // X3/X4 hold units until the incarnation ends
+    // A zero-queue consumer's broker permits are its waiting receive()s, not Q - accumulator:
+    // E5's conservation does not apply to it (its Flows carry no incarnation).
+    if (config_.options.zero_queue) continue;
     world_->declare_quiescent(consumer, it->second.cnx);
   }
   // B13 (E6): settled with backlog while a consumer (and the aggregate) has permits: nothing

@@ -148,6 +148,7 @@ class Harness {
     bool live = false;
     bool flow_enabled = false;
     bool holding = false;  // X3 (crypto FAIL) or X4 (chunk failure branch) holds units
+    bool closed = false;   // the client closed the consumer itself (S7): it stays closed
   };
   std::map<std::uint64_t, TraceConsumer> trace_consumers_;
   std::map<std::uint64_t, std::uint64_t> inc_of_cmd_;          // cmd -> client inc (recv)
