@@ -32,7 +32,10 @@ ModelState ModelState::of(const impl::WorldConfig& config) {
   return ModelState{.consumers = config.consumers,
                     .connections = config.connections,
                     .chunks = config.dispatcher == spec::DispatcherKind::kSingleActive,
-                    .published = 0};
+                    .published = 0,
+                    .q = config.q,
+                    .sticky_key = config.dispatcher == spec::DispatcherKind::kPersistentKeyShared ||
+                                  config.dispatcher == spec::DispatcherKind::kPersistentKeySharedClassic};
 }
 
 rc::Gen<impl::WorldConfig> gen_world_config(impl::Mode mode, impl::Mutant mutant) {
@@ -217,8 +220,18 @@ rc::Gen<impl::EntrySpec> gen_entry() {
 rc::Gen<std::vector<impl::EntrySpec>> gen_entries(const ModelState& state) {
   const bool chunks = state.chunks;
   const std::int64_t uuid = state.published;
-  return rc::gen::exec([chunks, uuid] {
+  const std::int64_t aggregate =
+      state.sticky_key && state.consumers > 1 && state.q > 0 ? std::min<std::int64_t>(1000, state.consumers * state.q) : 0;
+  return rc::gen::exec([chunks, uuid, aggregate] {
     std::vector<impl::EntrySpec> out;
+    if (aggregate > 1 && *weighted<bool>({{5, false}, {1, true}})) {
+      impl::EntrySpec e;  // the whole aggregate to one key's owner
+      e.payload.batch_size = aggregate;
+      e.payload.batched = true;
+      e.payload.key = *rc::gen::inRange(0, 4);
+      out.push_back(e);
+      return out;
+    }
     if (chunks && *weighted<bool>({{4, false}, {1, true}})) {
       const int n = *rc::gen::inRange(2, 4);
       for (int i = 0; i < n; ++i) {

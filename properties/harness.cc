@@ -159,15 +159,16 @@ void Harness::follow_consumers(const spec::Event& e) {
     }
     forgive_cnx(d->cnx);
     unwritten_cmds_.clear();
-  // K5: settled, every received command made its terminal transition.
-  for (std::uint64_t cmd : unsettled_cmds_) {
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kK5,
-         .text = absl::StrCat("K5: command ", cmd, " was received but never settled"),
-         .step = finished_ ? steps_.size() + 1 : steps_.size()});
-    break;
-  }
-  unsettled_cmds_.clear();
+    // K5: when the connection ends, every command received so far made its terminal
+    // transition (a settle, or S7's drop; a protocol error forgives the one being handled).
+    for (std::uint64_t cmd : unsettled_cmds_) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kK5,
+           .text = absl::StrCat("K5: command ", cmd, " was received but never settled"),
+           .step = step});
+      break;
+    }
+    unsettled_cmds_.clear();
   } else if (const auto* m = std::get_if<spec::Message>(&e)) {
     unwritten_cmds_.erase(cmd_number(m->cmd));
   } else if (const auto* dp = std::get_if<spec::Drop>(&e); dp != nullptr && dp->cmd) {
@@ -262,7 +263,7 @@ bool Harness::quiesce_from_trace() {
     for (const impl::World::BrokerConsumerView& b : live) {
       if (b.available <= 0 || (single && !all_positive)) continue;
       add({.source = "quiesce",
-           .rule = spec::RuleId::kE6,
+           .rule = spec::RuleId::kB13,
            .text = absl::StrCat("B13: settled with backlog while broker consumer ", b.inc, " has ",
                                 b.available, " available permit(s); nothing was dispatched"),
            .step = finished_ ? steps_.size() + 1 : steps_.size()});
@@ -287,18 +288,25 @@ bool Harness::quiesce_from_trace() {
     break;
   }
   unwritten_cmds_.clear();
-  // Key_Shared may hold a key back while another consumer has it pending, but settled nothing
-  // is pending: an entry no send ever carried while every consumer has permits was lost.
-  if (sent_entries_.size() < deliverable_published_ && rules_ != spec::RulesetId::kLegacy &&
+  // Key_Shared may hold a key back while another consumer has it pending, and serves a key
+  // only at its owner. Settled with nothing pending at any live consumer (by the stored
+  // entries' own account: a batch left partly acknowledged stays pending) and every
+  // consumer's permits positive, backlog (an entry no send ever carried, or one the broker
+  // stores undispatched) is an entry nothing will ever dispatch (B13).
+  const bool never_sent = sent_entries_.size() < deliverable_published_;
+  if ((never_sent || world_->broker_backlog()) && rules_ != spec::RulesetId::kLegacy &&
       config_.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared &&
-      spec::is_sticky_key(config_.dispatcher)) {
+      spec::is_sticky_key(config_.dispatcher) && (!aggregate || *aggregate > 0)) {
     const std::vector<impl::World::BrokerConsumerView> live = world_->broker_consumers();
     if (!live.empty() &&
-        std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0; })) {
+        std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0 && b.pending == 0; })) {
       add({.source = "quiesce",
-           .rule = spec::RuleId::kE6,
-           .text = absl::StrCat("B13: settled with ", deliverable_published_ - sent_entries_.size(),
-                                " published entr(ies) never sent while every consumer has permits"),
+           .rule = spec::RuleId::kB13,
+           .text = never_sent
+                       ? absl::StrCat("B13: settled with ", deliverable_published_ - sent_entries_.size(),
+                                      " published entr(ies) never sent while every consumer has permits")
+                       : "B13: settled with Key_Shared backlog and nothing pending while every consumer "
+                         "has permits; nothing was dispatched",
            .step = finished_ ? steps_.size() + 1 : steps_.size()});
     }
   }
@@ -414,10 +422,20 @@ std::optional<std::string> Harness::review_signature(const spec::Finding& f,
       if (!ended.empty()) return "F4";
       return std::nullopt;
     }
-    case spec::RuleId::kE3:
-      // F5: connection-scoped credit crosses into a same-connection replacement.
-      if (std::holds_alternative<spec::MsgReturn>(e)) return "F5";
+    case spec::RuleId::kE3: {
+      // F5: connection-scoped credit crosses into a same-connection replacement: the message
+      // came on the connection the consumer's current incarnation is on.
+      const auto* r = std::get_if<spec::MsgReturn>(&e);
+      if (r == nullptr) return std::nullopt;
+      const auto cmd = cmd_of_msg_.find(r->msg.to_string());
+      if (cmd == cmd_of_msg_.end()) return std::nullopt;
+      const auto cnx = cnx_of_cmd_.find(cmd->second);
+      const auto consumer = consumer_of_cmd_.find(cmd->second);
+      if (cnx == cnx_of_cmd_.end() || consumer == consumer_of_cmd_.end()) return std::nullopt;
+      const auto current = trace_consumers_.find(consumer->second);
+      if (current != trace_consumers_.end() && current->second.cnx.to_string() == cnx->second) return "F5";
       return std::nullopt;
+    }
     default:
       return std::nullopt;
   }
@@ -519,8 +537,11 @@ void Harness::collect() {
       stage_of_[cmd_number(c->cmd)] = c->stage;
     } else if (const auto* s = std::get_if<spec::Skip>(&e)) {
       if (s->reason == spec::SkipReason::kBeforeStart) before_start_.insert(cmd_number(s->cmd));
+    } else if (const auto* cl = std::get_if<spec::Claim>(&e)) {
+      cmd_of_msg_[cl->msg.to_string()] = cmd_number(cl->cmd);
     } else if (const auto* m = std::get_if<spec::Message>(&e)) {
       consumer_of_cmd_[cmd_number(m->cmd)] = m->consumer;
+      cnx_of_cmd_[cmd_number(m->cmd)] = m->cnx.to_string();
       if (world_->corrupted_on_wire(cmd_number(m->cmd))) corrupted_consumers_.insert(m->consumer);
     } else if (const auto* d = std::get_if<spec::DirectReturn>(&e)) {
       direct_cmds_.insert(cmd_number(d->cmd));

@@ -95,7 +95,16 @@ SpecModel::ClientInc* SpecModel::inc(std::uint64_t id) {
 void SpecModel::credit(std::uint64_t id, std::int64_t n) {
   ClientInc* ci = inc(id);
   if (ci == nullptr || n <= 0 || !ci->state.current()) return;
-  (void)ci->state.credit(n);  // N5: swaps to 0 at T
+  (void)credit_units(*ci, n);
+}
+
+bool SpecModel::credit_units(ClientInc& ci, std::int64_t n) {
+  if (config_.options.zero_queue) {
+    if (ci.zero_queue_returned > spec::kMaxPermits - n) return false;  // N7: checked addition
+    ci.zero_queue_returned += n;
+    return true;
+  }
+  return !absl::IsOutOfRange(ci.state.credit(n).status());  // N5: swaps to 0 at T; N7
 }
 
 void SpecModel::end_incs_on(const spec::Id& cnx) {
@@ -127,7 +136,7 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
           // B12: a send starts only while the consumer's available permits are positive.
           if (b.balance.available() <= 0 && rules_.id != spec::RulesetId::kLegacy) {
             command_mismatches_.push_back(
-                {spec::RuleId::kB4,
+                {spec::RuleId::kB12,
                  absl::StrCat("B12: broker consumer ", e.inc->as_text(), " was sent to with ",
                               b.balance.available(), " available permit(s) (a send starts "
                               "only while they are positive)")});
@@ -149,7 +158,7 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
             }
             if (aggregate <= 0) {
               command_mismatches_.push_back(
-                  {spec::RuleId::kB4,
+                  {spec::RuleId::kB12,
                    absl::StrCat("B12: broker consumer ", e.inc->as_text(), " was sent to while the ",
                                 std::string(spec::dispatcher_name(*e.dispatcher)), " aggregate was ", aggregate,
                                 " (a send starts only while it is positive)")});
@@ -347,8 +356,7 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
   ClientInc* ci = inc(p.inc);
   for (std::int64_t n : returns) {
     if (ci != nullptr && ci->state.current() && n > 0) {
-      absl::StatusOr<std::optional<std::int64_t>> r = ci->state.credit(n);
-      if (absl::IsOutOfRange(r.status())) {
+      if (!credit_units(*ci, n)) {
         overflow = true;
         break;
       }
@@ -426,9 +434,6 @@ void SpecModel::compare(const impl::World& world, std::vector<ModelMismatch>* ou
   // counter folds a pre-Subscribe credit into the initial Flow: only the final rules have a
   // per-incarnation accumulator to compare.
   if (rules_.id != spec::RulesetId::kRevD) return;
-  // A zero-queue consumer grants per receive() (S7's ZeroQueueConsumerImpl), never from its
-  // accumulator: N5's threshold does not apply to it.
-  const bool zero_queue = config_.options.zero_queue;
   for (int k = 0; k < world.consumers(); ++k) {
     const impl::World::ClientConsumerView v = world.client_consumer(k);
     auto cur = current_.find(static_cast<std::uint64_t>(k));
@@ -443,11 +448,13 @@ void SpecModel::compare(const impl::World& world, std::vector<ModelMismatch>* ou
     }
     if (!model_inc) continue;
     const ClientInc& ci = incs_.at(*model_inc);
-    if (!zero_queue && v.accumulator != ci.state.accumulator()) {
+    const std::int64_t accumulator =
+        config_.options.zero_queue ? ci.zero_queue_returned : ci.state.accumulator();
+    if (v.accumulator != accumulator) {
       out->push_back({spec::RuleId::kN5,
                       absl::StrCat("consumer ", k, " incarnation ", *model_inc,
                                    " accumulator: implementation ", v.accumulator,
-                                   ", specification ", ci.state.accumulator())});
+                                   ", specification ", accumulator)});
     }
   }
 }

@@ -76,7 +76,12 @@ class SpecModel : public impl::BrokerObserver {
     spec::PermitState state;
     std::uint64_t consumer = 0;
     spec::Id cnx;
+    // A zero-queue consumer grants per receive() (S7's ZeroQueueConsumerImpl), never from its
+    // returns: they only add up (N7 still bounds the sum), no threshold swaps them.
+    std::int64_t zero_queue_returned = 0;
   };
+  // N7/N5: `n` units returned to `ci` (current); false when the accumulator overflows.
+  bool credit_units(ClientInc& ci, std::int64_t n);
   struct PendingCommand {
     std::uint64_t inc = 0;
     spec::Id cnx;
