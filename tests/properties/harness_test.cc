@@ -67,6 +67,8 @@ TEST(HarnessThreshold, TheOracleTakesTFromTheRulebook) {
 class HarnessTestPeer {
  public:
   static void feed(Harness& h, const spec::Event& e) { h.follow_consumers(e); }
+  // As if an entry with something to deliver had been published (what publish() counts).
+  static void count_published(Harness& h) { ++h.deliverable_published_; }
 };
 
 namespace {
@@ -142,6 +144,31 @@ TEST(HarnessQuiescence, K5_ReceivedCommandNeverSettledIsReportedWhenItsConnectio
   HarnessTestPeer::feed(settled, spec::Settle{.cmd = Id::number(900), .n = 1});
   HarnessTestPeer::feed(settled, spec::Disconnect{.cnx = Id::text("c1")});
   EXPECT_EQ(own_problems(settled, spec::RuleId::kK5), 0);
+}
+
+// B13 for a sticky-key dispatcher: settled, nothing pending anywhere and every consumer with
+// permits, a published entry no send ever carried is one nothing will dispatch. While another
+// consumer has an entry pending (draining may hold a key back) it is not judged.
+TEST(HarnessQuiescence, B13_KeySharedEntryNeverSentWhileEveryConsumerHasPermitsIsReported) {
+  impl::WorldConfig c = two_consumers();
+  c.dispatcher = spec::DispatcherKind::kPersistentKeyShared;
+  Harness h(c, Goal::never());
+  h.start();
+  HarnessTestPeer::count_published(h);
+  h.quiesce("quiesce");
+  EXPECT_EQ(own_problems(h, spec::RuleId::kB13), 1);
+
+  // An entry pending at consumer 1, never acknowledged: draining may hold its key back.
+  impl::EntrySpec e;
+  e.payload.key = 1;
+  e.payload.encrypted = true;  // crypto FAIL holds it (X3): never acknowledged
+  c.options.crypto_action = impl::CryptoAction::kFail;
+  Harness held(c, Goal::never());
+  held.start();
+  held.publish({e}, "publish B=1 key=1 encrypted");
+  HarnessTestPeer::count_published(held);
+  held.quiesce("quiesce");
+  EXPECT_EQ(own_problems(held, spec::RuleId::kB13), 0);
 }
 
 impl::WorldConfig zero_queue() {
