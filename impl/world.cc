@@ -192,7 +192,8 @@ std::vector<World::BrokerConsumerView> World::broker_consumers() const {
     out.push_back({.inc = c->inc(),
                    .consumer_id = c->consumer_id(),
                    .available = c->permits(),
-                   .unacked_total = c->unacked_total()});
+                   .unacked_total = c->unacked_total(),
+                   .pending = parts_->broker.pending_entries_at(c->serial())});
   }
   return out;
 }

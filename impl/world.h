@@ -70,6 +70,7 @@ class World {
     std::uint64_t consumer_id = 0;
     std::int64_t available = 0;
     std::int64_t unacked_total = 0;
+    std::int64_t pending = 0;  // stored entries the subscription has pending at it (B13)
   };
   std::vector<BrokerConsumerView> broker_consumers() const;
   // Entries the subscription still has to dispatch (unread, or redeliveries not pending), or

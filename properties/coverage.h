@@ -70,8 +70,7 @@ class Coverage {
   void add(const CaseCoverage& c);
   void add_distribution(const rc::detail::Distribution& distribution);
 
-  // Decision points and rules no case reached (S7 excepted: zero-queue consumers are covered
-  // by a directed test, tests/impl/world_test.cc, not by the random worlds).
+  // Decision points and rules no case reached (M3 excepted: see kExcluded in coverage.cc).
   std::vector<std::string> unreached() const;
   std::string format(int cases) const;
 

@@ -32,7 +32,10 @@ ModelState ModelState::of(const impl::WorldConfig& config) {
   return ModelState{.consumers = config.consumers,
                     .connections = config.connections,
                     .chunks = config.dispatcher == spec::DispatcherKind::kSingleActive,
-                    .published = 0};
+                    .published = 0,
+                    .q = config.q,
+                    .sticky_key = config.dispatcher == spec::DispatcherKind::kPersistentKeyShared ||
+                                  config.dispatcher == spec::DispatcherKind::kPersistentKeySharedClassic};
 }
 
 rc::Gen<impl::WorldConfig> gen_world_config(impl::Mode mode, impl::Mutant mutant) {
@@ -61,6 +64,13 @@ rc::Gen<impl::WorldConfig> gen_world_config(impl::Mode mode, impl::Mutant mutant
         {{3, 2}, {3, 4}, {2, 1}, {2, 3}, {1, 5}, {1, 8}, {1, 16}, {1, 17}, {1, 100}, {1, 1000}});
     // T: Java's default (Q / 2, at least 1) most often; the extremes T = 1 and T = Q too.
     c.t = *weighted<std::int64_t>({{6, 0}, {1, 1}, {1, c.q}});
+    // ZeroQueueConsumerImpl (Q = 0): each receive() grants one permit; a batch closes the
+    // consumer, not the connection (S7).
+    if (*weighted<bool>({{11, false}, {1, true}})) {
+      c.q = 0;
+      c.t = 0;
+      c.options.zero_queue = true;
+    }
     if (*weighted<bool>({{7, false}, {3, true}})) {
       c.options.start_message_id = impl::MessagePosition{*rc::gen::inRange<std::int64_t>(0, 4),
                                                          *rc::gen::inRange<std::int64_t>(0, 4)};
@@ -210,8 +220,18 @@ rc::Gen<impl::EntrySpec> gen_entry() {
 rc::Gen<std::vector<impl::EntrySpec>> gen_entries(const ModelState& state) {
   const bool chunks = state.chunks;
   const std::int64_t uuid = state.published;
-  return rc::gen::exec([chunks, uuid] {
+  const std::int64_t aggregate =
+      state.sticky_key && state.consumers > 1 && state.q > 0 ? std::min<std::int64_t>(1000, state.consumers * state.q) : 0;
+  return rc::gen::exec([chunks, uuid, aggregate] {
     std::vector<impl::EntrySpec> out;
+    if (aggregate > 1 && *weighted<bool>({{5, false}, {1, true}})) {
+      impl::EntrySpec e;  // the whole aggregate to one key's owner
+      e.payload.batch_size = aggregate;
+      e.payload.batched = true;
+      e.payload.key = *rc::gen::inRange(0, 4);
+      out.push_back(e);
+      return out;
+    }
     if (chunks && *weighted<bool>({{4, false}, {1, true}})) {
       const int n = *rc::gen::inRange(2, 4);
       for (int i = 0; i < n; ++i) {

@@ -29,6 +29,8 @@ struct ModelState {
   bool chunks = false;  // chunked messages only where their order holds (single active)
   std::int64_t published = 0;
   bool in_range_corruption = false;  // CorruptField may write an in-range wrong value (C5)
+  std::int64_t q = 0;        // receiver queue size of every consumer
+  bool sticky_key = false;   // a persistent Key_Shared dispatcher (its aggregate gates reads)
 
   static ModelState of(const impl::WorldConfig& config);
 };
@@ -97,7 +99,10 @@ rc::Gen<impl::Payload> gen_fault(impl::Payload payload);
 // One entry: batch size 1..1000 (mostly small), an ack state, at most one fault, a key.
 rc::Gen<impl::EntrySpec> gen_entry();
 
-// One publish: one to three entries (batch sizes 1..1000), or one chunked message.
+// One publish: one to three entries (batch sizes 1..1000), or one chunked message. Under a
+// persistent Key_Shared dispatcher with several consumers, sometimes one entry of exactly the
+// aggregate (consumers x Q, at most 1000): its owner overdraws by what the others hold (B9),
+// so the aggregate is 0 while they still have permits (B12's aggregate gate).
 rc::Gen<std::vector<impl::EntrySpec>> gen_entries(const ModelState& state);
 
 // Human-readable forms, used in counterexamples.

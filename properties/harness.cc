@@ -46,6 +46,7 @@ Harness::Harness(const impl::WorldConfig& config, Goal goal, spec::RulesetId rul
     : config_(config), goal_(std::move(goal)), rules_(rules), last_failure_(last_failure) {
   model_ = std::make_unique<SpecModel>(rules, config_);
   world_ = std::make_unique<impl::World>(config_, model_.get());
+  model_->follow_trace(&world_->events());
   monitor_ = std::make_unique<spec::Monitor>(rulebook_header(config_, rules),
                                              spec::MonitorOptions{.retain_ledger = false});
 }
@@ -119,30 +120,59 @@ void Harness::follow_consumers(const spec::Event& e) {
   const auto forgive_cnx = [this](const spec::Id& cnx) {
     std::erase_if(unacked_inconsistent_, [&](const auto& kv) { return kv.second == cnx.to_string(); });
   };
+  const std::size_t step = finished_ ? steps_.size() + 1 : steps_.size();
   if (const auto* o = std::get_if<spec::IncOpen>(&e)) {
+    if (auto old = trace_consumers_.find(o->consumer); old != trace_consumers_.end() && old->second.closed) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kS7,
+           .text = absl::StrCat("S7: consumer ", o->consumer, " closed itself (incarnation ",
+                                old->second.inc, ") but subscribed again as incarnation ",
+                                o->inc.to_string()),
+           .step = step});
+    }
     trace_consumers_[o->consumer] = TraceConsumer{.inc = o->inc.as_number(), .cnx = o->cnx, .live = true};
     cnx_of_inc_[o->inc.as_number()] = o->cnx.to_string();
   } else if (const auto* f = std::get_if<spec::IncFlowEnabled>(&e)) {
     if (TraceConsumer* c = of_inc(f->inc.as_number())) c->flow_enabled = true;
   } else if (const auto* c = std::get_if<spec::IncClose>(&e)) {
-    if (TraceConsumer* tc = of_inc(c->inc.as_number())) tc->live = false;
+    if (TraceConsumer* tc = of_inc(c->inc.as_number())) {
+      tc->live = false;
+      tc->closed = c->reason == spec::CloseReason::kClosed;
+    }
+  } else if (const auto* fl = std::get_if<spec::Flow>(&e); fl != nullptr && !fl->inc) {
+    // A zero-queue receive() grants without naming the incarnation (its Flows are outside
+    // the monitor's wire checks): N4 from the trace, only while the consumer's latest
+    // incarnation is live and Flow-enabled.
+    auto tc = trace_consumers_.find(fl->consumer);
+    if (config_.options.zero_queue &&
+        (tc == trace_consumers_.end() || !tc->second.live || !tc->second.flow_enabled)) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kN4,
+           .text = absl::StrCat("N4: zero-queue consumer ", fl->consumer, " wrote a Flow of ",
+                                fl->permits, " on ", fl->cnx.to_string(),
+                                " while it has no Flow-enabled incarnation"),
+           .step = step});
+    }
   } else if (const auto* d = std::get_if<spec::Disconnect>(&e)) {
     for (auto& [consumer, tc] : trace_consumers_) {
       if (tc.cnx == d->cnx) tc.live = false;
     }
     forgive_cnx(d->cnx);
     unwritten_cmds_.clear();
-  // K5: settled, every received command made its terminal transition.
-  for (std::uint64_t cmd : unsettled_cmds_) {
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kK5,
-         .text = absl::StrCat("K5: command ", cmd, " was received but never settled"),
-         .step = finished_ ? steps_.size() + 1 : steps_.size()});
-    break;
-  }
-  unsettled_cmds_.clear();
+    // K5: when the connection ends, every command received so far made its terminal
+    // transition (a settle, or S7's drop; a protocol error forgives the one being handled).
+    for (std::uint64_t cmd : unsettled_cmds_) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kK5,
+           .text = absl::StrCat("K5: command ", cmd, " was received but never settled"),
+           .step = step});
+      break;
+    }
+    unsettled_cmds_.clear();
   } else if (const auto* m = std::get_if<spec::Message>(&e)) {
     unwritten_cmds_.erase(cmd_number(m->cmd));
+  } else if (const auto* dp = std::get_if<spec::Drop>(&e); dp != nullptr && dp->cmd) {
+    unsettled_cmds_.erase(cmd_number(*dp->cmd));  // its units end with the incarnation (S7)
   } else if (const auto* pe = std::get_if<spec::ProtocolError>(&e)) {
     forgive_cnx(pe->cnx);
     unsettled_cmds_.clear();
@@ -195,6 +225,7 @@ bool Harness::quiesce_from_trace() {
   for (int k = 0; k < world_->consumers(); ++k) {
     const auto consumer = static_cast<std::uint64_t>(k);
     auto it = trace_consumers_.find(consumer);
+    if (it != trace_consumers_.end() && it->second.closed) continue;  // S7: closed, not stalled
     if (it == trace_consumers_.end() || !it->second.live || !it->second.flow_enabled) {
       add({.source = "quiesce",
            .rule = spec::RuleId::kE6,
@@ -209,6 +240,9 @@ bool Harness::quiesce_from_trace() {
       continue;
     }
     if (it->second.holding) continue;  // X3/X4 hold units until the incarnation ends
+    // A zero-queue consumer's broker permits are its waiting receive()s, not Q - accumulator:
+    // E5's conservation does not apply to it (its Flows carry no incarnation).
+    if (config_.options.zero_queue) continue;
     world_->declare_quiescent(consumer, it->second.cnx);
   }
   // B13 (E6): settled with backlog while a consumer (and the aggregate) has permits: nothing
@@ -229,7 +263,7 @@ bool Harness::quiesce_from_trace() {
     for (const impl::World::BrokerConsumerView& b : live) {
       if (b.available <= 0 || (single && !all_positive)) continue;
       add({.source = "quiesce",
-           .rule = spec::RuleId::kE6,
+           .rule = spec::RuleId::kB13,
            .text = absl::StrCat("B13: settled with backlog while broker consumer ", b.inc, " has ",
                                 b.available, " available permit(s); nothing was dispatched"),
            .step = finished_ ? steps_.size() + 1 : steps_.size()});
@@ -254,18 +288,25 @@ bool Harness::quiesce_from_trace() {
     break;
   }
   unwritten_cmds_.clear();
-  // Key_Shared may hold a key back while another consumer has it pending, but settled nothing
-  // is pending: an entry no send ever carried while every consumer has permits was lost.
-  if (sent_entries_.size() < deliverable_published_ && rules_ != spec::RulesetId::kLegacy &&
+  // Key_Shared may hold a key back while another consumer has it pending, and serves a key
+  // only at its owner. Settled with nothing pending at any live consumer (by the stored
+  // entries' own account: a batch left partly acknowledged stays pending) and every
+  // consumer's permits positive, backlog (an entry no send ever carried, or one the broker
+  // stores undispatched) is an entry nothing will ever dispatch (B13).
+  const bool never_sent = sent_entries_.size() < deliverable_published_;
+  if ((never_sent || world_->broker_backlog()) && rules_ != spec::RulesetId::kLegacy &&
       config_.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared &&
-      spec::is_sticky_key(config_.dispatcher)) {
+      spec::is_sticky_key(config_.dispatcher) && (!aggregate || *aggregate > 0)) {
     const std::vector<impl::World::BrokerConsumerView> live = world_->broker_consumers();
     if (!live.empty() &&
-        std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0; })) {
+        std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0 && b.pending == 0; })) {
       add({.source = "quiesce",
-           .rule = spec::RuleId::kE6,
-           .text = absl::StrCat("B13: settled with ", deliverable_published_ - sent_entries_.size(),
-                                " published entr(ies) never sent while every consumer has permits"),
+           .rule = spec::RuleId::kB13,
+           .text = never_sent
+                       ? absl::StrCat("B13: settled with ", deliverable_published_ - sent_entries_.size(),
+                                      " published entr(ies) never sent while every consumer has permits")
+                       : "B13: settled with Key_Shared backlog and nothing pending while every consumer "
+                         "has permits; nothing was dispatched",
            .step = finished_ ? steps_.size() + 1 : steps_.size()});
     }
   }
@@ -381,10 +422,20 @@ std::optional<std::string> Harness::review_signature(const spec::Finding& f,
       if (!ended.empty()) return "F4";
       return std::nullopt;
     }
-    case spec::RuleId::kE3:
-      // F5: connection-scoped credit crosses into a same-connection replacement.
-      if (std::holds_alternative<spec::MsgReturn>(e)) return "F5";
+    case spec::RuleId::kE3: {
+      // F5: connection-scoped credit crosses into a same-connection replacement: the message
+      // came on the connection the consumer's current incarnation is on.
+      const auto* r = std::get_if<spec::MsgReturn>(&e);
+      if (r == nullptr) return std::nullopt;
+      const auto cmd = cmd_of_msg_.find(r->msg.to_string());
+      if (cmd == cmd_of_msg_.end()) return std::nullopt;
+      const auto cnx = cnx_of_cmd_.find(cmd->second);
+      const auto consumer = consumer_of_cmd_.find(cmd->second);
+      if (cnx == cnx_of_cmd_.end() || consumer == consumer_of_cmd_.end()) return std::nullopt;
+      const auto current = trace_consumers_.find(consumer->second);
+      if (current != trace_consumers_.end() && current->second.cnx.to_string() == cnx->second) return "F5";
       return std::nullopt;
+    }
     default:
       return std::nullopt;
   }
@@ -486,8 +537,11 @@ void Harness::collect() {
       stage_of_[cmd_number(c->cmd)] = c->stage;
     } else if (const auto* s = std::get_if<spec::Skip>(&e)) {
       if (s->reason == spec::SkipReason::kBeforeStart) before_start_.insert(cmd_number(s->cmd));
+    } else if (const auto* cl = std::get_if<spec::Claim>(&e)) {
+      cmd_of_msg_[cl->msg.to_string()] = cmd_number(cl->cmd);
     } else if (const auto* m = std::get_if<spec::Message>(&e)) {
       consumer_of_cmd_[cmd_number(m->cmd)] = m->consumer;
+      cnx_of_cmd_[cmd_number(m->cmd)] = m->cnx.to_string();
       if (world_->corrupted_on_wire(cmd_number(m->cmd))) corrupted_consumers_.insert(m->consumer);
     } else if (const auto* d = std::get_if<spec::DirectReturn>(&e)) {
       direct_cmds_.insert(cmd_number(d->cmd));

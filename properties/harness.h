@@ -68,6 +68,8 @@ struct CaseRecord {
 
 class Harness {
  public:
+  friend class HarnessTestPeer;  // tests feed hand-built trace events to the trace checks
+
   // `rules`: what the monitor and the model check against. `last_failure`, if given,
   // receives the run when it fails (the last one written is the minimal counterexample).
   Harness(const impl::WorldConfig& config, Goal goal,
@@ -140,6 +142,8 @@ class Harness {
   std::set<std::uint64_t> corrupted_consumers_;                // got an injected wire value
   std::set<std::uint64_t> direct_cmds_;                        // cmds with a direct return
   std::map<std::string, std::uint64_t> consumer_of_inc_;       // client inc -> consumer
+  std::map<std::string, std::uint64_t> cmd_of_msg_;            // claimed message -> cmd
+  std::map<std::uint64_t, std::string> cnx_of_cmd_;            // cmd -> connection it came on
 
   // Each consumer's latest incarnation as the trace shows it (not the implementation's flags).
   struct TraceConsumer {
@@ -148,6 +152,7 @@ class Harness {
     bool live = false;
     bool flow_enabled = false;
     bool holding = false;  // X3 (crypto FAIL) or X4 (chunk failure branch) holds units
+    bool closed = false;   // the client closed the consumer itself (S7): it stays closed
   };
   std::map<std::uint64_t, TraceConsumer> trace_consumers_;
   std::map<std::uint64_t, std::uint64_t> inc_of_cmd_;          // cmd -> client inc (recv)

@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "impl/mutant.h"
+#include "properties/harness.h"
 #include "properties/runner.h"
 
 namespace permitcheck::properties {
@@ -45,6 +46,36 @@ TEST(MutationScore, NoMutantIsActiveByDefault) {
   const PropertyParams params = PropertyParams::from_env(50);
   const PropertyResult r = run_property({.name = "rev-d, mutant build, no mutant"}, params);
   EXPECT_TRUE(r.passed) << format_failure(r);
+}
+
+// B13 at quiescence (the harness's own check), fed a known-bad broker: the seeded mutant
+// flow_without_read applies a Flow without starting a read. The broker closes the consumer
+// while it holds one of the entries (nothing is acknowledged); the replacement's initial Flow
+// starts nothing, so the entries stay in the backlog while it has permits. The same run
+// without the mutant reports nothing. (The sticky-key branch is fed a hand-built trace in
+// tests/properties/harness_test.cc.)
+TEST(HarnessQuiescence, B13_BacklogLeftWhileTheConsumerHasPermitsIsReported) {
+  ASSERT_TRUE(impl::mutants_compiled_in()) << "linked against the default implementation";
+  {
+    for (const impl::Mutant mutant : {impl::Mutant::kFlowWithoutRead, impl::Mutant::kNone}) {
+      SCOPED_TRACE(mutant == impl::Mutant::kNone ? "no mutant" : "flow_without_read");
+      impl::WorldConfig c;
+      c.dispatcher = spec::DispatcherKind::kPersistentShared;
+      c.consumers = 1;
+      c.q = 1;
+      c.mutant = mutant;
+      Harness h(c, Goal::never());
+      h.start();
+      impl::EntrySpec e;
+      h.publish({e, e, e, e}, "publish 4 x B=1");
+      h.close_consumer(0, false, "broker closes consumer 0 at once");
+      h.finish();
+      const auto b13 = std::count_if(h.problems().begin(), h.problems().end(), [](const Problem& p) {
+        return p.source == "quiesce" && p.rule == spec::RuleId::kB13;
+      });
+      EXPECT_EQ(b13, mutant == impl::Mutant::kNone ? 0 : 1);
+    }
+  }
 }
 
 }  // namespace

@@ -48,15 +48,43 @@ spec::TraceHeader rulebook_header(const impl::WorldConfig& config, spec::Ruleset
 SpecModel::SpecModel(spec::RulesetId rules, const impl::WorldConfig& config)
     : rules_(spec::ruleset(rules)), config_(config) {}
 
-void SpecModel::consumer_added(const std::string& inc, std::uint64_t) { broker_[inc] = {}; }
+void SpecModel::consumer_added(const std::string& inc, std::uint64_t) {
+  report({.kind = BrokerFact::Kind::kAdded, .inc = inc});
+}
 
 void SpecModel::flow_applied(const std::string& inc, std::int64_t permits) {
-  (void)broker_[inc].balance.flow(permits);  // B10
+  report({.kind = BrokerFact::Kind::kFlow, .inc = inc, .permits = permits});
 }
 
 void SpecModel::consumer_removed(const std::string& inc) {
-  broker_[inc].live = false;  // B11
-  broker_[inc].balance.remove();
+  report({.kind = BrokerFact::Kind::kRemoved, .inc = inc});
+}
+
+void SpecModel::report(BrokerFact fact) {
+  if (trace_ == nullptr) return apply(fact);
+  fact.at = trace_->size();
+  facts_.push_back(std::move(fact));
+}
+
+void SpecModel::apply(const BrokerFact& fact) {
+  switch (fact.kind) {
+    case BrokerFact::Kind::kAdded:
+      broker_[fact.inc] = {};
+      break;
+    case BrokerFact::Kind::kFlow:
+      (void)broker_[fact.inc].balance.flow(fact.permits);  // B10
+      break;
+    case BrokerFact::Kind::kRemoved:
+      broker_[fact.inc].live = false;  // B11
+      broker_[fact.inc].balance.remove();
+      break;
+  }
+}
+
+void SpecModel::apply_facts() {
+  std::size_t i = 0;
+  for (; i < facts_.size() && facts_[i].at <= events_seen_; ++i) apply(facts_[i]);
+  facts_.erase(facts_.begin(), facts_.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
 SpecModel::ClientInc* SpecModel::inc(std::uint64_t id) {
@@ -67,7 +95,16 @@ SpecModel::ClientInc* SpecModel::inc(std::uint64_t id) {
 void SpecModel::credit(std::uint64_t id, std::int64_t n) {
   ClientInc* ci = inc(id);
   if (ci == nullptr || n <= 0 || !ci->state.current()) return;
-  (void)ci->state.credit(n);  // N5: swaps to 0 at T
+  (void)credit_units(*ci, n);
+}
+
+bool SpecModel::credit_units(ClientInc& ci, std::int64_t n) {
+  if (config_.options.zero_queue) {
+    if (ci.zero_queue_returned > spec::kMaxPermits - n) return false;  // N7: checked addition
+    ci.zero_queue_returned += n;
+    return true;
+  }
+  return !absl::IsOutOfRange(ci.state.credit(n).status());  // N5: swaps to 0 at T; N7
 }
 
 void SpecModel::end_incs_on(const spec::Id& cnx) {
@@ -82,6 +119,8 @@ void SpecModel::end_incs_on(const spec::Id& cnx) {
 }
 
 void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
+  apply_facts();
+  ++events_seen_;
   const bool send = std::holds_alternative<spec::Send>(event);
   std::visit(
       [&](const auto& e) {
@@ -97,7 +136,7 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
           // B12: a send starts only while the consumer's available permits are positive.
           if (b.balance.available() <= 0 && rules_.id != spec::RulesetId::kLegacy) {
             command_mismatches_.push_back(
-                {spec::RuleId::kB4,
+                {spec::RuleId::kB12,
                  absl::StrCat("B12: broker consumer ", e.inc->as_text(), " was sent to with ",
                               b.balance.available(), " available permit(s) (a send starts "
                               "only while they are positive)")});
@@ -119,7 +158,7 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
             }
             if (aggregate <= 0) {
               command_mismatches_.push_back(
-                  {spec::RuleId::kB4,
+                  {spec::RuleId::kB12,
                    absl::StrCat("B12: broker consumer ", e.inc->as_text(), " was sent to while the ",
                                 std::string(spec::dispatcher_name(*e.dispatcher)), " aggregate was ", aggregate,
                                 " (a send starts only while it is positive)")});
@@ -191,6 +230,14 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
             pending_.erase(it);
             complete(e.cmd.as_number(), p, world);
           }
+        } else if constexpr (std::is_same_v<T, spec::Drop>) {
+          // S7: a zero-queue consumer's batch ends with the incarnation it closes (no settle).
+          if (!e.cmd) return;
+          if (auto it = pending_.find(e.cmd->as_number()); it != pending_.end()) {
+            PendingCommand p = std::move(it->second);
+            pending_.erase(it);
+            complete(e.cmd->as_number(), p, world);
+          }
         } else if constexpr (std::is_same_v<T, spec::ProtocolError>) {
           // C4 ends the command being handled on that connection without a settle.
           for (auto it = pending_.begin(); it != pending_.end();) {
@@ -233,6 +280,7 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
                            .ack_set = p.ack_set,
                            .batch_size = payload->batch_size,
                            .batched = payload->batched};
+  s.zero_queue = options.zero_queue;  // S7
   if (!payload->checksum_ok) {
     s.early_failure = spec::FailureStage::kChecksum;
   } else if (!payload->metadata_ok) {
@@ -268,7 +316,7 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
 
   spec::CommandRun run = spec::handle_command(rules_, s);
   const bool failed_before_path =
-      run.closes_connection ||
+      run.closes_connection || run.closes_consumer ||  // S7 closes before any path
       std::any_of(run.events.begin(), run.events.end(),
                   [](const spec::Event& e) { return std::holds_alternative<spec::Corrupt>(e); });
   std::vector<std::int64_t> returns;  // credits in order
@@ -308,8 +356,7 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
   ClientInc* ci = inc(p.inc);
   for (std::int64_t n : returns) {
     if (ci != nullptr && ci->state.current() && n > 0) {
-      absl::StatusOr<std::optional<std::int64_t>> r = ci->state.credit(n);
-      if (absl::IsOutOfRange(r.status())) {
+      if (!credit_units(*ci, n)) {
         overflow = true;
         break;
       }
@@ -341,6 +388,7 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
 void SpecModel::compare(const impl::World& world, std::vector<ModelMismatch>* out) {
   out->insert(out->end(), command_mismatches_.begin(), command_mismatches_.end());
   command_mismatches_.clear();
+  apply_facts();  // those reported after the last event
 
   // Broker: every live incarnation's balance and unacked increases; the aggregate.
   std::int64_t live_sum = 0;
@@ -400,11 +448,13 @@ void SpecModel::compare(const impl::World& world, std::vector<ModelMismatch>* ou
     }
     if (!model_inc) continue;
     const ClientInc& ci = incs_.at(*model_inc);
-    if (v.accumulator != ci.state.accumulator()) {
+    const std::int64_t accumulator =
+        config_.options.zero_queue ? ci.zero_queue_returned : ci.state.accumulator();
+    if (v.accumulator != accumulator) {
       out->push_back({spec::RuleId::kN5,
                       absl::StrCat("consumer ", k, " incarnation ", *model_inc,
                                    " accumulator: implementation ", v.accumulator,
-                                   ", specification ", ci.state.accumulator())});
+                                   ", specification ", accumulator)});
     }
   }
 }

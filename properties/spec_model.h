@@ -53,6 +53,12 @@ class SpecModel : public impl::BrokerObserver {
   void flow_applied(const std::string& inc, std::int64_t permits) override;
   void consumer_removed(const std::string& inc) override;
 
+  // Applies the broker facts above where they happened among the recorded events (a fact
+  // reported while `trace` held n events is applied before the model follows event n), so a
+  // send is judged (B12) by the balances at its own moment, not at the end of the step.
+  // Without it each fact is applied when reported. `trace` must outlive the model's use.
+  void follow_trace(const std::vector<spec::Event>* trace) { trace_ = trace; }
+
   // Follows one recorded event. `world` tells what the broker stored for a command and what
   // the client counted as the command's own returns.
   void on_event(const spec::Event& event, const impl::World& world);
@@ -70,7 +76,12 @@ class SpecModel : public impl::BrokerObserver {
     spec::PermitState state;
     std::uint64_t consumer = 0;
     spec::Id cnx;
+    // A zero-queue consumer grants per receive() (S7's ZeroQueueConsumerImpl), never from its
+    // returns: they only add up (N7 still bounds the sum), no threshold swaps them.
+    std::int64_t zero_queue_returned = 0;
   };
+  // N7/N5: `n` units returned to `ci` (current); false when the accumulator overflows.
+  bool credit_units(ClientInc& ci, std::int64_t n);
   struct PendingCommand {
     std::uint64_t inc = 0;
     spec::Id cnx;
@@ -84,6 +95,18 @@ class SpecModel : public impl::BrokerObserver {
     bool protocol_error = false;
     std::multiset<int> corrupt_stages;  // spec::FailureStage of each `corrupt` recorded
   };
+
+  // A broker fact (consumer_added, flow_applied, consumer_removed) and the number of events
+  // recorded when it was reported.
+  struct BrokerFact {
+    enum class Kind { kAdded, kFlow, kRemoved } kind;
+    std::string inc;
+    std::int64_t permits = 0;
+    std::size_t at = 0;
+  };
+  void report(BrokerFact fact);
+  void apply(const BrokerFact& fact);
+  void apply_facts();  // those reported before the next event the model follows
 
   void complete(std::uint64_t cmd, PendingCommand& pending, const impl::World& world);
   void credit(std::uint64_t inc, std::int64_t n);
@@ -100,6 +123,9 @@ class SpecModel : public impl::BrokerObserver {
   bool last_event_was_send_ = false;  // a send continues the dispatch round (B12)
   std::vector<ModelMismatch> command_mismatches_;     // found while following events
   spec::Id last_cnx_;
+  const std::vector<spec::Event>* trace_ = nullptr;
+  std::vector<BrokerFact> facts_;  // reported, not yet applied (in order)
+  std::size_t events_seen_ = 0;
 };
 
 }  // namespace permitcheck::properties

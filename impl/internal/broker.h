@@ -204,6 +204,13 @@ class Broker {
       return owner.removed || !owner.pending().contains(e.id);
     });
   }
+  // For inspection (B13): stored entries not finished that the subscription has pending at
+  // the consumer of `serial`, by each entry's own owner (not the consumer's pending set).
+  std::int64_t pending_entries_at(int serial) {
+    const std::deque<StoredEntry>& entries = sub_.entries();
+    return std::count_if(entries.begin(), entries.end(),
+                         [serial](const StoredEntry& e) { return !e.done && e.pending_owner == serial; });
+  }
   bool corrupted(std::uint64_t cmd) const { return ctx_.corrupted_cmds.contains(cmd); }
   std::shared_ptr<const Payload> payload_of(std::uint64_t cmd) const {
     auto it = ctx_.sent_payloads.find(cmd);

@@ -53,7 +53,10 @@ void Client::on_frame(int cnx, const Frame& frame) {
   } else if (const auto* err = std::get_if<CommandError>(&frame)) {
     if (ConsumerImpl* c = consumer_for(err->consumer_id)) c->on_subscribe_error(cnx);
   } else if (const auto* close = std::get_if<CommandCloseConsumer>(&frame)) {
-    if (ConsumerImpl* c = consumer_for(close->consumer_id)) c->on_close_consumer(cnx);
+    // A consumer that closed itself (S7) is no longer in the connection's consumer map: the
+    // broker's close of it finds nothing to resubscribe.
+    ConsumerImpl* c = consumer_for(close->consumer_id);
+    if (c != nullptr && !c->closed()) c->on_close_consumer(cnx);
   }
 }
 

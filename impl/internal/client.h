@@ -147,6 +147,9 @@ class ConsumerImpl {
   std::int64_t prefetched_count_ = 0;  // prefetch gauges (M2)
   std::int64_t prefetched_bytes_ = 0;
   std::int64_t in_listener_ = 0;
+  // Zero-queue: the incarnation whose receive() granted a permit and still waits for its
+  // message (a blocked receive() grants once, not again on every poll).
+  std::optional<std::uint64_t> zero_queue_waiting_;
   std::set<MessagePosition> acked_;  // duplicate tracker
   struct ChunkContext {
     int next_chunk = 0;

@@ -17,9 +17,18 @@ using spec::Id;
 bool ConsumerImpl::receive() {
   if (incoming_.empty()) {
     // ZeroQueueConsumerImpl.internalReceive: grant one permit, then wait for the message.
-    if (zero_queue() && ready_ && cnx_ >= 0 && client_.open(cnx_)) {
+    const std::uint64_t inc = legacy() ? legacy_inc_ : (permits_ ? permits_->inc : 0);
+    if (zero_queue() && ready_ && cnx_ >= 0 && client_.open(cnx_) && zero_queue_waiting_ != inc) {
+      zero_queue_waiting_ = inc;
       const int cnx = cnx_;
-      client_.execute(cnx, [this, cnx] {
+      client_.execute(cnx, [this, cnx, inc] {
+        // N4/N6: right before writing, the incarnation that asked must still be the ready one
+        // (a CloseConsumer handled meanwhile ends it; its replacement is not yet subscribed).
+        const std::uint64_t now = legacy() ? legacy_inc_ : (permits_ ? permits_->inc : 0);
+        if (!ready_ || cnx_ != cnx || now != inc) {
+          if (zero_queue_waiting_ == inc) zero_queue_waiting_.reset();
+          return;
+        }
         record(spec::Flow{.cnx = cnx_id(cnx), .consumer = id_, .permits = 1});
         client_.send(cnx, CommandFlow{.consumer_id = id_, .permits = 1});
       });
@@ -28,6 +37,7 @@ bool ConsumerImpl::receive() {
   }
   ClientMessage msg = std::move(incoming_.front());
   incoming_.pop_front();
+  zero_queue_waiting_.reset();
   process(msg);
   return true;
 }

@@ -67,7 +67,8 @@ TEST(Coverage, UnreachedListsEveryDecisionAndRuleNoCaseReached) {
   EXPECT_NE(std::find(missing.begin(), missing.end(), "rule E5"), missing.end());
   EXPECT_NE(std::find(missing.begin(), missing.end(), "decision inconsistent"), missing.end());
   EXPECT_EQ(std::find(missing.begin(), missing.end(), "rule C1"), missing.end());
-  EXPECT_EQ(std::find(missing.begin(), missing.end(), "rule S7"), missing.end());  // excluded
+  EXPECT_NE(std::find(missing.begin(), missing.end(), "rule S7"), missing.end());  // random worlds reach it
+  EXPECT_EQ(std::find(missing.begin(), missing.end(), "rule M3"), missing.end());  // excluded
   EXPECT_NE(total.format(1).find("UNREACHED"), std::string::npos);
 }
 

@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "impl/wire.h"
+#include "spec/finalize.h"
 
 namespace permitcheck::properties {
 namespace {
@@ -177,6 +178,9 @@ TEST(GenFault, EveryFaultKindAndFailurePositionsAtTheEdges) {
 TEST(GenWorldConfig, OddAndEvenQAndTheThresholdExtremes) {
   bool odd = false, even = false, t_one = false, t_q = false, t_default = false;
   for (const impl::WorldConfig& c : sample(gen_world_config(impl::Mode::kRevD), 2000)) {
+    // Q = 0 only for a zero-queue consumer (S7), and then always.
+    ASSERT_EQ(c.q == 0, c.options.zero_queue);
+    if (c.options.zero_queue) continue;
     ASSERT_GE(c.q, 1);
     odd |= c.q % 2 == 1 && c.q > 1;
     even |= c.q % 2 == 0;
@@ -189,6 +193,20 @@ TEST(GenWorldConfig, OddAndEvenQAndTheThresholdExtremes) {
   EXPECT_TRUE(t_default);
   EXPECT_TRUE(t_one);
   EXPECT_TRUE(t_q);
+}
+
+// Zero-queue worlds (S7) come up, with more than one consumer and on a sticky-key dispatcher.
+TEST(GenWorldConfig, ReachesZeroQueueWorldsWithSeveralConsumersAndKeyShared) {
+  bool zero_queue = false, several = false, key_shared = false;
+  for (const impl::WorldConfig& c : sample(gen_world_config(impl::Mode::kRevD), 2000)) {
+    if (!c.options.zero_queue) continue;
+    zero_queue = true;
+    several |= c.consumers > 1;
+    key_shared |= spec::is_sticky_key(c.dispatcher);
+  }
+  EXPECT_TRUE(zero_queue);
+  EXPECT_TRUE(several);
+  EXPECT_TRUE(key_shared);
 }
 
 }  // namespace

@@ -61,4 +61,146 @@ TEST(HarnessThreshold, TheOracleTakesTFromTheRulebook) {
 }
 
 }  // namespace
+
+// Feeds hand-built trace events to the harness's trace checks, as if the implementation had
+// recorded them: a known-bad trace for each check at quiescence.
+class HarnessTestPeer {
+ public:
+  static void feed(Harness& h, const spec::Event& e) { h.follow_consumers(e); }
+  // As if an entry with something to deliver had been published (what publish() counts).
+  static void count_published(Harness& h) { ++h.deliverable_published_; }
+};
+
+namespace {
+
+using spec::Id;
+
+// The problems of `h` the harness itself found with `rule` (not the monitor's or the model's).
+int own_problems(const Harness& h, spec::RuleId rule) {
+  return static_cast<int>(std::count_if(h.problems().begin(), h.problems().end(), [&](const Problem& p) {
+    return p.source == "quiesce" && p.rule == rule;
+  }));
+}
+
+impl::WorldConfig one_consumer() {
+  impl::WorldConfig c = two_consumers();
+  c.consumers = 1;
+  return c;
+}
+
+// C5: an inconsistent command whose connection stays open is acknowledged with a validation
+// error; a trace that never writes that acknowledgement fails at quiescence.
+TEST(HarnessQuiescence, C5_InconsistentCommandNeverAcknowledgedIsReported) {
+  Harness h(one_consumer(), Goal::never());
+  h.start();
+  HarnessTestPeer::feed(h, spec::Recv{.inc = Id::number(1), .cmd = Id::number(900), .message_permits = 7});
+  HarnessTestPeer::feed(h, spec::Corrupt{.cmd = Id::number(900), .stage = spec::FailureStage::kInconsistent});
+  h.quiesce("quiesce");
+  EXPECT_EQ(own_problems(h, spec::RuleId::kC5), 1);
+
+  Harness acked(one_consumer(), Goal::never());  // the same with its acknowledgement: no C5
+  acked.start();
+  HarnessTestPeer::feed(acked, spec::Recv{.inc = Id::number(1), .cmd = Id::number(900), .message_permits = 7});
+  HarnessTestPeer::feed(acked, spec::Corrupt{.cmd = Id::number(900), .stage = spec::FailureStage::kInconsistent});
+  HarnessTestPeer::feed(acked, spec::Ack{.cnx = Id::text("c1"), .cmd = Id::number(900),
+                                         .validation_error = "inconsistent"});
+  acked.quiesce("quiesce");
+  EXPECT_EQ(own_problems(acked, spec::RuleId::kC5), 0);
+}
+
+// B7: every command a send finalized is written to its consumer; one that never reaches the
+// client (no `message`, its connection still open) fails at quiescence.
+TEST(HarnessQuiescence, B7_FinalizedCommandNeverWrittenIsReported) {
+  spec::SentEntry entry{.cmd = Id::number(900), .p = 1};
+  entry.entry.batch_size = 1;
+  entry.entry.admitted = true;
+  const spec::Send send{.consumer = 0, .inc = Id::text("b1"), .entries = {entry}};
+
+  Harness h(one_consumer(), Goal::never());
+  h.start();
+  HarnessTestPeer::feed(h, send);
+  h.quiesce("quiesce");
+  EXPECT_EQ(own_problems(h, spec::RuleId::kB7), 1);
+
+  Harness written(one_consumer(), Goal::never());  // the same, written: no B7
+  written.start();
+  HarnessTestPeer::feed(written, send);
+  HarnessTestPeer::feed(written, spec::Message{.cnx = Id::text("c1"), .consumer = 0, .cmd = Id::number(900)});
+  written.quiesce("quiesce");
+  EXPECT_EQ(own_problems(written, spec::RuleId::kB7), 0);
+}
+
+// K5: when a connection ends, every command received on it made its terminal transition.
+TEST(HarnessQuiescence, K5_ReceivedCommandNeverSettledIsReportedWhenItsConnectionEnds) {
+  Harness h(one_consumer(), Goal::never());
+  h.start();
+  HarnessTestPeer::feed(h, spec::Recv{.inc = Id::number(1), .cmd = Id::number(900), .message_permits = 1});
+  HarnessTestPeer::feed(h, spec::Disconnect{.cnx = Id::text("c1")});
+  EXPECT_EQ(own_problems(h, spec::RuleId::kK5), 1);
+
+  Harness settled(one_consumer(), Goal::never());  // the same, settled first: no K5
+  settled.start();
+  HarnessTestPeer::feed(settled, spec::Recv{.inc = Id::number(1), .cmd = Id::number(900), .message_permits = 1});
+  HarnessTestPeer::feed(settled, spec::Settle{.cmd = Id::number(900), .n = 1});
+  HarnessTestPeer::feed(settled, spec::Disconnect{.cnx = Id::text("c1")});
+  EXPECT_EQ(own_problems(settled, spec::RuleId::kK5), 0);
+}
+
+// B13 for a sticky-key dispatcher: settled, nothing pending anywhere and every consumer with
+// permits, a published entry no send ever carried is one nothing will dispatch. While another
+// consumer has an entry pending (draining may hold a key back) it is not judged.
+TEST(HarnessQuiescence, B13_KeySharedEntryNeverSentWhileEveryConsumerHasPermitsIsReported) {
+  impl::WorldConfig c = two_consumers();
+  c.dispatcher = spec::DispatcherKind::kPersistentKeyShared;
+  Harness h(c, Goal::never());
+  h.start();
+  HarnessTestPeer::count_published(h);
+  h.quiesce("quiesce");
+  EXPECT_EQ(own_problems(h, spec::RuleId::kB13), 1);
+
+  // An entry pending at consumer 1, never acknowledged: draining may hold its key back.
+  impl::EntrySpec e;
+  e.payload.key = 1;
+  e.payload.encrypted = true;  // crypto FAIL holds it (X3): never acknowledged
+  c.options.crypto_action = impl::CryptoAction::kFail;
+  Harness held(c, Goal::never());
+  held.start();
+  held.publish({e}, "publish B=1 key=1 encrypted");
+  HarnessTestPeer::count_published(held);
+  held.quiesce("quiesce");
+  EXPECT_EQ(own_problems(held, spec::RuleId::kB13), 0);
+}
+
+impl::WorldConfig zero_queue() {
+  impl::WorldConfig c = one_consumer();
+  c.q = 0;
+  c.options.zero_queue = true;
+  return c;
+}
+
+// S7: a zero-queue consumer that closed itself stays closed; a later incarnation of it fails.
+TEST(HarnessZeroQueue, S7_AConsumerThatClosedItselfSubscribingAgainIsReported) {
+  Harness h(zero_queue(), Goal::never());
+  h.start();
+  HarnessTestPeer::feed(h, spec::IncClose{.inc = Id::number(1), .reason = spec::CloseReason::kClosed});
+  EXPECT_EQ(own_problems(h, spec::RuleId::kS7), 0);
+  h.finish();
+  EXPECT_EQ(own_problems(h, spec::RuleId::kE6), 0) << "closed by itself is not stalled";
+  HarnessTestPeer::feed(h, spec::IncOpen{.inc = Id::number(2), .cnx = Id::text("c1"), .consumer = 0});
+  EXPECT_EQ(own_problems(h, spec::RuleId::kS7), 1);
+}
+
+// N4: a zero-queue receive() grants only while the consumer's incarnation is Flow-enabled.
+TEST(HarnessZeroQueue, N4_AGrantWithoutAFlowEnabledIncarnationIsReported) {
+  Harness h(zero_queue(), Goal::never());
+  h.start();
+  const spec::Flow grant{.cnx = Id::text("c1"), .consumer = 0, .permits = 1};
+  HarnessTestPeer::feed(h, grant);  // incarnation 1 is Flow-enabled: fine
+  EXPECT_EQ(own_problems(h, spec::RuleId::kN4), 0);
+  HarnessTestPeer::feed(h, spec::IncOpen{.inc = Id::number(2), .cnx = Id::text("c1"), .consumer = 0});
+  HarnessTestPeer::feed(h, grant);  // the replacement is not subscribed yet
+  EXPECT_EQ(own_problems(h, spec::RuleId::kN4), 1);
+}
+
+}  // namespace
 }  // namespace permitcheck::properties
