@@ -17,7 +17,10 @@
 // Exit 0 after the runs with the tap reporting no finding; 1 when a run fails or the tap
 // reports a violation, a deviation or a connection it did not understand; 2 on usage; 77
 // (SKIP, said on stdout) when the Go client's bench consumer is not built.
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,16 +33,63 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "conformance/internal/process.h"
 #include "conformance/throughput_broker.h"
 
 namespace {
 
 using permitcheck::conformance::ThroughputBroker;
 using permitcheck::conformance::ThroughputSession;
-using permitcheck::conformance::internal::ClientProcess;
 
 constexpr int kSkip = 77;
+
+// A child process in its own process group, stdout and stderr to a log file; stopped with
+// SIGTERM to the group, then SIGKILL after `grace`. Every wait is bounded.
+class Child {
+ public:
+  Child() = default;
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child() { stop(std::chrono::seconds(1)); }
+
+  bool start(const std::vector<std::string>& argv, const std::string& log) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    if (pid_ > 0) ::setpgid(pid_, pid_);
+    return pid_ > 0;
+  }
+
+  bool running() {
+    if (pid_ <= 0 || done_) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) done_ = true;
+    return !done_;
+  }
+
+  void stop(std::chrono::milliseconds grace) {
+    if (pid_ <= 0) return;
+    if (running()) ::kill(-pid_, SIGTERM);
+    for (auto end = std::chrono::steady_clock::now() + grace;
+         running() && std::chrono::steady_clock::now() < end;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::kill(-pid_, SIGKILL);  // the group, whether its leader is gone or not
+    if (!done_) ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool done_ = false;
+};
 
 struct Stats {
   double p50 = 0, p99 = 0, loaded_p50 = 0, loaded_p99 = 0, rate = 0;
@@ -76,7 +126,7 @@ std::string load_average() {
 bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
 
 // The tap's port from its "listening on 127.0.0.1:PORT" line, waiting up to 10 s.
-int wait_listening(ClientProcess& tap, const std::string& log) {
+int wait_listening(Child& tap, const std::string& log) {
   for (int i = 0; i < 200; ++i) {
     const std::string text = read_file(log);
     const std::size_t at = text.find("listening on 127.0.0.1:");
@@ -138,15 +188,18 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string tap_log = absl::StrCat(dir, "/tap.log");
-  ClientProcess tap;
+  Child tap;
   // The Go client's Flow threshold is Q/2 (consumer_partition.go flowIfNeed).
-  const std::string tap_cmd = absl::StrCat(
-      "exec ", permitcheck, " tap --listen 127.0.0.1:0 --upstream 127.0.0.1:", broker.port(),
-      " --format json --q ", q, " --threshold ", q / 2);
-  const int tap_port = tap.start(tap_cmd, tap_log).ok() ? wait_listening(tap, tap_log) : 0;
+  const int tap_port =
+      tap.start({permitcheck, "tap", "--listen", "127.0.0.1:0", "--upstream",
+                 absl::StrCat("127.0.0.1:", broker.port()), "--format", "json", "--q",
+                 std::to_string(q), "--threshold", std::to_string(q / 2)},
+                tap_log)
+          ? wait_listening(tap, tap_log)
+          : 0;
   if (tap_port == 0) {
     std::fprintf(stderr, "tap_client_bench: the tap did not start: %s\n",
-                 tap.log_tail(2000).c_str());
+                 read_file(tap_log).c_str());
     return 1;
   }
 
@@ -165,17 +218,19 @@ int main(int argc, char** argv) {
       const bool through_tap = (r % 2 == 1) == (k == 1);  // odd runs direct first
       const int port = through_tap ? tap_port : broker.port();
       const char* path = through_tap ? "through tap" : "direct";
-      ClientProcess consumer;
+      Child consumer;
       const std::string log = absl::StrCat(dir, "/client-", r, "-", k, ".log");
-      const std::string cmd =
-          absl::StrCat("exec ", client, " pulsar://127.0.0.1:", port,
-                       " persistent://public/default/permitcheck-bench bench-", r, "-", k, " ", q);
       absl::StatusOr<ThroughputSession> s =
-          consumer.start(cmd, log).ok()
+          consumer.start({client, absl::StrCat("pulsar://127.0.0.1:", port),
+                          "persistent://public/default/permitcheck-bench",
+                          absl::StrCat("bench-", r, "-", k), std::to_string(q)},
+                         log)
               ? broker.wait_session(std::chrono::seconds(timeout_s))
               : absl::InternalError("the client did not start");
-      const std::string client_log = consumer.log_tail(2000);
       consumer.stop(std::chrono::milliseconds(1000));
+      std::string client_log = read_file(log);
+      if (client_log.size() > 2000) client_log.erase(0, client_log.size() - 2000);
+      std::remove(log.c_str());
       if (!s.ok()) {
         std::fprintf(stderr, "tap_client_bench: run %d %s: %s\nclient log:\n%s\n", r, path,
                      std::string(s.status().message()).c_str(), client_log.c_str());
@@ -211,7 +266,6 @@ int main(int argc, char** argv) {
               not_understood, summary.empty() ? "no summary" : summary.c_str(),
               load_average().c_str());
   if (summary.empty() || findings > 0 || not_understood > 0) {
-    tap.keep_log(true);
     std::printf("tap_client_bench: FAIL: the tap %s (log %s)\n",
                 summary.empty() ? "printed no summary" : "reported findings", tap_log.c_str());
     return 1;
