@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -72,6 +73,20 @@ class Child {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) done_ = true;
     return !done_;
+  }
+
+  // CPU time (user + system, clock ticks) of the leader so far; -1 when unknown.
+  long cpu_ticks() const {
+    std::ifstream in(absl::StrCat("/proc/", pid_, "/stat"));
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) return -1;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string skip;
+    for (int i = 0; i < 11; ++i) fields >> skip;  // state ... cmajflt (fields 3-13)
+    long utime = 0, stime = 0;
+    fields >> utime >> stime;
+    return fields ? utime + stime : -1;
   }
 
   void stop(std::chrono::milliseconds grace) {
@@ -135,6 +150,26 @@ int wait_listening(Child& tap, const std::string& log) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return 0;
+}
+
+// Seconds until the tap has checked what it forwarded: its CPU time stops growing (no tick in
+// 200 ms), waiting up to 30 s. The tap checks on a second thread behind the forwarding one, so
+// each run starts with no backlog of checking from the one before.
+double wait_checked(const Child& tap) {
+  const auto start = std::chrono::steady_clock::now();
+  long last = tap.cpu_ticks();
+  auto still_since = start;
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const long now = tap.cpu_ticks();
+    if (now != last) {
+      last = now;
+      still_since = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - still_since >= std::chrono::milliseconds(200)) {
+      break;
+    }
+  }
+  return std::chrono::duration<double>(still_since - start).count();
 }
 
 int count(const std::string& text, const std::string& what) {
@@ -203,21 +238,31 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::printf("tap_client_bench: official Go client github.com/apache/pulsar-client-go (go.mod), "
+  // The release the bench consumer is built against: go.mod's require line.
+  const std::string go_mod = read_file(PERMITCHECK_SOURCE_DIR "/conformance/clients/go/go.mod");
+  const std::string module = "github.com/apache/pulsar-client-go ";
+  const std::size_t v = go_mod.find(module);
+  const std::string release =
+      v == std::string::npos ? "?" : go_mod.substr(v + module.size(),
+                                                   go_mod.find('\n', v) - v - module.size());
+  std::printf("tap_client_bench: official Go client github.com/apache/pulsar-client-go %s, "
               "Shared, receiver queue %d, acks sent at once; %d messages one at a time "
               "(latency), then %d as permits allow (rate); %d runs, direct and through "
               "`permitcheck tap` alternating; load average %s\n",
-              q, latency, messages, runs, load_average().c_str());
+              release.c_str(), q, latency, messages, runs, load_average().c_str());
   std::printf("latency: MESSAGE written to its ACK read, at the broker; loaded: the same in the "
-              "rate phase (receiver-queue wait included)\n");
-  std::printf("%-4s %-12s %9s %9s %11s %11s %12s\n", "run", "path", "p50 us", "p99 us",
-              "loaded p50", "loaded p99", "messages/s");
+              "rate phase (receiver-queue wait included); tap busy: seconds after the run until "
+              "the tap's CPU time stops growing (its checking caught up; each run waits for it); tap CPU: "
+              "its user + system microseconds per message of the run\n");
+  std::printf("%-4s %-12s %9s %9s %11s %11s %12s %10s %9s\n", "run", "path", "p50 us",
+              "p99 us", "loaded p50", "loaded p99", "messages/s", "tap busy s", "tap CPU");
   std::vector<double> d50, d99, drate, t50, t99, trate;
   for (int r = 1; r <= runs; ++r) {
     for (int k = 0; k < 2; ++k) {
       const bool through_tap = (r % 2 == 1) == (k == 1);  // odd runs direct first
       const int port = through_tap ? tap_port : broker.port();
       const char* path = through_tap ? "through tap" : "direct";
+      const long tap_ticks = tap.cpu_ticks();
       Child consumer;
       const std::string log = absl::StrCat(dir, "/client-", r, "-", k, ".log");
       absl::StatusOr<ThroughputSession> s =
@@ -228,6 +273,10 @@ int main(int argc, char** argv) {
               ? broker.wait_session(std::chrono::seconds(timeout_s))
               : absl::InternalError("the client did not start");
       consumer.stop(std::chrono::milliseconds(1000));
+      const double checking = wait_checked(tap);
+      // The tap's CPU time (both its threads) per message of the run, forwarding and checking.
+      const double tap_cpu_us = static_cast<double>(tap.cpu_ticks() - tap_ticks) * 1e6 /
+                                static_cast<double>(::sysconf(_SC_CLK_TCK)) / (latency + messages);
       std::string client_log = read_file(log);
       if (client_log.size() > 2000) client_log.erase(0, client_log.size() - 2000);
       std::remove(log.c_str());
@@ -237,8 +286,8 @@ int main(int argc, char** argv) {
         return 1;
       }
       const Stats st = stats_of(*s);
-      std::printf("%-4d %-12s %9.1f %9.1f %11.1f %11.1f %12.0f\n", r, path, st.p50, st.p99,
-                  st.loaded_p50, st.loaded_p99, st.rate);
+      std::printf("%-4d %-12s %9.1f %9.1f %11.1f %11.1f %12.0f %10.2f %9.2f\n", r, path,
+                  st.p50, st.p99, st.loaded_p50, st.loaded_p99, st.rate, checking, tap_cpu_us);
       std::fflush(stdout);
       (through_tap ? t50 : d50).push_back(st.p50);
       (through_tap ? t99 : d99).push_back(st.p99);
