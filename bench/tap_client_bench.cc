@@ -256,7 +256,7 @@ int main(int argc, char** argv) {
               "its user + system microseconds per message of the run\n");
   std::printf("%-4s %-12s %9s %9s %11s %11s %12s %10s %9s\n", "run", "path", "p50 us",
               "p99 us", "loaded p50", "loaded p99", "messages/s", "tap busy s", "tap CPU");
-  std::vector<double> d50, d99, drate, t50, t99, trate;
+  std::vector<double> d50, d99, drate, t50, t99, trate, tcpu, tbusy;
   for (int r = 1; r <= runs; ++r) {
     for (int k = 0; k < 2; ++k) {
       const bool through_tap = (r % 2 == 1) == (k == 1);  // odd runs direct first
@@ -292,6 +292,7 @@ int main(int argc, char** argv) {
       (through_tap ? t50 : d50).push_back(st.p50);
       (through_tap ? t99 : d99).push_back(st.p99);
       (through_tap ? trate : drate).push_back(st.rate);
+      if (through_tap) tcpu.push_back(tap_cpu_us), tbusy.push_back(checking);
     }
   }
   tap.stop(std::chrono::seconds(10));  // SIGTERM: the tap prints its summary
@@ -311,7 +312,9 @@ int main(int argc, char** argv) {
               "rate through the tap %.0f messages/s consumed and acked (target >= 50000)\n",
               median(t50) - median(d50), median(t99) - median(d99), median(t50) / median(d50),
               median(t99) / median(d99), median(trate) / median(drate), median(trate));
-  std::printf("tap: %d finding(s), %d not understood; %s; load average %s\n", findings,
+  std::printf("tap: %.2f us of CPU per message (median), checking done at most %.2f s after a "
+              "run; %d finding(s), %d not understood; %s; load average %s\n",
+              median(tcpu), *std::max_element(tbusy.begin(), tbusy.end()), findings,
               not_understood, summary.empty() ? "no summary" : summary.c_str(),
               load_average().c_str());
   if (summary.empty() || findings > 0 || not_understood > 0) {
