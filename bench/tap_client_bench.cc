@@ -172,10 +172,63 @@ double wait_checked(const Child& tap) {
   return std::chrono::duration<double>(still_since - start).count();
 }
 
+// The Go client release the bench consumer is built against: go.mod's require line.
+std::string go_client_release() {
+  const std::string go_mod = read_file(PERMITCHECK_SOURCE_DIR "/conformance/clients/go/go.mod");
+  const std::string module = "github.com/apache/pulsar-client-go ";
+  const std::size_t v = go_mod.find(module);
+  if (v == std::string::npos) return "?";
+  return go_mod.substr(v + module.size(), go_mod.find('\n', v) - v - module.size());
+}
+
 int count(const std::string& text, const std::string& what) {
   int n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+// What one run measured: the broker's numbers, and the tap's catching up and CPU.
+struct Run {
+  Stats stats;
+  double checking_seconds = 0;  // wait_checked after the run
+  double tap_cpu_us = 0;        // the tap's CPU time (both threads) per message of the run
+};
+
+struct Config {
+  std::string client, dir;
+  int q = 0, messages_per_run = 0;
+  int timeout_s = 0;
+};
+
+// One session of the Go client on `port` (the broker's or the tap's), subscription
+// bench-`name`; the client is stopped once the broker has every ack, or on failure (the
+// error then ends with the client's log).
+absl::StatusOr<Run> run_once(const Config& config, int port, const std::string& name,
+                             ThroughputBroker& broker, const Child& tap) {
+  const long tap_ticks = tap.cpu_ticks();
+  Child consumer;
+  const std::string log = absl::StrCat(config.dir, "/client-", name, ".log");
+  absl::StatusOr<ThroughputSession> s =
+      consumer.start({config.client, absl::StrCat("pulsar://127.0.0.1:", port),
+                      "persistent://public/default/permitcheck-bench",
+                      absl::StrCat("bench-", name), std::to_string(config.q)},
+                     log)
+          ? broker.wait_session(std::chrono::seconds(config.timeout_s))
+          : absl::InternalError("the client did not start");
+  consumer.stop(std::chrono::milliseconds(1000));
+  Run run;
+  run.checking_seconds = wait_checked(tap);
+  run.tap_cpu_us = static_cast<double>(tap.cpu_ticks() - tap_ticks) * 1e6 /
+                   static_cast<double>(::sysconf(_SC_CLK_TCK)) / config.messages_per_run;
+  std::string client_log = read_file(log);
+  if (client_log.size() > 2000) client_log.erase(0, client_log.size() - 2000);
+  std::remove(log.c_str());
+  if (!s.ok()) {
+    return absl::Status(s.status().code(),
+                        absl::StrCat(s.status().message(), "\nclient log:\n", client_log));
+  }
+  run.stats = stats_of(*s);
+  return run;
 }
 
 }  // namespace
@@ -223,6 +276,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string tap_log = absl::StrCat(dir, "/tap.log");
+  // Removes the tap's log and the directory at exit (after `tap` below has stopped), unless
+  // the tap reported findings: then its log is kept for reading.
+  struct Cleanup {
+    std::string log, dir;
+    bool keep = false;
+    ~Cleanup() {
+      if (keep) return;
+      std::remove(log.c_str());
+      ::rmdir(dir.c_str());
+    }
+  } cleanup{tap_log, dir};
   Child tap;
   // The Go client's Flow threshold is Q/2 (consumer_partition.go flowIfNeed).
   const int tap_port =
@@ -238,54 +302,34 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  // The release the bench consumer is built against: go.mod's require line.
-  const std::string go_mod = read_file(PERMITCHECK_SOURCE_DIR "/conformance/clients/go/go.mod");
-  const std::string module = "github.com/apache/pulsar-client-go ";
-  const std::size_t v = go_mod.find(module);
-  const std::string release =
-      v == std::string::npos ? "?" : go_mod.substr(v + module.size(),
-                                                   go_mod.find('\n', v) - v - module.size());
   std::printf("tap_client_bench: official Go client github.com/apache/pulsar-client-go %s, "
               "Shared, receiver queue %d, acks sent at once; %d messages one at a time "
               "(latency), then %d as permits allow (rate); %d runs, direct and through "
               "`permitcheck tap` alternating; load average %s\n",
-              release.c_str(), q, latency, messages, runs, load_average().c_str());
+              go_client_release().c_str(), q, latency, messages, runs, load_average().c_str());
   std::printf("latency: MESSAGE written to its ACK read, at the broker; loaded: the same in the "
               "rate phase (receiver-queue wait included); tap busy: seconds after the run until "
               "the tap's CPU time stops growing (its checking caught up; each run waits for it); tap CPU: "
               "its user + system microseconds per message of the run\n");
   std::printf("%-4s %-12s %9s %9s %11s %11s %12s %10s %9s\n", "run", "path", "p50 us",
               "p99 us", "loaded p50", "loaded p99", "messages/s", "tap busy s", "tap CPU");
+  const Config config{.client = client, .dir = dir, .q = q, .messages_per_run = latency + messages,
+                      .timeout_s = timeout_s};
   std::vector<double> d50, d99, drate, t50, t99, trate, tcpu, tbusy;
   for (int r = 1; r <= runs; ++r) {
     for (int k = 0; k < 2; ++k) {
       const bool through_tap = (r % 2 == 1) == (k == 1);  // odd runs direct first
-      const int port = through_tap ? tap_port : broker.port();
       const char* path = through_tap ? "through tap" : "direct";
-      const long tap_ticks = tap.cpu_ticks();
-      Child consumer;
-      const std::string log = absl::StrCat(dir, "/client-", r, "-", k, ".log");
-      absl::StatusOr<ThroughputSession> s =
-          consumer.start({client, absl::StrCat("pulsar://127.0.0.1:", port),
-                          "persistent://public/default/permitcheck-bench",
-                          absl::StrCat("bench-", r, "-", k), std::to_string(q)},
-                         log)
-              ? broker.wait_session(std::chrono::seconds(timeout_s))
-              : absl::InternalError("the client did not start");
-      consumer.stop(std::chrono::milliseconds(1000));
-      const double checking = wait_checked(tap);
-      // The tap's CPU time (both its threads) per message of the run, forwarding and checking.
-      const double tap_cpu_us = static_cast<double>(tap.cpu_ticks() - tap_ticks) * 1e6 /
-                                static_cast<double>(::sysconf(_SC_CLK_TCK)) / (latency + messages);
-      std::string client_log = read_file(log);
-      if (client_log.size() > 2000) client_log.erase(0, client_log.size() - 2000);
-      std::remove(log.c_str());
-      if (!s.ok()) {
-        std::fprintf(stderr, "tap_client_bench: run %d %s: %s\nclient log:\n%s\n", r, path,
-                     std::string(s.status().message()).c_str(), client_log.c_str());
+      absl::StatusOr<Run> run =
+          run_once(config, through_tap ? tap_port : broker.port(), absl::StrCat(r, "-", k),
+                   broker, tap);
+      if (!run.ok()) {
+        std::fprintf(stderr, "tap_client_bench: run %d %s: %s\n", r, path,
+                     std::string(run.status().message()).c_str());
         return 1;
       }
-      const Stats st = stats_of(*s);
+      const Stats& st = run->stats;
+      const double checking = run->checking_seconds, tap_cpu_us = run->tap_cpu_us;
       std::printf("%-4d %-12s %9.1f %9.1f %11.1f %11.1f %12.0f %10.2f %9.2f\n", r, path,
                   st.p50, st.p99, st.loaded_p50, st.loaded_p99, st.rate, checking, tap_cpu_us);
       std::fflush(stdout);
@@ -318,11 +362,10 @@ int main(int argc, char** argv) {
               not_understood, summary.empty() ? "no summary" : summary.c_str(),
               load_average().c_str());
   if (summary.empty() || findings > 0 || not_understood > 0) {
+    cleanup.keep = true;
     std::printf("tap_client_bench: FAIL: the tap %s (log %s)\n",
                 summary.empty() ? "printed no summary" : "reported findings", tap_log.c_str());
     return 1;
   }
-  std::remove(tap_log.c_str());
-  ::rmdir(dir);
   return 0;
 }
