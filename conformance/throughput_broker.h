@@ -3,7 +3,9 @@
 // (the handshake of ConformanceBroker, SUBSCRIBE, FLOW, ACK, PING) and serves a topic with a
 // backlog of single messages, debiting one permit each (B1), never sending more than the
 // consumer's Flows granted. It records no trace: the rules are checked by whatever watches
-// the wire (`permitcheck tap`).
+// the wire (`permitcheck tap`). A lookup is answered with proxy_through_service_url, so a
+// client stays on the address it used (a tap in front of this broker) instead of connecting
+// to the broker's own.
 //
 // A session starts at each SUBSCRIBE and has two phases:
 //   1. latency: `latency_messages` messages one at a time, each sent when the previous one is
