@@ -577,7 +577,7 @@ absl::Status ConformanceBroker::start() {
   if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return absl::UnavailableError(absl::StrCat("cannot listen on 127.0.0.1: ", ec.message()));
   port_ = impl_->acceptor.local_endpoint().port();
-  impl_->url = url();
+  impl_->url = options_.advertised_url.empty() ? url() : options_.advertised_url;
   impl_->accept();
   impl_->thread = std::thread([this] { impl_->io.run(); });
   return absl::OkStatus();
