@@ -71,7 +71,7 @@ report_rules() {
 # In the current (private) network namespace: tcpdump on lo into FILE until capture_stop.
 capture_start() {
   ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null
-  tcpdump -i lo --immediate-mode -U -s 0 -w "$1" tcp 2>"$1.log" &
+  tcpdump -i lo --immediate-mode -B 32768 -U -s 0 -w "$1" tcp 2>"$1.log" &
   tcpdump_pid=$!
   for _ in $(seq 50); do grep -q "listening on" "$1.log" 2>/dev/null && break; sleep 0.1; done
   grep -q "listening on" "$1.log" || { kill "$tcpdump_pid" 2>/dev/null; return 77; }
