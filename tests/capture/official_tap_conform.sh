@@ -2,7 +2,7 @@
 # An official client through `permitcheck tap` in front of the conformance broker, the broker
 # answering lookups with the tap's address (conform --advertised-url), so the client's consumer
 # goes through the tap:
-#   official_tap_conform.sh PERMITCHECK ROOT go|java pass|fail|bypass WORKDIR
+#   official_tap_conform.sh PERMITCHECK ROOT go|cpp|java pass|fail|bypass WORKDIR
 # Passes when (1) conform gives the same verdict and rules as without the tap; (2) the tap's
 # live findings are the monitor's on conform's direct traces; (3) every tap saw what it checks
 # (its summary: a consumer, messages and acks, no lookup sending the client past it); (4) the

@@ -4,7 +4,7 @@
 # conform's own traces of that run (conform itself exits 1 for the pinned findings of `fail`,
 # 0 for `pass`).
 #
-#   official_tcpdump_conform.sh PERMITCHECK ROOT go|java pass|fail WORKDIR
+#   official_tcpdump_conform.sh PERMITCHECK ROOT go|cpp|java pass|fail WORKDIR
 #
 # `pass` runs a scenario subset where the client passes, `fail` one where its pinned findings
 # show (ci/official-clients.sh). The run happens in a network namespace of its own (unshare -n),
