@@ -129,8 +129,12 @@ WireSink WireChecker::sink() {
 void WireChecker::on_event(const std::string& connection, const TimedEvent& event) {
   ++events_;
   if (std::holds_alternative<spec::Quiescent>(event.event)) ++quiescent_;
-  if (const auto* m = std::get_if<spec::Message>(&event.event); m && m->batch_size) {
-    ++sized_messages_;
+  if (std::holds_alternative<spec::SubscribeOk>(event.event)) ++consumers_;
+  if (std::holds_alternative<spec::Flow>(event.event)) ++flows_;
+  if (std::holds_alternative<spec::Ack>(event.event)) ++acks_;
+  if (const auto* m = std::get_if<spec::Message>(&event.event)) {
+    ++messages_;
+    if (m->batch_size) ++sized_messages_;
   }
   if (trace_out_) {
     line_.clear();

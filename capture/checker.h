@@ -73,6 +73,11 @@ class WireChecker {
   std::uint64_t events() const { return events_; }
   std::uint64_t quiescent() const { return quiescent_; }
   std::uint64_t sized_messages() const { return sized_messages_; }
+  // What was checked, by kind: consumers subscribed (subscribe_ok), flows, messages, acks.
+  std::uint64_t consumers() const { return consumers_; }
+  std::uint64_t flows() const { return flows_; }
+  std::uint64_t messages() const { return messages_; }
+  std::uint64_t acks() const { return acks_; }
   std::uint64_t last_line() const { return events_ + 1; }
   const spec::TraceHeader& header() const { return header_; }
 
@@ -89,6 +94,7 @@ class WireChecker {
   std::vector<NotUnderstood> not_understood_;
   std::size_t seen_violations_ = 0, seen_deviations_ = 0;
   std::uint64_t events_ = 0, quiescent_ = 0, sized_messages_ = 0;
+  std::uint64_t consumers_ = 0, flows_ = 0, messages_ = 0, acks_ = 0;
   std::string line_;
   std::unique_ptr<Worker> worker_;
 };

@@ -226,6 +226,16 @@ void PulsarConnection::server_frame(double time, const conformance::FrameView& f
       }
       return;
     }
+    case wire::BaseCommand::LOOKUP_RESPONSE: {
+      const wire::CommandLookupTopicResponse& r = in.lookuptopicresponse();
+      if (lookups_.size() < 64) {
+        lookups_.push_back(LookupAnswer{
+            .time = time,
+            .broker_url = r.has_brokerserviceurl() ? r.brokerserviceurl() : r.brokerserviceurltls(),
+            .proxy_through = r.proxy_through_service_url()});
+      }
+      return;
+    }
     case wire::BaseCommand::CLOSE_CONSUMER: {
       const std::uint64_t consumer = in.close_consumer().consumer_id();
       consumers_.erase(consumer);

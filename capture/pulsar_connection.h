@@ -36,6 +36,13 @@ struct TimedEvent {
   spec::Event event;
 };
 
+// A LOOKUP_RESPONSE the broker sent: where it tells the client to go for the topic.
+struct LookupAnswer {
+  double time = 0;
+  std::string broker_url;  // brokerServiceUrl (or, without it, brokerServiceUrlTls)
+  bool proxy_through = false;  // proxy_through_service_url: stay on the address looked up
+};
+
 // What the first whole frame of a stream is: a CONNECT (a Pulsar client speaking first),
 // another Pulsar command (a stream seen mid-way), garbage, or not known yet (too few bytes).
 enum class FirstFrame { kNeedMore, kConnect, kOtherCommand, kNotPulsar };
@@ -66,6 +73,9 @@ class PulsarConnection {
   // entry acknowledged (or asked to be redelivered), as `permitcheck conform` decides it; the
   // caller decides the connection has been silent long enough.
   void quiescent(double time, std::vector<TimedEvent>* out);
+
+  // The LOOKUP_RESPONSEs decoded since the last call (not wire events: no rule reads them).
+  std::vector<LookupAnswer> take_lookups() { return std::exchange(lookups_, {}); }
 
   const spec::Id& cnx() const { return cnx_; }
   std::int64_t frames() const { return frames_; }
@@ -104,6 +114,7 @@ class PulsarConnection {
   std::map<std::uint64_t, std::uint64_t> pending_subscribes_;  // request id -> consumer id
   std::map<std::uint64_t, Consumer> consumers_;
   std::uint64_t* next_cmd_;
+  std::vector<LookupAnswer> lookups_;
   std::int64_t frames_ = 0;
   bool closed_ = false;
 };

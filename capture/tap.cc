@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -57,7 +58,30 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+bool is_loopback_name(std::string_view host) {
+  return host == "localhost" || host == "::1" || host.substr(0, 4) == "127.";
+}
+
 }  // namespace
+
+std::optional<std::string> lookup_bypass(const LookupAnswer& answer, std::string_view listen_host,
+                                         std::uint16_t listen_port) {
+  if (answer.proxy_through || answer.broker_url.empty()) return std::nullopt;
+  std::string_view url = answer.broker_url;
+  if (const std::size_t scheme = url.find("://"); scheme != std::string_view::npos) {
+    url.remove_prefix(scheme + 3);
+  }
+  if (const std::size_t slash = url.find('/'); slash != std::string_view::npos) {
+    url = url.substr(0, slash);
+  }
+  absl::StatusOr<std::pair<std::string, std::uint16_t>> to = split_host_port(std::string(url));
+  if (!to.ok()) return std::string(url);  // somewhere we cannot name: not the tap
+  const bool wildcard = listen_host == "0.0.0.0" || listen_host == "::" || listen_host.empty();
+  const bool same_host = to->first == listen_host || wildcard ||
+                         (is_loopback_name(to->first) && is_loopback_name(listen_host));
+  if (same_host && to->second == listen_port) return std::nullopt;
+  return std::string(url);
+}
 
 // A copy of forwarded bytes (or a SYN, a FIN, a loss) on its way to the checking thread.
 struct Copy {
@@ -104,8 +128,33 @@ struct Tap::Impl {
   bool finishing = false;
   std::thread checking;
 
+  // Lookup answers, on the checking thread; read by stats() after run().
+  std::string listen_host;
+  std::uint16_t listen_port = 0;
+  mutable std::mutex lookup_mu;
+  std::uint64_t lookups = 0;
+  std::vector<std::string> bypassed;
+  std::atomic<std::uint64_t> pulsar_connections{0};
+
   Impl(TapOptions o, WireChecker* c)
-      : options(std::move(o)), checker(c), builder(decode_options(options), c->sink()) {}
+      : options(std::move(o)), checker(c), builder(decode_options(options), with_lookups(c->sink())) {}
+
+  WireSink with_lookups(WireSink sink) {
+    sink.lookup = [this](const std::string& connection, const LookupAnswer& a) {
+      std::optional<std::string> to = lookup_bypass(a, listen_host, listen_port);
+      {
+        std::lock_guard<std::mutex> lock(lookup_mu);
+        ++lookups;
+        if (!to) return;
+        if (bypassed.size() < 16 &&
+            std::find(bypassed.begin(), bypassed.end(), *to) == bypassed.end()) {
+          bypassed.push_back(*to);
+        }
+      }
+      if (options.on_bypass) options.on_bypass(LookupBypass{connection, a.time, *to});
+    };
+    return sink;
+  }
 
   // Every connection through the tap is meant to be Pulsar: one that is not is reported.
   static CaptureOptions decode_options(const TapOptions& o) {
@@ -317,6 +366,8 @@ absl::Status Tap::start() {
   if (!ec) impl_->acceptor.bind(endpoint, ec);
   if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return absl::UnavailableError(absl::StrCat("cannot listen on ", impl_->options.listen, ": ", ec.message()));
+  impl_->listen_host = listen->first;
+  impl_->listen_port = impl_->acceptor.local_endpoint(ec).port();
   if (!impl_->options.pcap_path.empty()) {
     impl_->dead = pcap_open_dead(DLT_RAW, 65535);
     impl_->dumper = impl_->dead ? pcap_dump_open(impl_->dead, impl_->options.pcap_path.c_str()) : nullptr;
@@ -353,6 +404,7 @@ void Tap::run() {
   impl_->wake.notify_one();
   impl_->checking.join();  // every copy checked
   impl_->builder.finish();
+  impl_->pulsar_connections = impl_->builder.stats().pulsar;
   if (impl_->dumper) pcap_dump_flush(impl_->dumper);
 }
 
@@ -361,9 +413,13 @@ void Tap::stop() {
 }
 
 TapStats Tap::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->lookup_mu);
   return TapStats{.connections = impl_->connections.load(),
                   .bytes_to_broker = impl_->to_broker.load(),
-                  .bytes_to_client = impl_->to_client.load()};
+                  .bytes_to_client = impl_->to_client.load(),
+                  .pulsar_connections = impl_->pulsar_connections.load(),
+                  .lookups = impl_->lookups,
+                  .bypassed = impl_->bypassed};
 }
 
 }  // namespace permitcheck::capture

@@ -14,15 +14,33 @@
 #define PERMITCHECK_CAPTURE_TAP_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "capture/checker.h"
 #include "capture/wire_trace.h"
 
 namespace permitcheck::capture {
+
+// A LOOKUP answer that sends the client past the tap: the consumer it then opens is not seen.
+struct LookupBypass {
+  std::string connection;  // the connection the lookup was answered on
+  double time = 0;
+  std::string address;     // HOST:PORT the client was sent to
+};
+
+// The HOST:PORT `answer` sends the client to when that is not the tap listening on
+// listen_host:listen_port (and the broker did not ask the client to stay, with
+// proxy_through_service_url); nullopt when the client stays on the tap or is sent nowhere. A
+// wildcard listen host (0.0.0.0, ::) matches any host on the port, and loopback names match
+// each other (127.0.0.0/8, localhost, ::1).
+std::optional<std::string> lookup_bypass(const LookupAnswer& answer, std::string_view listen_host,
+                                         std::uint16_t listen_port);
 
 struct TapOptions {
   std::string listen;    // ADDR:PORT (port 0: any free one)
@@ -32,11 +50,16 @@ struct TapOptions {
   // Copies waiting for the checking thread, in bytes: past it a connection is forwarded but
   // no longer checked (reported as not understood), so forwarding never waits on checking.
   std::size_t max_queued_bytes = std::size_t{64} << 20;
+  // Called (on the checking thread) for each lookup answer that bypasses the tap.
+  std::function<void(const LookupBypass&)> on_bypass;
 };
 
 struct TapStats {
   std::uint64_t connections = 0;
   std::uint64_t bytes_to_broker = 0, bytes_to_client = 0;
+  std::uint64_t pulsar_connections = 0;  // of them, decoded as Pulsar (once run() returned)
+  std::uint64_t lookups = 0;           // LOOKUP answers forwarded (decoded)
+  std::vector<std::string> bypassed;   // distinct HOST:PORTs lookups sent clients to, past the tap
 };
 
 class Tap {
@@ -55,6 +78,7 @@ class Tap {
   // Thread-safe; also what SIGINT and SIGTERM do when `handle_signals` ran.
   void stop();
   void handle_signals();
+  // The counts so far; `lookups` and `bypassed` are complete once run() returned.
   TapStats stats() const;
 
  private:

@@ -169,11 +169,20 @@ void WireTraceBuilder::deliver(Connection& c, int from, std::vector<StreamChunk>
   for (const StreamChunk& chunk : chunks) {
     if (std::optional<std::string> why = c.pulsar->on_bytes(d, chunk.time, chunk.bytes(), &events)) {
       emit(c, events, from);
+      report_lookups(c);
       give_up(c, chunk.time, *why);
       return;
     }
   }
   emit(c, events, from);
+  report_lookups(c);
+}
+
+void WireTraceBuilder::report_lookups(Connection& c) {
+  if (!c.pulsar) return;
+  std::vector<LookupAnswer> answers = c.pulsar->take_lookups();
+  if (!sink_.lookup) return;
+  for (const LookupAnswer& a : answers) sink_.lookup(c.label, a);
 }
 
 void WireTraceBuilder::decide(Connection& c) {

@@ -41,6 +41,8 @@ struct WireSink {
   // A connection (or a stream) that cannot be followed from `time` on, and why.
   std::function<void(const std::string& connection, double time, const std::string& reason)>
       not_understood;
+  // A LOOKUP_RESPONSE the broker sent on the connection (optional; not a wire event).
+  std::function<void(const std::string& connection, const LookupAnswer& answer)> lookup;
 };
 
 struct CaptureStats {
@@ -80,6 +82,7 @@ class WireTraceBuilder {
   void decide(Connection& c);
   void emit(Connection& c, std::vector<TimedEvent>& events, int from);
   void give_up(Connection& c, double time, const std::string& reason);
+  void report_lookups(Connection& c);
   void check_quiet(Connection& c, double now);
   void close(Connection& c, double time);
   // The connections followed, in the order they were first seen (the hash table's order

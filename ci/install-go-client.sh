@@ -3,7 +3,8 @@
 # (conformance/clients/go: github.com/apache/pulsar-client-go from the Go module proxy,
 # pinned by go.mod and go.sum) into conformance/clients/go/permitcheck-go-consumer, and each
 # older release the bug catalogue needs (conformance/clients/go/versions/VERSION/go.mod and
-# go.sum, the same main.go) into permitcheck-go-consumer-VERSION.
+# go.sum, the same main.go) into permitcheck-go-consumer-VERSION; and the consumer of
+# build/bench/tap_client_bench (bench/main.go, the same go.mod) into permitcheck-go-bench.
 # Idempotent: a binary whose stamp matches its sources is left alone (no network).
 # Called by ci/install-deps.sh.
 set -euo pipefail
@@ -14,22 +15,23 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-build() {  # MODDIR OUTPUT
-  local moddir=$1 out=$2
+build() {  # MODDIR OUTPUT [PACKAGE]
+  local moddir=$1 out=$2 pkg=${3:-.}
   local stamp="$out.sha256"
   local want
-  want=$(cat main.go "$moddir/go.mod" "$moddir/go.sum" | sha256sum | cut -d' ' -f1)
+  want=$(cat "$pkg/main.go" "$moddir/go.mod" "$moddir/go.sum" | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$out" ]; then
     return 0
   fi
   echo "ci/install-go-client.sh: building $out from $moddir/go.mod" >&2
   if [ "$moddir" != . ]; then cp main.go "$moddir/main.go"; fi
-  (cd "$moddir" && GOFLAGS=-mod=readonly go build -trimpath -o "$OLDPWD/$out" .)
+  (cd "$moddir" && GOFLAGS=-mod=readonly go build -trimpath -o "$OLDPWD/$out" "$pkg")
   if [ "$moddir" != . ]; then rm -f "$moddir/main.go"; fi
   echo "$want" > "$stamp"
 }
 
 build . permitcheck-go-consumer
+build . permitcheck-go-bench ./bench
 for mod in versions/*/go.mod; do
   [ -e "$mod" ] || continue
   dir=$(dirname "$mod")

@@ -78,6 +78,10 @@ ConformCommand::ConformCommand(CLI::App& app) {
                    "A shipped consumer NAME[@VERSION] (--list-clients) with its known settings: "
                    "old client or not, its Flow threshold")
       ->excludes("--client");
+  sub_->add_option("--advertised-url", advertised_url_,
+                   "pulsar://HOST:PORT the broker names in its lookup answers (default: its "
+                   "own): a tap or proxy in front of it gives its address, so the client "
+                   "consumes through it");
   sub_->add_flag("--list-clients", list_clients_, "List the shipped client presets and exit");
   sub_->add_flag("--catalogue", catalogue_,
                  "Run the bug catalogue (docs/bug-catalogue.md): each row found in its affected "
@@ -95,6 +99,26 @@ std::optional<int> ConformCommand::run(std::ostream&, std::ostream& err) {
 #else
 
 namespace {
+
+// --advertised-url: pulsar://HOST:PORT, a host without '/', a port 1-65535 and nothing after;
+// the reason otherwise. (pulsar+ssl:// is not offered: the broker speaks no TLS.)
+std::optional<std::string> advertised_url_problem(std::string_view url) {
+  constexpr std::string_view kScheme = "pulsar://";
+  if (url.substr(0, kScheme.size()) != kScheme) return "must start with pulsar://";
+  const std::string_view rest = url.substr(kScheme.size());
+  const std::size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return "must be pulsar://HOST:PORT";
+  const std::string_view host = rest.substr(0, colon), port = rest.substr(colon + 1);
+  if (host.find_first_of("/?#@ ") != std::string_view::npos) {
+    return absl::StrCat("host \"", std::string(host), "\" is not a host name or address");
+  }
+  int n = 0;
+  if (port.empty() || port.find_first_not_of("0123456789") != std::string_view::npos ||
+      !absl::SimpleAtoi(std::string(port), &n) || n < 1 || n > 65535) {
+    return absl::StrCat("port \"", std::string(port), "\" is not a number in 1-65535");
+  }
+  return std::nullopt;
+}
 
 using conformance::ConformReport;
 using conformance::ScenarioReport;
@@ -431,8 +455,16 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
            "cannot find the broker\n";
     return kExitBadInput;
   }
+  if (!advertised_url_.empty()) {
+    if (std::optional<std::string> why = advertised_url_problem(advertised_url_)) {
+      err << "permitcheck conform: --advertised-url \"" << advertised_url_ << "\": " << *why
+          << "\n";
+      return kExitBadInput;
+    }
+  }
   conformance::ConformOptions options;
   options.client.command = client_;
+  options.client.advertised_url = advertised_url_;
   options.client.q = q_;
   options.client.t = threshold_ > 0 ? threshold_ : std::max<std::int64_t>(1, q_ / 2);
   options.client.knows_message_permits = !old_client_;

@@ -46,6 +46,7 @@ class ConformCommand {
   int max_shrinks_ = 12;
   bool list_ = false;
   std::string client_preset_;
+  std::string advertised_url_;  // empty: the broker's own
   bool list_clients_ = false;
   bool catalogue_ = false;
 };

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/report.h"
 #include "trace/writer.h"
 #ifdef PERMITCHECK_HAVE_TAP
@@ -17,7 +18,8 @@ TapCommand::TapCommand(CLI::App& app) {
       "Transparent TCP proxy between a Pulsar client and a broker: forwards every byte "
       "unchanged, checks a decoded copy live and prints each finding when it happens. TLS is "
       "not decoded (forwarded, reported as not understood). SIGINT/SIGTERM ends it with a "
-      "summary. Exit 0 no violation, 1 a violation, 2 usage.");
+      "summary. Exit 0 no violation and a consumer checked, 1 a violation, 2 usage or "
+      "NOT-EXERCISED (no consumer subscribed through the tap).");
   command_->add_option("--listen", listen_, "ADDR:PORT to accept clients on (port 0: any)")
       ->required();
   command_->add_option("--upstream", upstream_, "HOST:PORT of the broker")->required();
@@ -80,10 +82,29 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
               << std::flush;
         }
       });
+  // A lookup answered with another address sends the client's consumer past the tap.
+  auto bypass_text = [](const std::string& address) {
+    return absl::StrCat("the client was sent to ", address,
+                        ", bypassing the tap: that traffic is not checked");
+  };
+  auto on_bypass = [&](const capture::LookupBypass& b) {
+    if (json) {
+      out << "{\"warning\":\"lookup_bypass\",\"address\":" << trace::json_string(b.address)
+          << ",\"connection\":" << trace::json_string(b.connection) << ",\"time\":\""
+          << capture::format_capture_time(b.time)
+          << "\",\"text\":" << trace::json_string(bypass_text(b.address)) << "}\n"
+          << std::flush;
+    } else {
+      out << "warning: lookup answered on connection " << b.connection << ": "
+          << bypass_text(b.address) << "\n"
+          << std::flush;
+    }
+  };
   capture::Tap tap(capture::TapOptions{.listen = listen_,
                                        .upstream = upstream_,
                                        .decode = capture::CaptureOptions{.idle_seconds = idle_},
-                                       .pcap_path = pcap_},
+                                       .pcap_path = pcap_,
+                                       .on_bypass = on_bypass},
                    &checker);
   if (absl::Status s = tap.start(); !s.ok()) {
     err << "permitcheck tap: " << s.message() << "\n";
@@ -97,23 +118,54 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
   checker.finish();
   const capture::TapStats st = tap.stats();
   const bool ok = checker.violations().empty();
+  // A pass means something was checked: without a subscribed consumer no permit rule was
+  // exercised, so such a run is NOT-EXERCISED (exit 2, as conform's client that never
+  // subscribed), never a clean pass. A violation still decides first.
+  const bool exercised = checker.consumers() > 0;
+  const char* verdict = !ok ? "FAIL" : exercised ? "PASS" : "NOT-EXERCISED";
+  const std::string why_not =
+      st.bypassed.empty()
+          ? std::string("no consumer subscribed through the tap")
+          : absl::StrCat("no consumer subscribed through the tap; lookups sent the client to ",
+                         absl::StrJoin(st.bypassed, ", "));
   if (json) {
-    out << "{\"summary\":{\"ok\":" << (ok ? "true" : "false") << ",\"connections\":"
-        << st.connections << ",\"bytes_to_broker\":" << st.bytes_to_broker
+    out << "{\"summary\":{\"ok\":" << (ok && exercised ? "true" : "false")
+        << ",\"verdict\":\"" << verdict << "\",\"connections\":" << st.connections
+        << ",\"pulsar_connections\":" << st.pulsar_connections
+        << ",\"bytes_to_broker\":" << st.bytes_to_broker
         << ",\"bytes_to_client\":" << st.bytes_to_client << ",\"events\":" << checker.events()
-        << ",\"violations\":" << checker.violations().size()
+        << ",\"consumers\":" << checker.consumers() << ",\"flows\":" << checker.flows()
+        << ",\"messages\":" << checker.messages() << ",\"acks\":" << checker.acks()
+        << ",\"lookups\":" << st.lookups << ",\"bypassed\":[";
+    for (std::size_t i = 0; i < st.bypassed.size(); ++i) {
+      out << (i ? "," : "") << trace::json_string(st.bypassed[i]);
+    }
+    out << "],\"violations\":" << checker.violations().size()
         << ",\"deviations\":" << checker.deviations().size()
-        << ",\"not_understood\":" << checker.not_understood().size() << "}}\n";
+        << ",\"not_understood\":" << checker.not_understood().size();
+    if (ok && !exercised) out << ",\"not_exercised\":" << trace::json_string(why_not);
+    out << "}}\n";
   } else {
-    out << "tap: " << st.connections << " connection(s), " << st.bytes_to_broker
-        << " bytes to the broker, " << st.bytes_to_client << " to clients, "
-        << checker.events() << " wire events, " << checker.violations().size()
-        << " violation(s), " << checker.deviations().size() << " known deviation(s), "
-        << checker.not_understood().size() << " not understood\n"
-        << "verdict: " << (ok ? "PASS" : "FAIL") << "\n";
+    out << "tap: " << st.connections << " connection(s) (" << st.pulsar_connections
+        << " Pulsar), " << st.bytes_to_broker << " bytes to the broker, " << st.bytes_to_client
+        << " to clients, " << checker.events() << " wire events, "
+        << checker.violations().size() << " violation(s), " << checker.deviations().size()
+        << " known deviation(s), " << checker.not_understood().size() << " not understood\n"
+        << "checked: " << checker.consumers() << " consumer(s) subscribed, " << checker.flows()
+        << " flow(s), " << checker.messages() << " message(s), " << checker.acks()
+        << " ack(s); " << st.lookups << " lookup(s) answered";
+    if (!st.bypassed.empty()) {
+      out << ", sending clients past the tap to " << absl::StrJoin(st.bypassed, ", ");
+    }
+    out << "\n";
+    for (const std::string& a : st.bypassed) out << "warning: " << bypass_text(a) << "\n";
+    out << "verdict: " << verdict;
+    if (ok && !exercised) out << ": " << why_not << ": nothing was checked";
+    out << "\n";
   }
   out << std::flush;
-  return ok ? kExitPass : kExitViolation;
+  if (!ok) return kExitViolation;
+  return exercised ? kExitPass : kExitBadInput;
 #endif
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "asio.hpp"
 #include "conformance/internal/entry_frame.h"
+#include "conformance/internal/handshake.h"
 #include "protocol/frame.h"
 #include "spec/finalize.h"
 #include "spec/ruleset.h"
@@ -299,36 +300,11 @@ struct ConformanceBroker::Impl {
       else counters.last_activity = std::chrono::steady_clock::now();
     }
     cv.notify_all();
+    if (std::optional<wire::BaseCommand> answer = internal::handshake_answer(in, url)) {
+      send(conn, *answer);
+      return;
+    }
     switch (in.type()) {
-      case wire::BaseCommand::CONNECT: {
-        out.set_type(wire::BaseCommand::CONNECTED);
-        auto* c = out.mutable_connected();
-        c->set_server_version("permitcheck-conformance");
-        c->set_protocol_version(std::min(in.connect().protocol_version(), 21));
-        c->set_max_message_size(5 * 1024 * 1024);
-        c->mutable_feature_flags()->set_supports_auth_refresh(false);
-        send(conn, out);
-        return;
-      }
-      case wire::BaseCommand::LOOKUP: {
-        out.set_type(wire::BaseCommand::LOOKUP_RESPONSE);
-        auto* r = out.mutable_lookuptopicresponse();
-        r->set_request_id(in.lookuptopic().request_id());
-        r->set_brokerserviceurl(url);
-        r->set_response(wire::CommandLookupTopicResponse::Connect);
-        r->set_authoritative(true);
-        send(conn, out);
-        return;
-      }
-      case wire::BaseCommand::PARTITIONED_METADATA: {
-        out.set_type(wire::BaseCommand::PARTITIONED_METADATA_RESPONSE);
-        auto* r = out.mutable_partitionmetadataresponse();
-        r->set_request_id(in.partitionmetadata().request_id());
-        r->set_partitions(0);
-        r->set_response(wire::CommandPartitionedTopicMetadataResponse::Success);
-        send(conn, out);
-        return;
-      }
       case wire::BaseCommand::SUBSCRIBE: {
         const std::uint64_t consumer = in.subscribe().consumer_id();
         {
@@ -423,11 +399,6 @@ struct ConformanceBroker::Impl {
         send(conn, out);
         return;
       }
-      case wire::BaseCommand::PING:
-        out.set_type(wire::BaseCommand::PONG);
-        out.mutable_pong();
-        send(conn, out);
-        return;
       case wire::BaseCommand::CONSUMER_STATS: {
         out.set_type(wire::BaseCommand::CONSUMER_STATS_RESPONSE);
         auto* r = out.mutable_consumerstatsresponse();
@@ -606,7 +577,7 @@ absl::Status ConformanceBroker::start() {
   if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return absl::UnavailableError(absl::StrCat("cannot listen on 127.0.0.1: ", ec.message()));
   port_ = impl_->acceptor.local_endpoint().port();
-  impl_->url = url();
+  impl_->url = options_.advertised_url.empty() ? url() : options_.advertised_url;
   impl_->accept();
   impl_->thread = std::thread([this] { impl_->io.run(); });
   return absl::OkStatus();

@@ -97,6 +97,8 @@ struct BrokerView {
 struct BrokerOptions {
   bool send_message_permits = true;  // W3: a new broker sends the field; false: an old one
   std::string topic_hint;            // informational
+  // What a LOOKUP is answered with (pulsar://HOST:PORT); empty: url(), the broker itself.
+  std::string advertised_url;
 };
 
 class ConformanceBroker {

@@ -120,6 +120,10 @@ struct ClientSpec {
   std::chrono::milliseconds idle{1500};      // silence that counts as quiescence
   std::string log_dir = "/tmp";              // client logs
   bool keep_log = false;                     // keep each run's log in log_dir (else removed)
+  // The pulsar://HOST:PORT the broker names in its lookup answers; empty: its own. A tap or
+  // proxy in front of the broker gives its own address here, so the client, told to go there,
+  // stays on it for its consumer (conform --advertised-url).
+  std::string advertised_url;
   std::int64_t threshold() const { return t.value_or(std::max<std::int64_t>(1, q / 2)); }
 };
 

@@ -565,7 +565,9 @@ ScenarioOutcome run_scenario(const ClientSpec& client, const ScenarioParams& par
                                  .t = client.t};
   const ScenarioInfo& info = scenario_info(params.kind);
 
-  ConformanceBroker broker(BrokerOptions{.send_message_permits = params.send_field});
+  ConformanceBroker broker(BrokerOptions{.send_message_permits = params.send_field,
+                                         .topic_hint = {},
+                                         .advertised_url = client.advertised_url});
   if (absl::Status s = broker.start(); !s.ok()) {
     out.client_failure = absl::StrCat("broker could not start: ", s.message());
     out.client_never_started = true;

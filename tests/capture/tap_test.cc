@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <csignal>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -137,6 +142,145 @@ TEST(Tap, BadAddressesAreUsageErrors) {
 #endif
 }
 
+
+// A LOOKUP answer decides where the client's consumer goes: past the tap unless it names the
+// tap (or asks the client to stay, proxy_through_service_url).
+TEST(TapLookup, OnlyAnAnswerNamingAnotherAddressBypassesTheTap) {
+  auto to = [](std::string url, bool proxy = false) {
+    return LookupAnswer{.time = 0, .broker_url = std::move(url), .proxy_through = proxy};
+  };
+  EXPECT_EQ(lookup_bypass(to("pulsar://127.0.0.1:6650"), "127.0.0.1", 6651), "127.0.0.1:6650");
+  EXPECT_EQ(lookup_bypass(to("pulsar://10.0.0.2:6651"), "127.0.0.1", 6651), "10.0.0.2:6651");
+  EXPECT_EQ(lookup_bypass(to("pulsar://broker-1"), "127.0.0.1", 6651), "broker-1");
+  EXPECT_EQ(lookup_bypass(to("pulsar://127.0.0.1:6651"), "127.0.0.1", 6651), std::nullopt);
+  EXPECT_EQ(lookup_bypass(to("pulsar://localhost:6651/"), "127.0.0.1", 6651), std::nullopt);
+  EXPECT_EQ(lookup_bypass(to("pulsar://10.0.0.9:6651"), "0.0.0.0", 6651), std::nullopt);
+  EXPECT_EQ(lookup_bypass(to("pulsar://127.0.0.1:6650", true), "127.0.0.1", 6651), std::nullopt);
+  EXPECT_EQ(lookup_bypass(to(""), "127.0.0.1", 6651), std::nullopt);
+}
+
+#ifdef PERMITCHECK_BIN
+namespace lookup_frames {
+std::string lookup(std::uint64_t request) {
+  wire::BaseCommand c;
+  c.set_type(wire::BaseCommand::LOOKUP);
+  c.mutable_lookuptopic()->set_topic("persistent://public/default/t");
+  c.mutable_lookuptopic()->set_request_id(request);
+  return frames::command(c);
+}
+std::string lookup_response(std::uint64_t request, const std::string& url) {
+  wire::BaseCommand c;
+  c.set_type(wire::BaseCommand::LOOKUP_RESPONSE);
+  auto* r = c.mutable_lookuptopicresponse();
+  r->set_request_id(request);
+  r->set_brokerserviceurl(url);
+  r->set_response(wire::CommandLookupTopicResponse::Connect);
+  r->set_authoritative(true);
+  return frames::command(c);
+}
+}  // namespace lookup_frames
+
+struct CliRun {
+  int exit = -1;
+  std::string out;
+};
+
+// `permitcheck tap ARGS` in front of a hand-made broker: the client and the broker take turns,
+// the client sending steps[i].first and the broker answering steps[i].second; then SIGTERM.
+CliRun tap_cli(const std::vector<std::pair<std::string, std::string>>& steps,
+               const std::string& format) {
+  std::uint16_t broker_port = 0;
+  const int listener = listen_loopback(&broker_port);
+  std::thread broker([&] {
+    const int fd = testing::accept_one(listener);
+    for (const auto& [up, down] : steps) {
+      std::string got(up.size(), '\0');
+      if (!testing::read_exact(fd, got.data(), got.size())) break;
+      send_all(fd, down);
+    }
+    read_all(fd);
+    ::close(fd);
+  });
+  const std::string dir = ::testing::TempDir();
+  const std::string out_path = dir + "/tap-cli.out", err_path = dir + "/tap-cli.err";
+  std::remove(out_path.c_str());  // not the last run's "listening on"
+  std::remove(err_path.c_str());
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::freopen(out_path.c_str(), "w", stdout);
+    std::freopen(err_path.c_str(), "w", stderr);
+    const std::string up = "127.0.0.1:" + std::to_string(broker_port);
+    ::execl(PERMITCHECK_BIN, PERMITCHECK_BIN, "tap", "--listen", "127.0.0.1:0", "--upstream",
+            up.c_str(), "--format", format.c_str(), "--idle", "0.1", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::uint16_t tap_port = 0;
+  for (int i = 0; i < 200 && tap_port == 0; ++i) {
+    std::ifstream err(err_path);
+    const std::string text((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+    const std::size_t at = text.find("listening on 127.0.0.1:");
+    if (at != std::string::npos) tap_port = static_cast<std::uint16_t>(std::atoi(text.c_str() + at + 23));
+    else std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  CliRun run;
+  const int client = tap_port ? connect_loopback(tap_port) : -1;
+  EXPECT_GE(client, 0) << "the tap did not start";
+  if (client >= 0) {
+    for (const auto& [up, down] : steps) {
+      send_all(client, up);
+      std::string got(down.size(), '\0');
+      EXPECT_TRUE(testing::read_exact(client, got.data(), got.size()));
+      EXPECT_EQ(got, down);  // forwarded unchanged
+    }
+    ::shutdown(client, SHUT_WR);
+    read_all(client);
+    ::close(client);
+  } else {
+    ::close(connect_loopback(broker_port));  // the broker stops waiting
+  }
+  broker.join();
+  ::close(listener);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // checked, quiescence seen
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  run.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream out(out_path);
+  run.out.assign((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  return run;
+}
+
+// The conformance broker's own default: a lookup answered with the broker's address. The tap
+// forwards it, warns naming the address, sees no consumer, and says NOT-EXERCISED (exit 2),
+// never a clean pass.
+TEST(TapLookup, ALookupSendingTheClientPastTheTapIsWarnedAndTheRunIsNotExercised) {
+  const CliRun r = tap_cli({{frames::connect(), frames::connected()},
+                            {lookup_frames::lookup(1),
+                             lookup_frames::lookup_response(1, "pulsar://127.0.0.1:1")}},
+                           "json");
+  EXPECT_EQ(r.exit, 2) << r.out;
+  EXPECT_NE(r.out.find("{\"warning\":\"lookup_bypass\",\"address\":\"127.0.0.1:1\""),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the client was sent to 127.0.0.1:1, bypassing the tap: that traffic is "
+                       "not checked"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"ok\":false,\"verdict\":\"NOT-EXERCISED\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"consumers\":0,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"lookups\":1,\"bypassed\":[\"127.0.0.1:1\"]"), std::string::npos) << r.out;
+}
+
+// A consumer checked through the tap: the summary counts it, its flow, message and ack.
+TEST(TapLookup, AConsumerCheckedThroughTheTapIsCountedAndPasses) {
+  const CliRun r = tap_cli({{frames::connect(), frames::connected()},
+                            {frames::subscribe(0, 1), frames::success(1)},
+                            {frames::flow(0, 10), frames::message(0, 1, 1)},
+                            {frames::ack(0, 1), ""}},
+                           "text");
+  EXPECT_EQ(r.exit, 0) << r.out;
+  EXPECT_NE(r.out.find("checked: 1 consumer(s) subscribed, 1 flow(s), 1 message(s), 1 ack(s); "
+                       "0 lookup(s) answered\nverdict: PASS\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("warning:"), std::string::npos) << r.out;
+}
+#endif
 }  // namespace
 }  // namespace permitcheck::capture
 #endif

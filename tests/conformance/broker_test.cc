@@ -62,6 +62,31 @@ class RawClient {
   FrameSplitter splitter_;
 };
 
+// A LOOKUP is answered with the broker's own URL, or with BrokerOptions::advertised_url (a tap
+// in front of it), never with proxy_through_service_url: the client goes where it is told.
+TEST(BrokerProtocol, ALookupNamesTheBrokerOrItsAdvertisedUrl) {
+  for (const std::string advertised : {std::string(), std::string("pulsar://127.0.0.1:6651")}) {
+    ConformanceBroker broker({.send_message_permits = true, .topic_hint = {},
+                              .advertised_url = advertised});
+    ASSERT_TRUE(broker.start().ok());
+    RawClient client(broker.port());
+    ASSERT_TRUE(client.connected());
+    wire::BaseCommand lookup;
+    lookup.set_type(wire::BaseCommand::LOOKUP);
+    lookup.mutable_lookuptopic()->set_topic("persistent://public/default/permitcheck");
+    lookup.mutable_lookuptopic()->set_request_id(4);
+    client.send(lookup);
+    std::optional<wire::BaseCommand> in = client.receive();
+    ASSERT_TRUE(in.has_value()) << "no answer to LOOKUP";
+    ASSERT_EQ(in->type(), wire::BaseCommand::LOOKUP_RESPONSE);
+    const wire::CommandLookupTopicResponse& r = in->lookuptopicresponse();
+    EXPECT_EQ(r.request_id(), 4u);
+    EXPECT_EQ(r.brokerserviceurl(), advertised.empty() ? broker.url() : advertised);
+    EXPECT_EQ(r.response(), wire::CommandLookupTopicResponse::Connect);
+    EXPECT_FALSE(r.proxy_through_service_url());
+  }
+}
+
 TEST(BrokerProtocol, UnimplementedCommandsGetAnErrorWithTheirRequestId) {
   ConformanceBroker broker({});
   ASSERT_TRUE(broker.start().ok());
