@@ -65,7 +65,7 @@ class RawClient {
 // A LOOKUP is answered with the broker's own URL, or with BrokerOptions::advertised_url (a tap
 // in front of it), never with proxy_through_service_url: the client goes where it is told.
 TEST(BrokerProtocol, ALookupNamesTheBrokerOrItsAdvertisedUrl) {
-  for (const std::string advertised : {std::string(), std::string("pulsar://127.0.0.1:6651")}) {
+  for (const std::string& advertised : {std::string(), std::string("pulsar://127.0.0.1:6651")}) {
     ConformanceBroker broker({.send_message_permits = true, .topic_hint = {},
                               .advertised_url = advertised});
     ASSERT_TRUE(broker.start().ok());
