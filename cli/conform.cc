@@ -47,6 +47,10 @@ ConformCommand::ConformCommand(CLI::App& app) {
   sub_->add_option("--timeout", timeout_s_, "Seconds one client run may take")
       ->check(FiniteRange(1.0, 3600.0))
       ->capture_default_str();
+  sub_->add_option("--startup", startup_s_,
+                   "Seconds a client run may take to its first Flow (default 10, or the "
+                   "preset's own: 30 for the Java client)")
+      ->check(FiniteRange(0.1, 3600.0));
   sub_->add_option("--idle", idle_s_, "Seconds of silence that count as quiescence")
       ->check(FiniteRange(0.1, 60.0))
       ->capture_default_str();
@@ -446,6 +450,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     if (threshold_ <= 0) threshold_ = preset->preset->threshold(q_);
     startup = preset->preset->startup;
   }
+  if (startup_s_ > 0) startup = std::chrono::milliseconds(static_cast<std::int64_t>(startup_s_ * 1000));
   if (client_.empty()) {
     err << "permitcheck conform: --client or --client-preset is required\n";
     return kExitBadInput;

@@ -36,6 +36,7 @@ class ConformCommand {
   int jobs_ = 4;
   double timeout_s_ = 20;
   double idle_s_ = 1.5;
+  double startup_s_ = 0;  // 0: 10 s, or the preset's own bound
   double deadline_s_ = 900;  // the whole run (ConformOptions::deadline)
   std::string format_ = "text";
   std::string trace_dir_;

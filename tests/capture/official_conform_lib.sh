@@ -44,7 +44,8 @@ official_setup() {
       # Its pinned findings fail no scenario for sure (flow_around_close's N4 is a race), so
       # only `pass` and `bypass`: complete_batches, kept small (a JVM starts per run).
       [ "$mode" != fail ] || { echo "usage: the Java client has no pinned failing scenario" >&2; exit 2; }
-      scen=(--scenarios complete_batches --cases 0) ;;
+      # A JVM per run: the Java preset's 30 s to the first Flow, not conform's default 10 s.
+      scen=(--scenarios complete_batches --cases 0 --startup 30) ;;
     *) echo "usage: unknown client $client" >&2; exit 2 ;;
   esac
   client_cmd="$root/conformance/clients/$client/run {url} {topic} {subscription} {q} {delay_ms} {nack_every}"
