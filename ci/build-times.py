@@ -30,14 +30,15 @@ def main():
                 continue  # /usr/bin/time notes (e.g. "Command exited with non-zero status")
             user, system, wall, rss = map(float, parts[:4])
             tus[parts[4]] = (user + system, wall, rss / 1024)
-    steps = {}
+    # One ninja step can have several outputs (a line each, same start and end): count it once.
+    links = {}
     with open(os.path.join(build, ".ninja_log")) as f:
         for line in f:
             if line.startswith("#"):
                 continue
             start, end, _, out, _ = line.rstrip("\n").split("\t")
-            steps[out] = (int(end) - int(start)) / 1000
-    links = {o: s for o, s in steps.items() if not o.endswith((".o", ".gch"))}
+            if not out.endswith((".o", ".gch")):
+                links[(start, end)] = (int(end) - int(start)) / 1000
     cpu = sum(t[0] for t in tus.values())
     wall = sum(t[1] for t in tus.values())
     print(f"{len(tus)} compiles: {cpu:.0f} CPU s, {wall:.0f} s of compile wall time;"
