@@ -126,7 +126,9 @@ TEST(GenStrayBits, ReachesExactlyBTheRestOfTheWordAndLaterWords) {
     EXPECT_TRUE(none) << b;
     EXPECT_TRUE(at_b) << b;
     EXPECT_TRUE(later) << b;
-    if (word_end - b > 1) EXPECT_TRUE(rest) << b;
+    if (word_end - b > 1) {
+      EXPECT_TRUE(rest) << b;
+    }
   }
 }
 
