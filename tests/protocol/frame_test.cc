@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+
 namespace permitcheck::conformance {
 namespace {
 
@@ -188,8 +190,9 @@ TEST(FrameSplitter, SplitViewsWholeFramesInPlaceWhereverTheStreamIsCut) {
 }
 
 TEST(Crc32c, ExtendingIsTheChecksumOfTheConcatenation) {
-  const std::string a = "consumer permits", b = std::string(1000, 'x') + "tail";
-  EXPECT_EQ(crc32c_extend(crc32c(a), b), crc32c(a + b));
+  // StrCat, not operator+: GCC 12 warns falsely (-Warray-bounds) on a long string + literal.
+  const std::string a = "consumer permits", b = absl::StrCat(std::string(1000, 'x'), "tail");
+  EXPECT_EQ(crc32c_extend(crc32c(a), b), crc32c(absl::StrCat(a, b)));
   EXPECT_EQ(crc32c_extend(0, b), crc32c(b));
   EXPECT_EQ(crc32c_extend(crc32c(a), ""), crc32c(a));
 }
