@@ -206,7 +206,9 @@ CliRun tap_cli(const std::vector<std::pair<std::string, std::string>>& steps,
     ::close(fd);
   });
   const std::string dir = ::testing::TempDir();
-  const std::string out_path = dir + "/tap-cli.out", err_path = dir + "/tap-cli.err";
+  // One pair of files per test process: ctest runs these tests side by side.
+  const std::string stem = dir + "/tap-cli-" + std::to_string(::getpid());
+  const std::string out_path = stem + ".out", err_path = stem + ".err";
   std::remove(out_path.c_str());  // not the last run's "listening on"
   std::remove(err_path.c_str());
   const pid_t pid = ::fork();
