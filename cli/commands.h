@@ -59,7 +59,6 @@ class Commands {
   std::size_t max_line_bytes_ = kValidateMaxLineBytes;
   std::string max_memory_ = "1G";  // kValidateMaxMemory
   int validate_threads_ = 2;
-  CLI::Option* validate_threads_option_ = nullptr;  // a capture reads on two only when given
   // render / replay
   std::string cex_;
   std::string render_format_ = "text";
