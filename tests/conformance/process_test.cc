@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
 
@@ -129,8 +130,19 @@ TEST(ClientProcess, LogIsRemovedUnlessKept) {
 
 // When the process running a client is itself sent SIGTERM or SIGINT, the client's whole group
 // is killed too, and the process ends with that signal.
+// A signal this process was started ignoring (a script's background job ignores SIGINT) is
+// respected, as nohup's SIGHUP is, so there is nothing to deliver: that signal is left out and
+// said so; SIGTERM is never ignored that way.
 TEST(ClientProcess, ClientGroupDiesWithItsSupervisor) {
   for (int sig : {SIGTERM, SIGINT}) {
+    struct sigaction now {};
+    ASSERT_EQ(::sigaction(sig, nullptr, &now), 0);
+    if (now.sa_handler == SIG_IGN) {
+      ASSERT_NE(sig, SIGTERM) << "SIGTERM ignored by this test process: nothing is checked";
+      std::cout << "[ NOTE     ] " << signal_name(sig)
+                << " is ignored by this process (started so by its parent): not checked\n";
+      continue;
+    }
     int fds[2];
     ASSERT_EQ(::pipe(fds), 0);
     const pid_t child = ::fork();
