@@ -51,6 +51,12 @@ ConformCommand::ConformCommand(CLI::App& app) {
                    "Seconds a client run may take to its first Flow (default 10, or the "
                    "preset's own: 30 for the Java client)")
       ->check(FiniteRange(0.1, 3600.0));
+  sub_->add_option("--start-attempts", start_attempts_,
+                   "Starts of one run whose client sends no Subscribe and Flow within --startup, "
+                   "each with a fresh broker and client (the earlier ones are reported); only as "
+                   "many as fit before --deadline")
+      ->check(IntRange(1, 10))
+      ->capture_default_str();
   sub_->add_option("--idle", idle_s_, "Seconds of silence that count as quiescence")
       ->check(FiniteRange(0.1, 60.0))
       ->capture_default_str();
@@ -221,6 +227,7 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
     if (s.counterexample) o << "  rules " << rules_list(*s.counterexample);
     o << "\n";
     for (const std::string& w : s.windows) o << "       opened: " << w << "\n";
+    for (const std::string& w : s.restarts) o << "       started again: " << w << "\n";
     std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
     for (const std::string& w : missed) o << "       not opened: " << w << "\n";
     if (!s.rows.empty()) {
@@ -316,6 +323,7 @@ std::string format_json(const ConformReport& r, const std::string& command) {
     strings("not_opened", std::vector<std::string>(missed.begin(), missed.end()));
     strings("legacy_rows", s.rows);
     strings("never_acked", s.never_acked);
+    strings("restarts", s.restarts);
     if (s.counterexample) {
       const conformance::ScenarioOutcome& c = *s.counterexample;
       o << ", \"rules\": \"" << rules_list(c) << "\", \"original\": \"" << json_escape(s.original)
@@ -476,6 +484,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   options.client.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s_ * 1000));
   options.client.idle = std::chrono::milliseconds(static_cast<std::int64_t>(idle_s_ * 1000));
   options.client.startup = std::min(options.client.timeout, startup);
+  options.client.start_attempts = start_attempts_;
   options.client.log_dir = trace_dir_.empty() ? std::filesystem::temp_directory_path().string()
                                                : trace_dir_;
   options.client.keep_log = !trace_dir_.empty();

@@ -37,6 +37,7 @@ class ConformCommand {
   double timeout_s_ = 20;
   double idle_s_ = 1.5;
   double startup_s_ = 0;  // 0: 10 s, or the preset's own bound
+  int start_attempts_ = 3;
   double deadline_s_ = 900;  // the whole run (ConformOptions::deadline)
   std::string format_ = "text";
   std::string trace_dir_;

@@ -64,6 +64,7 @@ VersionRun run_version(const BugRow& row, const std::string& version, std::strin
   run.numbers = absl::StrCat("debited ", o.debited, ", granted ", o.granted, ", available ",
                              o.granted - o.debited);
   if (o.client_failure) run.client_failure = *o.client_failure;
+  run.failed_starts = o.failed_starts;
   run.seconds = o.seconds;
   return run;
 }
@@ -198,6 +199,9 @@ std::string format_catalogue_text(const std::vector<RowResult>& results) {
                       affected ? (r.found ? "found" : "NOT FOUND")
                                : (r.passes ? "passes" : "DOES NOT PASS"),
                       "\n");
+      for (const std::string& f : v->failed_starts) {
+        absl::StrAppend(&s, "    started again after ", f, "\n");
+      }
     }
   }
   absl::StrAppend(&s, "\n", held, " of ", results.size(), " row(s) hold\nverdict: ",
@@ -210,9 +214,12 @@ std::string format_catalogue_json(const std::vector<RowResult>& results) {
   auto version = [](const VersionRun& v) {
     std::vector<std::string> rules;
     for (const std::string& r : v.rules) rules.push_back(json_string(r));
+    std::vector<std::string> failed;
+    for (const std::string& f : v.failed_starts) failed.push_back(json_string(f));
     return absl::StrCat("{\"version\": ", json_string(v.version), ", \"rules\": [",
                         absl::StrJoin(rules, ", "), "], \"numbers\": ", json_string(v.numbers),
                         ", \"client_failure\": ", json_string(v.client_failure),
+                        ", \"failed_starts\": [", absl::StrJoin(failed, ", "), "]",
                         ", \"seconds\": ", absl::StrFormat("%.2f", v.seconds), "}");
   };
   for (const RowResult& r : results) {

@@ -45,6 +45,8 @@ struct VersionRun {
   std::vector<std::string> rules;  // rule IDs violated (sorted, unique)
   std::string numbers;             // "debited 5, granted 10, available 5"
   std::string client_failure;      // empty when the client ran normally
+  // Start attempts before the judged one whose client never subscribed ("attempt 1: ...").
+  std::vector<std::string> failed_starts;
   double seconds = 0;
 };
 

@@ -110,8 +110,18 @@ std::optional<ScenarioOutcome> run_within(const ClientSpec& spec, Clock::time_po
     client.timeout = left;
     client.startup = std::min(client.startup, left);
   }
+  // A start attempt that fails costs up to `startup` (and the process's stop) before the next:
+  // only as many attempts as fit before the deadline with a whole run after them.
+  const milliseconds per_start = client.startup + milliseconds(1000);
+  const milliseconds spare = left - client.timeout;
+  const long fit = 1 + (spare.count() > 0 ? spare.count() / per_start.count() : 0);
+  client.start_attempts =
+      static_cast<int>(std::clamp<long>(fit, 1, std::max(1, spec.start_attempts)));
   ScenarioOutcome outcome = run_scenario(client, params);
   ++sr->runs;  // cut or not, the client ran
+  for (const std::string& f : outcome.failed_starts) {
+    sr->restarts.push_back(absl::StrCat("run ", sr->runs, ", ", f));
+  }
   if (clamped && Clock::now() + kDeadlineMargin >= until) {
     ++sr->cut_runs;
     return std::nullopt;

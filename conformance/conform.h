@@ -50,6 +50,9 @@ struct ScenarioReport {
   std::vector<std::string> not_opened;  // windows runs could not open, with the reason
   std::vector<std::string> rows;        // legacy rows whose window was opened
   std::vector<std::string> never_acked;  // "entry 3 (run 2)": never acknowledged
+  // Start attempts whose client never subscribed, each started again (ClientSpec::
+  // start_attempts): "run 2, attempt 1: hang or start failure: no Subscribe and Flow ...".
+  std::vector<std::string> restarts;
   int inconclusive_runs = 0;
   double seconds = 0;
   // The overall deadline came before its last run (runs == 0: it never started). Without a

@@ -124,6 +124,10 @@ struct ClientSpec {
   // proxy in front of the broker gives its own address here, so the client, told to go there,
   // stays on it for its consumer (conform --advertised-url).
   std::string advertised_url;
+  // A run whose client sends no Subscribe and Flow within `startup` is started again (a new
+  // broker and client process), up to this many attempts in all; each attempt costs at most
+  // `startup` more. The earlier attempts are named in ScenarioOutcome::failed_starts.
+  int start_attempts = 3;
   std::int64_t threshold() const { return t.value_or(std::max<std::int64_t>(1, q / 2)); }
 };
 
@@ -138,6 +142,10 @@ struct ScenarioOutcome {
   std::vector<spec::Finding> deviations;  // known deviations (X1-X6), incl. old-client excuses
   std::optional<std::string> client_failure;  // "crashed: exited with status 1", "hang: ..."
   bool client_never_started = false;     // no Flow ever arrived (command wrong?)
+  // The attempts before this one whose client never started, with the reason ("attempt 1: hang
+  // or start failure: no Subscribe and Flow within 10000 ms (still running)"); this outcome is
+  // the last attempt's (ClientSpec::start_attempts).
+  std::vector<std::string> failed_starts;
   std::string client_log_tail;
   std::int64_t granted = 0, debited = 0;  // of the last incarnation, at quiescence
   int incarnations = 0;

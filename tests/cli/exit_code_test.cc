@@ -97,6 +97,27 @@ TEST(ExitCodes, ConformDeadlineReachedIsExitTwoNotAPass) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("PASS complete_batches")));
 }
 
+// A client that never subscribes is started again up to --start-attempts, each restart listed
+// under its scenario; a count outside 1-10 is usage.
+TEST(ExitCodes, ConformListsEachRestartOfAClientThatNeverStarts) {
+  for (const char* bad : {"0", "11", "-1", "two"}) {
+    const testing::Run r = run_permitcheck(
+        {"conform", "--client", "true {url}", "--start-attempts", bad});
+    EXPECT_EQ(r.code, kExitBadInput) << bad;
+    EXPECT_THAT(r.out + r.err, HasSubstr("--start-attempts")) << bad;
+  }
+  const testing::Run r = run_permitcheck({"conform", "--client", "sleep 600 # {url}",
+                                          "--scenarios", "complete_batches", "--jobs", "1",
+                                          "--cases", "0", "--startup", "0.3", "--timeout", "2",
+                                          "--start-attempts", "2"});
+  EXPECT_EQ(r.code, kExitBadInput) << r.out << r.err;  // never subscribed: exercised nothing
+  if (r.err.find("not built in this configuration") != std::string::npos) return;
+  EXPECT_THAT(r.out, HasSubstr("started again: run 1, attempt 1: hang or start failure: no "
+                               "Subscribe and Flow within 300 ms (still running)"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("attempt 2:")));
+  EXPECT_THAT(r.out, HasSubstr("could not start"));
+}
+
 TEST(ExitCodes, StdinTwiceIsUsage) {
   EXPECT_EQ(run_permitcheck({"validate", "-", "-"}, example()).code, kExitBadInput);
 }

@@ -32,6 +32,26 @@ TEST(BugCatalogue, EveryRowNamesReleasesItsPresetInstalls) {
   }
 }
 
+// A release whose client was started again is judged on the start that subscribed, and the
+// report says which attempts did not, in text and JSON.
+TEST(BugCatalogue, RestartedReleaseNamesItsFailedStarts) {
+  RowResult r{.row = &row("go-1404")};
+  r.affected = VersionRun{.version = "v0.16.0", .client_started = true, .rules = {"E5"},
+                          .numbers = "debited 1, granted 0, available -1",
+                          .failed_starts = {"attempt 1: hang or start failure: no Subscribe "
+                                            "and Flow within 10000 ms (still running)"}};
+  r.fixed = VersionRun{.version = "v0.17.0", .client_started = true};
+  const std::string text = format_catalogue_text({r});
+  EXPECT_NE(text.find("\n    started again after attempt 1: hang or start failure: no Subscribe"
+                      " and Flow within 10000 ms (still running)\n  fixed    v0.17.0"),
+            std::string::npos)
+      << text;
+  const std::string json = format_catalogue_json({r});
+  EXPECT_NE(json.find("\"failed_starts\": [\"attempt 1: hang or start failure"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"failed_starts\": [], \"seconds\""), std::string::npos) << json;
+}
+
 TEST(BugCatalogue, E5_Go833DiscardedCorruptMessagesLeakPermitsInV090NotInV0100) {
   if (!testing::installed("conformance/clients/go/permitcheck-go-consumer-v0.9.0") ||
       !testing::installed("conformance/clients/go/permitcheck-go-consumer-v0.10.0")) {

@@ -7,6 +7,7 @@
 // noticed. The PulsarFlex tests skip when node or the installed package is missing
 // (ci/install-node-clients.sh installs it) and in sanitizer builds.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -311,6 +312,89 @@ TEST(ReferenceClient, HeldWindowNotOpenedIsInconclusive) {
   EXPECT_NE(o.not_opened.front().find("held 0 unacknowledged"), std::string::npos)
       << o.not_opened.front();
   EXPECT_TRUE(o.windows.empty()) << dump(o);
+}
+
+// ---- a client that is slow to start (ClientSpec::start_attempts) ----
+
+// A command whose first start hangs without subscribing (as a client can on a busy machine)
+// and whose later starts run the reference client; `flag` marks that the first has begun.
+ClientSpec slow_first_start_client(const std::string& flag) {
+  ClientSpec c = reference_client();
+  c.command = absl::StrCat("if mkdir ", flag, " 2>/dev/null; then exec sleep 60; fi; ",
+                           reference_command());
+  c.startup = std::chrono::milliseconds(1500);
+  return c;
+}
+
+std::string fresh_flag(std::string_view name) {
+  const std::string flag = absl::StrCat(::testing::TempDir(), "/permitcheck-", std::string(name), "-",
+                                        ::getpid());
+  std::filesystem::remove_all(flag);
+  return flag;
+}
+
+// The run is judged on the attempt that started; the one that did not is named with why.
+TEST(ReferenceClient, RunWhoseClientNeverStartedIsStartedAgainAndSaysSo) {
+  const std::string flag = fresh_flag("slow-start");
+  ScenarioOutcome o =
+      run_scenario(slow_first_start_client(flag), params(ScenarioKind::kCompleteBatches,
+                                                         {EntrySpec{.batch_size = 3}}));
+  std::filesystem::remove_all(flag);
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_FALSE(o.client_never_started) << dump(o);
+  ASSERT_EQ(o.failed_starts.size(), 1u) << dump(o);
+  EXPECT_EQ(o.failed_starts[0],
+            "attempt 1: hang or start failure: no Subscribe and Flow within 1500 ms "
+            "(still running)");
+  EXPECT_GE(o.seconds, 1.5) << "the first attempt waited its startup";
+}
+
+// A client that never starts is a failure after every attempt, each of them named.
+TEST(ClientProcess, ClientThatNeverStartsFailsAfterEveryAttempt) {
+  ClientSpec c = reference_client();
+  c.command = "exec sleep 60 # {url}";
+  c.startup = std::chrono::milliseconds(400);
+  ScenarioOutcome o = run_scenario(c, params(ScenarioKind::kCompleteBatches, {EntrySpec{}}));
+  EXPECT_TRUE(o.failed());
+  EXPECT_TRUE(o.client_never_started);
+  ASSERT_TRUE(o.client_failure.has_value());
+  EXPECT_NE(o.client_failure->find("no Subscribe and Flow within 400 ms"), std::string::npos)
+      << *o.client_failure;
+  ASSERT_EQ(o.failed_starts.size(), 2u);  // three attempts: two before the judged one
+  EXPECT_EQ(o.failed_starts[1].substr(0, 10), "attempt 2:");
+  c.start_attempts = 1;
+  EXPECT_TRUE(run_scenario(c, params(ScenarioKind::kCompleteBatches, {EntrySpec{}}))
+                  .failed_starts.empty());
+}
+
+// run_conformance names each restart with its run, and starts again only while a whole run
+// still fits before the overall deadline.
+TEST(ReferenceClient, ConformRestartsOnlyWhatFitsBeforeTheDeadline) {
+  const std::string flag = fresh_flag("slow-conform");
+  ConformOptions options{.client = slow_first_start_client(flag),
+                         .scenarios = {ScenarioKind::kCompleteBatches},
+                         .cases = 0, .jobs = 1};
+  ConformReport report = run_conformance(options);
+  std::filesystem::remove_all(flag);
+  ASSERT_EQ(report.scenarios.size(), 1u);
+  const ScenarioReport& s = report.scenarios[0];
+  EXPECT_TRUE(s.passed()) << dump(s);
+  ASSERT_EQ(s.restarts.size(), 1u) << dump(s);
+  EXPECT_EQ(s.restarts[0].substr(0, 18), "run 1, attempt 1: ") << s.restarts[0];
+
+  // The deadline leaves room for one run only (timeout 15 s, deadline 15.5 s): no restart,
+  // and the hang is the run's verdict.
+  const std::string flag2 = fresh_flag("slow-deadline");
+  options.client = slow_first_start_client(flag2);
+  options.deadline = std::chrono::milliseconds(15500);
+  const auto t0 = std::chrono::steady_clock::now();
+  report = run_conformance(options);
+  std::filesystem::remove_all(flag2);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(6000));
+  ASSERT_EQ(report.scenarios.size(), 1u);
+  EXPECT_TRUE(report.scenarios[0].restarts.empty()) << dump(report.scenarios[0]);
+  EXPECT_TRUE(report.client_could_not_start);
+  EXPECT_FALSE(report.passed());
 }
 
 // A client killed by a signal is reported with the signal's name, also when the shell that
