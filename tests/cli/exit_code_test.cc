@@ -81,6 +81,14 @@ TEST(ExitCodes, ConformDeadlineMustBeFiniteAndPositive) {
   }
 }
 
+// Without --deadline, conform still ends: 900 s for the whole run (before issue 18 a client
+// that never acknowledged kept it going for about 48 minutes).
+TEST(ExitCodes, ConformHasAnOverallDeadlineByDefault) {
+  const testing::Run r = run_permitcheck({"conform", "--help"});
+  EXPECT_EQ(r.code, kExitPass);
+  EXPECT_THAT(r.out, HasSubstr("--deadline FLOAT:FLOAT in [1, 604800]=900\n"));
+}
+
 // A client that never subscribes, with a deadline shorter than one run: nothing failed, so
 // the verdict is incomplete (exit 2), the scenario NOT-RUN or NOT-FINISHED, never PASS.
 TEST(ExitCodes, ConformDeadlineReachedIsExitTwoNotAPass) {
