@@ -177,6 +177,64 @@ TEST(GoldenFormats, RenderJsonRoundTrips) {
   }
 }
 
+// The finding lines ("line 9: K1 ...") of a report, in order; for replay only those under the
+// trace's own ruleset.
+std::vector<std::string> finding_lines(const std::string& report, bool replay) {
+  std::vector<std::string> lines;
+  std::istringstream in(report);
+  bool on = !replay;
+  static const std::regex kFinding(R"(^\s*(line [0-9]+: .*)$)");
+  for (std::string l; std::getline(in, l);) {
+    if (replay) {
+      if (l.find("specification, ruleset") == 0) on = l.find("(the trace's ruleset)") != std::string::npos;
+      else if (l.find("reference implementation") == 0) on = false;
+    }
+    std::smatch m;
+    if (on && std::regex_match(l, m, kFinding)) lines.push_back(m[1].str());
+  }
+  return lines;
+}
+
+// A command or message id used again after its command finished: validate (streaming), render
+// (whole trace) and replay give the same findings on the same lines.
+TEST(GoldenFormats, K1_K2_M3_E2_ReusedIdsAreJudgedAlikeByValidateRenderAndReplay) {
+  const std::string finished =
+      R"({"trace":"pip491-permits","version":1,"source":"client","ruleset":"rev-d","q":4,"t":2})" "\n"
+      R"({"ev":"inc_open","inc":1,"cnx":"c1","consumer":0})" "\n"
+      R"({"ev":"inc_flow_enabled","inc":1})" "\n"
+      R"({"ev":"flow","cnx":"c1","consumer":0,"inc":1,"permits":4})" "\n"
+      R"({"ev":"recv","inc":1,"cmd":1,"message_permits":1})" "\n"
+      R"({"ev":"claim","cmd":1,"msg":"m0","index":0})" "\n"
+      R"({"ev":"settle","cmd":1,"n":0})" "\n"
+      R"({"ev":"msg_return","msg":"m0"})" "\n";
+  const struct {
+    std::string tail;
+    std::vector<std::string> rules;
+  } cases[] = {
+      {R"({"ev":"recv","inc":1,"cmd":1,"message_permits":1})" "\n", {"K1"}},
+      {R"({"ev":"recv","inc":1,"cmd":2,"message_permits":1})" "\n"
+       R"({"ev":"claim","cmd":2,"msg":"m0","index":0})" "\n", {"K2"}},
+      {R"({"ev":"msg_return","msg":"m0"})" "\n", {"M3", "E2"}},
+  };
+  for (const auto& c : cases) {
+    const std::string trace = finished + c.tail;
+    SCOPED_TRACE(c.tail);
+    const testing::Run v = run_permitcheck({"validate", "-"}, trace);
+    EXPECT_EQ(v.code, kExitViolation) << v.out << v.err;
+    const std::vector<std::string> lines = finding_lines(v.out, false);
+    ASSERT_EQ(lines.size(), c.rules.size()) << v.out;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      EXPECT_THAT(lines[i], ::testing::MatchesRegex("line [0-9]+: " + c.rules[i] + " .*"));
+    }
+    const testing::Run r = run_permitcheck({"render", "-"}, trace);
+    EXPECT_EQ(r.code, kExitPass) << r.err;  // render exits 0 whenever it rendered
+    EXPECT_EQ(finding_lines(r.out, false), lines) << r.out;
+    const testing::Run p = run_permitcheck({"replay", "-"}, trace);
+    EXPECT_EQ(p.code, kExitViolation) << p.err;
+    EXPECT_EQ(finding_lines(p.out, true), lines) << p.out;
+  }
+}
+
 }  // namespace
 }  // namespace permitcheck::cli
 
