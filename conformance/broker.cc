@@ -10,6 +10,7 @@
 #include "asio.hpp"
 #include "conformance/internal/entry_frame.h"
 #include "conformance/internal/handshake.h"
+#include "conformance/internal/listener.h"
 #include "conformance/internal/write_queue.h"
 #include "protocol/frame.h"
 #include "spec/finalize.h"
@@ -545,14 +546,9 @@ ConformanceBroker::ConformanceBroker(BrokerOptions options)
 ConformanceBroker::~ConformanceBroker() { stop(); }
 
 absl::Status ConformanceBroker::start() {
-  asio::error_code ec;
-  tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), 0);
-  impl_->acceptor.open(endpoint.protocol(), ec);
-  if (!ec) impl_->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) impl_->acceptor.bind(endpoint, ec);
-  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot listen on 127.0.0.1: ", ec.message()));
-  port_ = impl_->acceptor.local_endpoint().port();
+  absl::StatusOr<std::uint16_t> port = internal::listen_loopback(impl_->acceptor);
+  if (!port.ok()) return port.status();
+  port_ = *port;
   impl_->url = options_.advertised_url.empty() ? url() : options_.advertised_url;
   impl_->accept();
   impl_->thread = std::thread([this] { impl_->io.run(); });
