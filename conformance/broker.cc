@@ -2,7 +2,6 @@
 
 #include <array>
 #include <condition_variable>
-#include <deque>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -11,6 +10,8 @@
 #include "asio.hpp"
 #include "conformance/internal/entry_frame.h"
 #include "conformance/internal/handshake.h"
+#include "conformance/internal/listener.h"
+#include "conformance/internal/write_queue.h"
 #include "protocol/frame.h"
 #include "spec/finalize.h"
 #include "spec/ruleset.h"
@@ -56,9 +57,7 @@ struct ConformanceBroker::Impl {
     tcp::socket socket;
     std::array<char, 65536> buffer{};
     FrameSplitter splitter;
-    std::deque<std::string> writes;
-    std::size_t queued_bytes = 0;  // in `writes`
-    bool writing = false;
+    internal::WriteQueue writes{socket, kMaxQueuedBytes};
     bool closed = false;
     explicit Conn(asio::io_context& io) : socket(io) {}
   };
@@ -231,6 +230,7 @@ struct ConformanceBroker::Impl {
       std::lock_guard<std::mutex> lock(mu);
       if (conn->closed) return;
       conn->closed = true;
+      conn->writes.close();
       --counters.live_connections;
       counters.last_activity = std::chrono::steady_clock::now();
       events.push_back(spec::Disconnect{cnx_id(conn->id)});
@@ -244,34 +244,11 @@ struct ConformanceBroker::Impl {
   }
 
   void write(const std::shared_ptr<Conn>& conn, std::string bytes) {
-    if (conn->closed) return;
-    if (conn->queued_bytes + bytes.size() > kMaxQueuedBytes) {
+    if (!conn->writes.push(std::move(bytes), conn, [this, conn] { close(conn); }).ok()) {
       protocol_error(conn, absl::StrCat("more than ", kMaxQueuedBytes >> 20,
                                         " MiB waiting to be written (the client does not read "
                                         "what it asked for): connection closed"));
-      return;
     }
-    conn->queued_bytes += bytes.size();
-    conn->writes.push_back(std::move(bytes));
-    if (!conn->writing) write_next(conn);
-  }
-
-  void write_next(const std::shared_ptr<Conn>& conn) {
-    if (conn->writes.empty() || conn->closed) {
-      conn->writing = false;
-      return;
-    }
-    conn->writing = true;
-    asio::async_write(conn->socket, asio::buffer(conn->writes.front()),
-                      [this, conn](const asio::error_code& ec, std::size_t) {
-                        if (ec) {
-                          close(conn);
-                          return;
-                        }
-                        conn->queued_bytes -= conn->writes.front().size();
-                        conn->writes.pop_front();
-                        write_next(conn);
-                      });
   }
 
   void send(const std::shared_ptr<Conn>& conn, const wire::BaseCommand& cmd) {
@@ -569,14 +546,9 @@ ConformanceBroker::ConformanceBroker(BrokerOptions options)
 ConformanceBroker::~ConformanceBroker() { stop(); }
 
 absl::Status ConformanceBroker::start() {
-  asio::error_code ec;
-  tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), 0);
-  impl_->acceptor.open(endpoint.protocol(), ec);
-  if (!ec) impl_->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) impl_->acceptor.bind(endpoint, ec);
-  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot listen on 127.0.0.1: ", ec.message()));
-  port_ = impl_->acceptor.local_endpoint().port();
+  absl::StatusOr<std::uint16_t> port = internal::listen_loopback(impl_->acceptor);
+  if (!port.ok()) return port.status();
+  port_ = *port;
   impl_->url = options_.advertised_url.empty() ? url() : options_.advertised_url;
   impl_->accept();
   impl_->thread = std::thread([this] { impl_->io.run(); });

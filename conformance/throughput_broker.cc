@@ -14,6 +14,8 @@
 #include "conformance/broker.h"
 #include "conformance/internal/entry_frame.h"
 #include "conformance/internal/handshake.h"
+#include "conformance/internal/listener.h"
+#include "conformance/internal/write_queue.h"
 #include "protocol/frame.h"
 
 namespace permitcheck::conformance {
@@ -35,8 +37,7 @@ struct ThroughputBroker::Impl {
     tcp::socket socket;
     std::array<char, 65536> buffer{};
     FrameSplitter splitter;
-    std::deque<std::string> writes;
-    bool writing = false;
+    internal::WriteQueue writes{socket, 0};  // unbounded: the bench serves well-behaved clients
     bool closed = false;
     explicit Conn(asio::io_context& io) : socket(io) {}
   };
@@ -124,6 +125,7 @@ struct ThroughputBroker::Impl {
   void close(const std::shared_ptr<Conn>& conn) {
     if (conn->closed) return;
     conn->closed = true;
+    conn->writes.close();
     abort_session(conn->id, "the consumer's connection closed before every message was acked");
     conns.erase(conn->id);
     asio::error_code ignored;
@@ -132,26 +134,8 @@ struct ThroughputBroker::Impl {
   }
 
   void write(const std::shared_ptr<Conn>& conn, std::string bytes) {
-    if (conn->closed || bytes.empty()) return;
-    conn->writes.push_back(std::move(bytes));
-    if (!conn->writing) write_next(conn);
-  }
-
-  void write_next(const std::shared_ptr<Conn>& conn) {
-    if (conn->writes.empty() || conn->closed) {
-      conn->writing = false;
-      return;
-    }
-    conn->writing = true;
-    asio::async_write(conn->socket, asio::buffer(conn->writes.front()),
-                      [this, conn](const asio::error_code& ec, std::size_t) {
-                        if (ec) {
-                          close(conn);
-                          return;
-                        }
-                        conn->writes.pop_front();
-                        write_next(conn);
-                      });
+    // Unbounded: push never fails.
+    (void)conn->writes.push(std::move(bytes), conn, [this, conn] { close(conn); });
   }
 
   void handle(const std::shared_ptr<Conn>& conn, const wire::BaseCommand& in,
@@ -327,14 +311,9 @@ ThroughputBroker::ThroughputBroker(ThroughputOptions options)
 ThroughputBroker::~ThroughputBroker() { stop(); }
 
 absl::Status ThroughputBroker::start() {
-  asio::error_code ec;
-  tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), 0);
-  impl_->acceptor.open(endpoint.protocol(), ec);
-  if (!ec) impl_->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) impl_->acceptor.bind(endpoint, ec);
-  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot listen on 127.0.0.1: ", ec.message()));
-  port_ = impl_->acceptor.local_endpoint().port();
+  absl::StatusOr<std::uint16_t> port = internal::listen_loopback(impl_->acceptor);
+  if (!port.ok()) return port.status();
+  port_ = *port;
   impl_->url = url();
   impl_->accept();
   impl_->thread = std::thread([this] { impl_->io.run(); });

@@ -8,18 +8,10 @@
 # ends the tap with its summary. Runs are one at a time (--jobs 1): each binds PORT in turn.
 permitcheck=$1 port=$2 logdir=$3 broker=$4
 shift 4
-out="$logdir/tap-$$.out"
+. "$(dirname "$0")/tap_client_lib.sh"
 tap_url="pulsar://127.0.0.1:$port"
 for _ in $(seq 100); do  # the previous run's tap may still hold the port for a moment
-  "$permitcheck" tap --listen "127.0.0.1:$port" --upstream "${broker#pulsar://}" --idle 0.2 \
-    --threshold 5 --format json --trace "$logdir/tap-$$.jsonl" >"$out" 2>"$out.err" &
-  tap=$!
-  for _ in $(seq 50); do
-    grep -q "listening on" "$out.err" 2>/dev/null && break
-    kill -0 $tap 2>/dev/null || break
-    sleep 0.02
-  done
-  grep -q "listening on" "$out.err" && break
+  tap_start "$permitcheck" "$port" "$broker" "$logdir" && break
   sleep 0.05
 done
 args=()

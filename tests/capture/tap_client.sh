@@ -6,17 +6,9 @@
 # group ends the tap cleanly.
 permitcheck=$1 url=$2 logdir=$3
 shift 3
-out="$logdir/tap-$$.out"
-for attempt in 1 2 3 4 5; do
+. "$(dirname "$0")/tap_client_lib.sh"
+for attempt in 1 2 3 4 5; do  # a random port may be taken: another one
   port=$((20000 + RANDOM % 30000))
-  "$permitcheck" tap --listen "127.0.0.1:$port" --upstream "${url#pulsar://}" --idle 0.2 \
-    --threshold 5 --format json --trace "$logdir/tap-$$.jsonl" >"$out" 2>"$out.err" &
-  tap=$!
-  for _ in $(seq 50); do
-    grep -q "listening on" "$out.err" 2>/dev/null && break
-    kill -0 $tap 2>/dev/null || break
-    sleep 0.05
-  done
-  grep -q "listening on" "$out.err" && break
+  tap_start "$permitcheck" "$port" "$url" "$logdir" && break
 done
 "$@" --url "pulsar://127.0.0.1:$port"

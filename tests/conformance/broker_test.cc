@@ -2,65 +2,18 @@
 // is answered with a protocol ERROR naming it (with its request id), never with silence.
 #include "conformance/broker.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
 
 #include "protocol/frame.h"
+#include "tests/conformance/raw_client.h"
 
 namespace permitcheck::conformance {
 namespace {
 
-// A blocking client socket with a 5 s receive bound, so a silent broker fails the test.
-class RawClient {
- public:
-  explicit RawClient(std::uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    timeval tv{.tv_sec = 5, .tv_usec = 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~RawClient() { ::close(fd_); }
-  bool connected() const { return connected_; }
-
-  void send(const wire::BaseCommand& cmd) {
-    const std::string bytes = encode_command(cmd);
-    ASSERT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  }
-
-  // The next whole frame, or nullopt on timeout or close.
-  std::optional<wire::BaseCommand> receive() {
-    char buf[4096];
-    while (true) {
-      absl::StatusOr<std::optional<std::string>> f = splitter_.next();
-      if (!f.ok()) return std::nullopt;
-      if (f->has_value()) {
-        absl::StatusOr<Frame> frame = decode_frame(**f);
-        if (!frame.ok()) return std::nullopt;
-        return frame->command;
-      }
-      const ssize_t n = ::read(fd_, buf, sizeof buf);
-      if (n <= 0) return std::nullopt;
-      splitter_.append(std::string_view(buf, static_cast<std::size_t>(n)));
-    }
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  FrameSplitter splitter_;
-};
+using testing::RawClient;
 
 // A LOOKUP is answered with the broker's own URL, or with BrokerOptions::advertised_url (a tap
 // in front of it), never with proxy_through_service_url: the client goes where it is told.
@@ -75,7 +28,7 @@ TEST(BrokerProtocol, ALookupNamesTheBrokerOrItsAdvertisedUrl) {
     lookup.set_type(wire::BaseCommand::LOOKUP);
     lookup.mutable_lookuptopic()->set_topic("persistent://public/default/permitcheck");
     lookup.mutable_lookuptopic()->set_request_id(4);
-    client.send(lookup);
+    ASSERT_TRUE(client.send(lookup));
     std::optional<wire::BaseCommand> in = client.receive();
     ASSERT_TRUE(in.has_value()) << "no answer to LOOKUP";
     ASSERT_EQ(in->type(), wire::BaseCommand::LOOKUP_RESPONSE);
@@ -97,7 +50,7 @@ TEST(BrokerProtocol, UnimplementedCommandsGetAnErrorWithTheirRequestId) {
   connect.set_type(wire::BaseCommand::CONNECT);
   connect.mutable_connect()->set_client_version("raw-test");
   connect.mutable_connect()->set_protocol_version(21);
-  client.send(connect);
+  ASSERT_TRUE(client.send(connect));
   std::optional<wire::BaseCommand> in = client.receive();
   ASSERT_TRUE(in.has_value());
   EXPECT_EQ(in->type(), wire::BaseCommand::CONNECTED);
@@ -106,7 +59,7 @@ TEST(BrokerProtocol, UnimplementedCommandsGetAnErrorWithTheirRequestId) {
   seek.set_type(wire::BaseCommand::SEEK);
   seek.mutable_seek()->set_consumer_id(0);
   seek.mutable_seek()->set_request_id(7);
-  client.send(seek);
+  ASSERT_TRUE(client.send(seek));
   in = client.receive();
   ASSERT_TRUE(in.has_value()) << "no answer to SEEK";
   ASSERT_EQ(in->type(), wire::BaseCommand::ERROR);
@@ -117,7 +70,7 @@ TEST(BrokerProtocol, UnimplementedCommandsGetAnErrorWithTheirRequestId) {
   schema.set_type(wire::BaseCommand::GET_SCHEMA);
   schema.mutable_getschema()->set_request_id(9);
   schema.mutable_getschema()->set_topic("persistent://public/default/t");
-  client.send(schema);
+  ASSERT_TRUE(client.send(schema));
   in = client.receive();
   ASSERT_TRUE(in.has_value()) << "no answer to GET_SCHEMA";
   ASSERT_EQ(in->type(), wire::BaseCommand::ERROR);
@@ -127,7 +80,7 @@ TEST(BrokerProtocol, UnimplementedCommandsGetAnErrorWithTheirRequestId) {
   wire::BaseCommand ping;
   ping.set_type(wire::BaseCommand::PING);
   ping.mutable_ping();
-  client.send(ping);
+  ASSERT_TRUE(client.send(ping));
   in = client.receive();
   ASSERT_TRUE(in.has_value());
   EXPECT_EQ(in->type(), wire::BaseCommand::PONG);

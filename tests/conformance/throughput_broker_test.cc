@@ -4,10 +4,6 @@
 // client on the address it used, and a session cut short reported as such.
 #include "conformance/throughput_broker.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -15,47 +11,18 @@
 #include <vector>
 
 #include "protocol/frame.h"
-#include "tests/capture/socket_testing.h"
+#include "tests/conformance/raw_client.h"
 
 namespace permitcheck::conformance {
 namespace {
 
 using namespace std::chrono_literals;
-namespace sock = capture::testing;
 
-// A consumer on a blocking socket (5 s receive bound: a silent broker fails the test).
-class Consumer {
+// A consumer on a raw socket (RawClient: reads give up after 5 s, a silent broker fails the
+// test).
+class Consumer : public testing::RawClient {
  public:
-  explicit Consumer(std::uint16_t port) : fd_(sock::connect_loopback(port)) {
-    timeval tv{.tv_sec = 5, .tv_usec = 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~Consumer() { ::close(fd_); }
-
-  bool send(const wire::BaseCommand& c) { return sock::send_all(fd_, encode_command(c)); }
-
-  std::optional<wire::BaseCommand> receive() {
-    char buf[65536];
-    while (true) {
-      absl::StatusOr<std::optional<std::string>> f = splitter_.next();
-      if (!f.ok()) return std::nullopt;
-      if (f->has_value()) {
-        absl::StatusOr<Frame> frame = decode_frame(**f);
-        if (!frame.ok()) return std::nullopt;
-        return frame->command;
-      }
-      const ssize_t n = ::read(fd_, buf, sizeof buf);
-      if (n <= 0) return std::nullopt;
-      splitter_.append(std::string_view(buf, static_cast<std::size_t>(n)));
-    }
-  }
-
-  // Whether a frame (or bytes of one) arrives within `wait`.
-  bool more_within(std::chrono::milliseconds wait) {
-    if (splitter_.buffered() > 0) return true;
-    pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
-    return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
-  }
+  using RawClient::RawClient;
 
   // CONNECT and SUBSCRIBE (consumer 1), expecting CONNECTED and SUCCESS.
   void subscribe() {
@@ -103,10 +70,6 @@ class Consumer {
     EXPECT_EQ(m->message().message_permits(), 1u);  // one permit per single message
     return m->message().message_id().entryid();
   }
-
- private:
-  int fd_;
-  FrameSplitter splitter_;
 };
 
 TEST(ThroughputBroker, SendsOneMessageAtATimeThenAsManyAsThePermitsAllowAndTimesEveryAck) {

@@ -202,25 +202,40 @@ TEST(ValidateMemory, OutOfMemoryIsAnErrorNotACrash) {
   }
 }
 
+// On one thread and on two, in a child whose heap is limited to 64 MiB (RLIMIT_DATA), the
+// trace Trace(n) generates validates under --max-memory 8 MiB: `events` events read, no
+// violation, no error.
+template <typename Trace>
+void expect_passes_under_a_64mib_heap(std::uint64_t n, std::uint64_t events) {
+  for (int threads : {1, 2}) {
+    expect_child_passes_under_64mib(threads, [threads, n, events] {
+      ValidateOptions options;
+      options.threads = threads;
+      options.max_memory = std::size_t{8} << 20;
+      Trace source(n);
+      std::istream in(&source);
+      const FileResult r = validate_stream(in, "generated", options);
+      if (r.error) return r.error->find("std::bad_alloc") != std::string::npos ? 3 : 2;
+      if (r.events != events) return 5;
+      return r.violations.empty() ? 0 : 1;
+    }, "1 violations, 2 an error (--max-memory), 3 out of memory (std::bad_alloc), 5 events missing");
+  }
+}
+
 // The issue's own figure: validate of a wire trace of 1 million messages, each acknowledged
-// and granted back, under a 64 MiB heap (RLIMIT_DATA, in a child), on one thread and on two,
-// at the default --max-memory: wire commands are released on their Ack. Before, the same
-// trace peaked at 1.33 GiB and, under a 1 GiB limit, aborted with std::bad_alloc.
+// and granted back, under a 64 MiB heap, on one thread and on two: wire commands are released
+// on their Ack. Before, the same trace peaked at 1.33 GiB and, under a 1 GiB limit, aborted
+// with std::bad_alloc.
+struct AcknowledgedWireTrace : GeneratedTrace {
+  explicit AcknowledgedWireTrace(std::uint64_t messages) : GeneratedTrace(messages, true) {}
+};
+
 TEST(ValidateMemory, MillionAcknowledgedWireMessagesPassUnderA64MiBHeap) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space: the limit "
                   "is checked in the plain build";
 #endif
-  for (int threads : {1, 2}) {
-    expect_child_passes_under_64mib(threads, [threads] {
-      ValidateOptions options;
-      options.threads = threads;
-      const FileResult r = validate_generated(1'000'000, true, options);
-      if (r.error) return r.error->find("std::bad_alloc") != std::string::npos ? 3 : 2;
-      if (r.events != 4 + 3 * 1'000'000u) return 5;
-      return r.violations.empty() ? 0 : 1;
-    }, "1 violations, 2 an error, 5 events missing");
-  }
+  expect_passes_under_a_64mib_heap<AcknowledgedWireTrace>(1'000'000, 4 + 3 * 1'000'000u);
 }
 
 // 1.2 million events of finished client commands (100,000 commands, 400,000 messages) under a
@@ -232,19 +247,8 @@ TEST(ValidateMemory, FinishedClientCommandsPassUnderA64MiBHeap) {
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space: the limit "
                   "is checked in the plain build";
 #endif
-  for (int threads : {1, 2}) {
-    expect_child_passes_under_64mib(threads, [threads] {
-      ValidateOptions options;
-      options.threads = threads;
-      options.max_memory = std::size_t{8} << 20;
-      GeneratedClientTrace source(100'000);
-      std::istream in(&source);
-      const FileResult r = validate_stream(in, "generated", options);
-      if (r.error) return r.error->find("std::bad_alloc") != std::string::npos ? 3 : 2;
-      if (r.events != 3 + 12 * 100'000u + 100'000 / 125) return 5;
-      return r.violations.empty() ? 0 : 1;
-    }, "1 violations, 2 an error (--max-memory), 5 events missing");
-  }
+  expect_passes_under_a_64mib_heap<GeneratedClientTrace>(100'000,
+                                                         3 + 12 * 100'000u + 100'000 / 125);
 }
 
 // 1 million permit-state cycles (9 million events) under a 64 MiB heap and --max-memory 8 MiB,
@@ -257,19 +261,7 @@ TEST(ValidateMemory, MillionPermitStateCyclesPassUnderA64MiBHeap) {
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space: the limit "
                   "is checked in the plain build";
 #endif
-  for (int threads : {1, 2}) {
-    expect_child_passes_under_64mib(threads, [threads] {
-      ValidateOptions options;
-      options.threads = threads;
-      options.max_memory = std::size_t{8} << 20;
-      GeneratedCycleTrace source(1'000'000);
-      std::istream in(&source);
-      const FileResult r = validate_stream(in, "generated", options);
-      if (r.error) return r.error->find("std::bad_alloc") != std::string::npos ? 3 : 2;
-      if (r.events != 1 + 9 * 1'000'000u) return 5;
-      return r.violations.empty() ? 0 : 1;
-    }, "1 violations, 2 an error (--max-memory), 5 events missing");
-  }
+  expect_passes_under_a_64mib_heap<GeneratedCycleTrace>(1'000'000, 1 + 9 * 1'000'000u);
 }
 
 TEST(ValidateMemory, LimitParsesBytesAndBinarySuffixes) {
