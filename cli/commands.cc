@@ -135,6 +135,10 @@ Commands::Commands(CLI::App& app) {
   prove_->add_option("--timeout", prove_options_.timeout_seconds, "Seconds per solver query")
       ->check(FiniteRange(0.001, 86400.0))
       ->capture_default_str();
+  prove_->add_option("--rlimit", prove_options_.rlimit,
+                     "Z3 resource limit per solver query (deterministic: the verdict does not "
+                     "depend on the machine's speed); 0 none")
+      ->capture_default_str();
   prove_->add_option("--kmax", prove_options_.kmax, "Finalization: entries per send")
       ->check(IntRange(1, 64))
       ->capture_default_str();

@@ -1,5 +1,6 @@
 #include "cli/engines.h"
 
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -61,6 +62,32 @@ std::string known_checks() {
   }
   return out;
 }
+
+// What an interrupted run had (issue 18), after the table: each check finished with its
+// outcome, the one the signal interrupted, and those never started, e.g.
+// "finished: finalization (proved); interrupted: conservation; not started: isolation".
+std::string interruption_summary(const std::vector<solver::Check>& checks,
+                                 const std::vector<solver::Result>& results) {
+  std::string finished, interrupted, not_started;
+  auto add = [](std::string& list, std::string_view item) {
+    absl::StrAppend(&list, list.empty() ? "" : ", ", av(item));
+  };
+  for (const solver::Result& r : results) {
+    const auto* u = std::get_if<solver::Unknown>(&r.outcome);
+    if (u != nullptr && u->reason.ends_with("interrupted")) {  // "conservation query: interrupted"
+      add(interrupted, solver::check_name(r.check));
+    } else {
+      add(finished, absl::StrCat(av(solver::check_name(r.check)), " (",
+                                 av(solver::outcome_name(r.outcome)), ")"));
+    }
+  }
+  for (std::size_t i = results.size(); i < checks.size(); ++i) {
+    add(not_started, solver::check_name(checks[i]));
+  }
+  auto part = [](std::string_view list) { return list.empty() ? std::string("none") : std::string(list); };
+  return absl::StrCat("finished: ", part(finished), "; interrupted: ", part(interrupted),
+                      "; not started: ", part(not_started));
+}
 }  // namespace
 #endif
 
@@ -109,6 +136,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   if (o.induction_k > 0) bounds.induction_k = o.induction_k;
   if (o.induction_bound > 0) bounds.induction_bmax = o.induction_bound;
   bounds.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_seconds * 1000));
+  if (o.rlimit > 0) bounds.rlimit = o.rlimit;
   std::vector<solver::Result> results;
   bool all_proved = true;
   // SIGINT/SIGTERM interrupt the running query (issue 18); what finished is reported below.
@@ -143,8 +171,9 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (stop.signal() != 0) {
     out.flush();
-    err << "permitcheck prove: interrupted by signal " << stop.signal()
-        << "; the results above are those finished or interrupted\n";
+    err << "permitcheck prove: interrupted by " << (stop.signal() == SIGINT ? "SIGINT" : "SIGTERM")
+        << "; the table above has what finished and what was interrupted. "
+        << interruption_summary(checks, results) << "\n";
     return 128 + stop.signal();
   }
   if (o.vacuity) {

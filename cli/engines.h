@@ -45,6 +45,7 @@ struct ProveOptions {
   int bound = 64;                   // B <= bound (conservation, finalization)
   int depth = 12;                   // isolation unrolling depth
   double timeout_seconds = 60;      // per solver query
+  unsigned rlimit = 0;              // Z3 resource limit per solver query, deterministic (0: none)
   int kmax = 4;                     // finalization: entries per send
   int induction_k = 0;              // k of k-induction (0: the solver's default)
   int induction_bound = 0;          // induction: B inside the transition system (0: default)

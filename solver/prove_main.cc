@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
       "permitcheck-prove"};
   Bounds bounds;
   int timeout_ms = static_cast<int>(bounds.timeout.count());
+  unsigned rlimit = 0;
   std::string format = "text";
   std::vector<std::string> checks;
   std::vector<std::string> rulesets;
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
                                           "it answers unknown, never proved)")
       ->check(CLI::Range(1, 86400000))
       ->capture_default_str();
+  app.add_option("--rlimit", rlimit, "Z3 resource limit per query (deterministic: the verdict "
+                                     "does not depend on the machine's speed); 0 none")
+      ->capture_default_str();
   app.add_option("--format", format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -88,6 +92,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? kPass : kUsage;  // --help exits 0
   }
   bounds.timeout = std::chrono::milliseconds(timeout_ms);
+  if (rlimit > 0) bounds.rlimit = rlimit;
   if (checks.empty()) {
     for (Check c : solver::all_checks()) checks.emplace_back(solver::check_name(c));
   }

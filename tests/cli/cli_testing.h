@@ -48,6 +48,18 @@ inline Run run_permitcheck(std::vector<std::string> args, const std::string& std
   return r;
 }
 
+// `permitcheck prove ARGS... --rlimit RLIMIT --timeout 86400`: a test's verdict comes from Z3's
+// deterministic resource limit per query, sized from a measurement (tests/solver/solver_testing.h,
+// PERMITCHECK_RLIMIT_REPORT=1), and never from the wall clock (issue 18).
+inline std::vector<std::string> prove_args(std::vector<std::string> args, unsigned rlimit) {
+  args.insert(args.begin(), "prove");
+  for (std::string a : {std::string("--rlimit"), std::to_string(rlimit), std::string("--timeout"),
+                        std::string("86400")}) {
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
 inline std::string source_dir() {
   const char* env = std::getenv("PERMITCHECK_SOURCE_DIR");
 #ifdef PERMITCHECK_SOURCE_DIR

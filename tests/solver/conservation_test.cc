@@ -11,8 +11,9 @@ namespace {
 const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
 const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
 
-// Measured (internal::rlimit_high_water()): at most 18.0 million per query at B <= 1024, 2.2
-// million at 256, 1.0 million at 64. Over ten times that, and no wall-clock limit.
+// Deterministic limits, no wall clock (issue 18), about ten times the largest rlimit count one
+// query used (internal::rlimit_high_water(), PERMITCHECK_RLIMIT_REPORT=1): for the proofs,
+// 18.0 million per query at B <= 1024, 2.2 million at 256, 1.0 million at 64.
 inline constexpr unsigned kConservationRlimit = 200'000'000;
 
 Result proved_at(int bmax) {
@@ -41,7 +42,7 @@ TEST(SolverConservation, ProvedForRevDAtB1024) {
 
 // The other popcount encoding proves the same (bench/solver_bench.cc compares their growth).
 TEST(SolverConservation, ProvedWithBitSumPopcount) {
-  Bounds b;
+  Bounds b = proof_bounds(20'000'000);  // measured 2.0 M
   b.bmax = 32;
   b.bit_sum_popcount = true;
   const Result r = prove(Check::kConservation, rev_d(), b);
@@ -53,7 +54,7 @@ TEST(SolverConservation, ProvedWithBitSumPopcount) {
 // and its numbers in words are pinned and minimal: the smallest B and P that show the bug.
 TEST(SolverConservation,
      L1_L2_L3_L4_L5_L9_LegacyCounterexamplesAreMinimalAndReproduceThroughMonitor) {
-  const Result r = prove(Check::kConservation, legacy());
+  const Result r = prove(Check::kConservation, legacy(), proof_bounds(100'000'000));  // 9.4 M
   ASSERT_NE(counterexample(r), nullptr) << dump(r);
   EXPECT_TRUE(as_expected(r));
   for (const std::string_view id : {"L1", "L2", "L3", "L4", "L5", "L9"}) {

@@ -14,29 +14,31 @@ namespace {
 const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
 const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
 
+// Deterministic limits, no wall clock (issue 18): each test's rlimit per query is about ten
+// times the largest one query of it used (internal::rlimit_high_water(), measured with
+// PERMITCHECK_RLIMIT_REPORT=1).
 TEST(SolverFinalization, ProvedForRevDEveryDispatcher) {
-  const Result r = prove(Check::kFinalization, rev_d());
+  const Result r = prove(Check::kFinalization, rev_d(), proof_bounds(5'000'000));  // 0.42 M
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
   EXPECT_EQ(r.bound, "k<=4, 64-bit ack_set, 7 dispatchers");
 }
 
 TEST(SolverFinalization, ProvedForRevDWithEightEntries) {
-  Bounds b;
+  Bounds b = proof_bounds(25'000'000);  // measured 2.29 M
   b.kmax = 8;
   const Result r = prove(Check::kFinalization, rev_d(), b);
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
 }
 
 TEST(SolverFinalization, ProvedForRevDAtB1024) {
-  // Measured: at most 20.5 million per query (internal::rlimit_high_water()); ten times that.
-  Bounds b = proof_bounds(200'000'000);
+  Bounds b = proof_bounds(200'000'000);  // measured 20.5 M
   b.bmax = 1024;
   const Result r = prove(Check::kFinalization, rev_d(), b);
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
 }
 
 TEST(SolverFinalization, L8_LegacyCounterexampleForEveryDispatcher) {
-  const Result r = prove(Check::kFinalization, legacy());
+  const Result r = prove(Check::kFinalization, legacy(), proof_bounds(15'000'000));  // 1.22 M
   const Counterexample* c = counterexample(r);
   ASSERT_NE(c, nullptr) << dump(r);
   ASSERT_EQ(c->witnesses.size(), spec::all_dispatcher_kinds().size()) << dump(r);

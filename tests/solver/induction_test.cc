@@ -19,21 +19,24 @@ bool reports(const spec::MonitorReport& r, spec::RuleId rule) {
                      [&](const spec::Finding& f) { return f.rule == rule; });
 }
 
+// Deterministic limits, no wall clock (issue 18): each test's rlimit per query is about ten
+// times the largest one query of it used (internal::rlimit_high_water(), measured with
+// PERMITCHECK_RLIMIT_REPORT=1).
 TEST(SolverInduction, ProvedForRevDByOneInduction) {
-  const Result r = prove(Check::kInduction, rev_d());
+  const Result r = prove(Check::kInduction, rev_d(), proof_bounds(25'000'000));  // 2.34 M
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
   EXPECT_EQ(r.bound, "k=1, B<=8, any Q");
 }
 
 TEST(SolverInduction, ProvedForRevDByTwoInduction) {
-  Bounds b;
+  Bounds b = proof_bounds(25'000'000);  // measured 2.13 M
   b.induction_k = 2;
   const Result r = prove(Check::kInduction, rev_d(), b);
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
 }
 
 TEST(SolverInduction, E5_E3_N6_LegacyBreaksConservationWithShortestRuns) {
-  const Result r = prove(Check::kInduction, legacy());
+  const Result r = prove(Check::kInduction, legacy(), proof_bounds(20'000'000));  // 1.75 M
   const Counterexample* c = counterexample(r);
   ASSERT_NE(c, nullptr) << dump(r);
   ASSERT_EQ(c->witnesses.size(), 4u) << dump(r);

@@ -12,21 +12,24 @@ namespace {
 const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
 const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
 
+// Deterministic limits, no wall clock (issue 18): each test's rlimit per query is about ten
+// times the largest one query of it used (internal::rlimit_high_water(), measured with
+// PERMITCHECK_RLIMIT_REPORT=1).
 TEST(SolverIsolation, ProvedForRevDAtDepth12) {
-  const Result r = prove(Check::kIsolation, rev_d());
+  const Result r = prove(Check::kIsolation, rev_d(), proof_bounds(20'000'000));  // 1.79 M
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
   EXPECT_EQ(r.bound, "depth 12, Q<=8");
 }
 
 TEST(SolverIsolation, ProvedForRevDAtDepth16) {
-  Bounds b;
+  Bounds b = proof_bounds(30'000'000);  // measured 2.55 M
   b.depth = 16;
   const Result r = prove(Check::kIsolation, rev_d(), b);
   EXPECT_TRUE(std::holds_alternative<Proved>(r.outcome)) << dump(r);
 }
 
 TEST(SolverIsolation, L6_L7_L11_LegacyCounterexamplesReproduceThroughMonitor) {
-  const Result r = prove(Check::kIsolation, legacy());
+  const Result r = prove(Check::kIsolation, legacy(), proof_bounds(15'000'000));  // 1.22 M
   ASSERT_NE(counterexample(r), nullptr) << dump(r);
   for (const std::string_view id : {"L6", "L7", "L11"}) {
     const Witness* w = witness_for(r, id);

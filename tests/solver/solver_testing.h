@@ -4,12 +4,15 @@
 #define PERMITCHECK_TESTS_SOLVER_SOLVER_TESTING_H_
 
 #include <chrono>
+#include <cstdlib>
+#include <iostream>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "solver/internal/z3_util.h"
 #include "solver/prove.h"
 #include "spec/legacy_catalogue.h"
 #include "spec/monitor.h"
@@ -32,6 +35,25 @@ inline Bounds proof_bounds(unsigned rlimit) {
   b.rlimit = rlimit;
   return b;
 }
+
+// PERMITCHECK_RLIMIT_REPORT=1 prints, after each test, the largest rlimit count one query of it
+// used (internal::rlimit_high_water()): the measurement a test's proof_bounds() is sized from.
+//   PERMITCHECK_RLIMIT_REPORT=1 build/tests/solver_tests --gtest_filter='SolverIsolation.*'
+class RlimitReport : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestStart(const ::testing::TestInfo&) override { internal::reset_rlimit_high_water(); }
+  void OnTestEnd(const ::testing::TestInfo& t) override {
+    std::cerr << "rlimit: " << t.test_suite_name() << "." << t.name() << " peak "
+              << internal::rlimit_high_water() << " per query\n";
+  }
+};
+inline const bool kRlimitReportRegistered = [] {
+  const char* env = std::getenv("PERMITCHECK_RLIMIT_REPORT");
+  if (env != nullptr && std::string(env) == "1") {
+    ::testing::UnitTest::GetInstance()->listeners().Append(new RlimitReport);
+  }
+  return true;
+}();
 
 inline const Counterexample* counterexample(const Result& r) {
   return std::get_if<Counterexample>(&r.outcome);
