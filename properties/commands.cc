@@ -61,6 +61,26 @@ struct Redeliver : StepCommand {
   }
 };
 
+// Key_Shared with several consumers: the broker closes one consumer (its replacement subscribes
+// last, so the keys move between the others) and another consumer redelivers what it holds:
+// an entry pending at it is then owned by another consumer, and admission (the draining of a
+// moved key) reads what the redelivery left in its pending set (B13).
+struct RedeliverAfterClose : StepCommand {
+  int closed;
+  int consumer;
+  // The closed consumer subscribed before the redelivering one (REQUIRES: consumers > 1): its
+  // replacement subscribes after both, so the redelivering consumer's keys move.
+  explicit RedeliverAfterClose(const ModelState& s)
+      : closed(*rc::gen::inRange(0, s.consumers - 1)), consumer(*rc::gen::inRange(closed + 1, s.consumers)) {}
+  void run(const ModelState&, Harness& h) const override {
+    h.redeliver_after_close(closed, consumer, shown(*this));
+  }
+  void show(std::ostream& os) const override {
+    os << "broker closes consumer " << closed << " at once, then consumer " << consumer
+       << " calls redeliverUnacknowledgedMessages";
+  }
+};
+
 struct CloseConsumer : StepCommand {
   int consumer;
   bool graceful = *weighted<bool>({{1, false}, {1, true}});
@@ -126,7 +146,7 @@ std::string show_step(const StepCommand& step) {
 }
 
 rc::Gen<StepPtr> gen_command(const ModelState& s) {
-  return weighted_one_of<StepPtr>({
+  std::vector<std::pair<std::size_t, rc::Gen<StepPtr>>> mix = {
       {4, make<RunAll>(s)},  // first: what a step shrinks towards
       {8, make<Publish>(s)},
       {8, make<Step>(s)},
@@ -138,7 +158,10 @@ rc::Gen<StepPtr> gen_command(const ModelState& s) {
       {1, make<FailNextSubscribe>(s)},
       {1, make<CorruptField>(s)},
       {1, make<Quiesce>(s)},
-  });
+  };
+  // A redelivery right after a membership change moved the keys (Key_Shared draining).
+  if (s.sticky_key && s.consumers > 1) mix.push_back({4, make<RedeliverAfterClose>(s)});
+  return weighted_one_of<StepPtr>(std::move(mix));
 }
 
 }  // namespace permitcheck::properties

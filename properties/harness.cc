@@ -94,6 +94,11 @@ void Harness::redeliver(int consumer, std::string shown) {
   world_->redeliver(consumer % world_->consumers());
   after_step(std::move(shown));
 }
+void Harness::redeliver_after_close(int closed, int consumer, std::string shown) {
+  world_->close_consumer(closed % world_->consumers(), /*graceful=*/false);
+  world_->redeliver(consumer % world_->consumers());
+  after_step(std::move(shown));
+}
 void Harness::close_consumer(int consumer, bool graceful, std::string shown) {
   world_->close_consumer(consumer % world_->consumers(), graceful);
   after_step(std::move(shown));

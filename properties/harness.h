@@ -88,6 +88,8 @@ class Harness {
   void consume(int consumer, int n, std::string shown);
   void receive_async(int consumer, std::string shown);
   void redeliver(int consumer, std::string shown);
+  // The broker closes `closed` at once, then `consumer` redelivers: one step.
+  void redeliver_after_close(int closed, int consumer, std::string shown);
   void close_consumer(int consumer, bool graceful, std::string shown);
   void drop_connection(int slot, std::string shown);
   void fail_next_subscribe(std::string shown);

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "impl/wire.h"
+#include "properties/commands.h"
 #include "spec/finalize.h"
 
 namespace permitcheck::properties {
@@ -209,6 +212,50 @@ TEST(GenWorldConfig, ReachesZeroQueueWorldsWithSeveralConsumersAndKeyShared) {
   EXPECT_TRUE(zero_queue);
   EXPECT_TRUE(several);
   EXPECT_TRUE(key_shared);
+}
+
+// The shown steps gen_command draws for `state` (2000 of them).
+std::vector<std::string> shown_steps(const ModelState& state) {
+  std::vector<std::string> out;
+  for (const StepPtr& step : sample(gen_command(state), 2000)) out.push_back(show_step(*step));
+  return out;
+}
+
+int count_containing(const std::vector<std::string>& steps, const std::string& text) {
+  return static_cast<int>(std::count_if(steps.begin(), steps.end(),
+                                        [&](const std::string& s) { return s.find(text) != std::string::npos; }));
+}
+
+// Key_Shared with several consumers: a redelivery right after a membership change (the
+// draining of a moved key, B13) comes up, by another consumer than the closed one too; it is
+// drawn nowhere else, and the plain steps stay.
+TEST(GenCommand, KeySharedWorldsRedeliverRightAfterAMembershipChange) {
+  ModelState key_shared;
+  key_shared.sticky_key = true;
+  key_shared.consumers = 3;
+  const std::vector<std::string> steps = shown_steps(key_shared);
+  const std::string composite = " at once, then consumer ";
+  EXPECT_GT(count_containing(steps, composite), 60);  // weight 4 of 42: about 190 in 2000
+  bool other_consumer = false;
+  for (const std::string& s : steps) {
+    for (int closed = 0; closed < 3; ++closed) {
+      for (int redelivering = 0; redelivering < 3; ++redelivering) {
+        other_consumer |= closed != redelivering &&
+                          s == absl::StrCat("broker closes consumer ", closed, composite, redelivering,
+                                            " calls redeliverUnacknowledgedMessages");
+      }
+    }
+  }
+  EXPECT_TRUE(other_consumer);
+  EXPECT_GT(count_containing(steps, "publish"), 0);
+  EXPECT_GT(count_containing(steps, "receives and acknowledges"), 0);
+
+  ModelState one = key_shared;
+  one.consumers = 1;
+  EXPECT_EQ(count_containing(shown_steps(one), composite), 0);
+  ModelState shared = key_shared;
+  shared.sticky_key = false;
+  EXPECT_EQ(count_containing(shown_steps(shared), composite), 0);
 }
 
 }  // namespace

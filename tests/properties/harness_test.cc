@@ -204,3 +204,36 @@ TEST(HarnessZeroQueue, N4_AGrantWithoutAFlowEnabledIncarnationIsReported) {
 
 }  // namespace
 }  // namespace permitcheck::properties
+
+namespace permitcheck::properties {
+namespace {
+
+// B13 (Key_Shared): consumer 1 holds an entry of key 1; the broker closes consumer 0, whose
+// replacement subscribes last, so key 1 moves to consumer 2; consumer 1 then redelivers. What
+// the redelivery leaves in consumer 1's pending set is what admission of key 1 at consumer 2
+// reads (the draining of a moved key): the entry must reach consumer 2, nothing is left.
+TEST(HarnessKeyShared, B13_AnEntryRedeliveredAfterItsKeyMovedReachesItsNewOwner) {
+  for (const std::int64_t b : {1, 2, 6}) {
+    SCOPED_TRACE(b);
+    impl::WorldConfig c = two_consumers();
+    c.consumers = 3;
+    c.q = 2;
+    c.dispatcher = spec::DispatcherKind::kPersistentKeyShared;
+    Harness h(c, Goal::never());
+    h.start();
+    impl::EntrySpec e;
+    e.payload.batch_size = b;
+    e.payload.batched = b > 1;
+    e.payload.key = 1;
+    h.publish({e}, "publish key=1");
+    h.run_all("run every queue until idle");
+    h.redeliver_after_close(0, 1, "close 0, then 1 redelivers");
+    h.finish();
+    for (const Problem& p : h.failures()) ADD_FAILURE() << format_problem(p);
+    EXPECT_FALSE(h.world().broker_backlog());
+  }
+}
+
+}  // namespace
+}  // namespace permitcheck::properties
+
