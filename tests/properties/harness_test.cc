@@ -212,7 +212,7 @@ namespace {
 // replacement subscribes last, so key 1 moves to consumer 2; consumer 1 then redelivers. What
 // the redelivery leaves in consumer 1's pending set is what admission of key 1 at consumer 2
 // reads (the draining of a moved key): the entry must reach consumer 2, nothing is left.
-TEST(HarnessKeyShared, B13_AnEntryRedeliveredAfterItsKeyMovedReachesItsNewOwner) {
+TEST(HarnessKeyShared, AnEntryRedeliveredAfterItsKeyMovedReachesItsNewOwner) {
   for (const std::int64_t b : {1, 2, 6}) {
     SCOPED_TRACE(b);
     impl::WorldConfig c = two_consumers();
