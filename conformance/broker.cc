@@ -66,6 +66,22 @@ struct ConformanceBroker::Impl {
     std::set<std::int64_t> deliverable;
     std::set<std::int64_t> acked;
     bool done = false;
+    std::chrono::steady_clock::time_point sent_at;  // its MESSAGE's write (the latest one)
+  };
+  // How long the client takes to finish an entry it could work on: from its MESSAGE, or from
+  // the previous entry's last acknowledgement when that came later (time spent queued behind
+  // other entries is not the client's slowness). The longest such time is BrokerView's
+  // slowest_ack.
+  struct AckTiming {
+    std::chrono::steady_clock::time_point last_finish{};
+    std::chrono::milliseconds* slowest = nullptr;
+    void finished(std::chrono::steady_clock::time_point sent_at) {
+      const auto now = std::chrono::steady_clock::now();
+      const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+          now - std::max(sent_at, last_finish));
+      *slowest = std::max(*slowest, took);
+      last_finish = now;
+    }
   };
   struct Live {
     int cnx = 0;
@@ -94,6 +110,7 @@ struct ConformanceBroker::Impl {
   std::optional<Live> live;
   std::optional<Live> ended;  // the last incarnation that ended, for the view after a crash
   BrokerView counters;
+  AckTiming ack_timing{.slowest = &counters.slowest_ack};
 
   void end_live() {
     if (live) ended = std::move(live);
@@ -446,7 +463,8 @@ struct ConformanceBroker::Impl {
   // Applies one acknowledged id to `inc`'s entries; the units newly acknowledged (validation
   // errors not counted) and the id's command, if it is one of them.
   static std::int64_t apply_ack(Live& inc, const wire::CommandAck& ack,
-                                const wire::MessageIdData& id, std::optional<spec::Id>& cmd) {
+                                const wire::MessageIdData& id, std::optional<spec::Id>& cmd,
+                                AckTiming& timing) {
     std::int64_t newly = 0;
     for (auto& [entry, st] : inc.entries) {
       const bool cumulative = ack.ack_type() == wire::CommandAck::Cumulative;
@@ -467,7 +485,10 @@ struct ConformanceBroker::Impl {
       if (!ack.has_validation_error()) {
         newly += static_cast<std::int64_t>(st.acked.size() - before);
       }
-      if (st.acked.size() >= st.deliverable.size()) st.done = true;
+      if (!st.done && st.acked.size() >= st.deliverable.size()) {
+        st.done = true;
+        timing.finished(st.sent_at);
+      }
     }
     return newly;
   }
@@ -478,18 +499,18 @@ struct ConformanceBroker::Impl {
       for (const wire::MessageIdData& id : ack.message_id()) {
         std::optional<spec::Id> cmd;
         if (live && live->cnx == conn->id && live->consumer == ack.consumer_id()) {
-          live->acked_messages += apply_ack(*live, ack, id, cmd);
+          live->acked_messages += apply_ack(*live, ack, id, cmd, ack_timing);
           // A message of the previous incarnation, acknowledged by the replacement: it
           // finished after the replacement subscribed (the held windows' evidence). The
           // event keeps the entry's name: the monitor knows the command by its incarnation.
           std::optional<spec::Id> previous;
           if (!cmd && ended && ended->consumer == ack.consumer_id()) {
-            ended->acked_late += apply_ack(*ended, ack, id, previous);
+            ended->acked_late += apply_ack(*ended, ack, id, previous, ack_timing);
           }
         } else if (ended && ended->cnx == conn->id && ended->consumer == ack.consumer_id()) {
           // Between CLOSE_CONSUMER and the resubscribe: the ended incarnation's own ack.
           std::optional<spec::Id> ignored;
-          (void)apply_ack(*ended, ack, id, ignored);
+          (void)apply_ack(*ended, ack, id, ignored, ack_timing);
         }
         std::optional<std::string> error;
         if (ack.has_validation_error()) error = validation_error_name(ack.validation_error());
@@ -618,7 +639,8 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
     impl_->counters.last_activity = std::chrono::steady_clock::now();
     if (live_target) {
       impl_->live->debited += fc.p;
-      Impl::EntryState st{.cmd = cmd, .done = d.already_acked};
+      Impl::EntryState st{.cmd = cmd, .done = d.already_acked,
+                          .sent_at = std::chrono::steady_clock::now()};
       for (std::int64_t i = 0; i < b; ++i) {
         if (d.ack_set.absent() || d.ack_set.is_deliverable(i)) st.deliverable.insert(i);
       }

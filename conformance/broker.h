@@ -73,6 +73,10 @@ struct BrokerView {
   std::int64_t frames_in = 0;       // every frame received
   std::chrono::steady_clock::time_point last_activity;  // last frame in or out
   int outstanding = 0;              // delivered entries of the live incarnation not fully acked
+  // The longest a delivered entry waited from its MESSAGE to its last acknowledgement, over
+  // the whole run: how slow this client is here (a busy machine, an application delay); the
+  // scenarios' silences scale with it (a starved client is not judged before it could act).
+  std::chrono::milliseconds slowest_ack{0};
   std::vector<std::uint64_t> redeliver_requests;  // entry ids the client asked to redeliver
   int redeliver_all_requests = 0;   // REDELIVER without ids (Java's Exclusive/Failover nack)
   std::vector<std::uint64_t> unacked_entries;  // entries of the live incarnation not yet acked
