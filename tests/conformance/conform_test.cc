@@ -145,6 +145,26 @@ TEST(ReferenceClient, PassesEveryScenarioTwentyRunsInARow) {
   }
 }
 
+// A client the machine keeps off the CPU (--lag-ms: 300 ms before each acknowledgement and
+// before each Flow) makes its Flow due with an acknowledgement and writes it 300 ms later.
+// The silences scale with how slowly it finishes entries, so neither quiescence nor the drain
+// is judged in that gap: it passes with an exact drain. (With the drain's fixed 100 ms
+// silence it was reported as returning one permit too few.)
+TEST(ReferenceClient, ClientOffTheCpuBetweenAnAckAndItsFlowIsJudgedAfterTheFlow) {
+  ClientSpec client = reference_client();
+  client.command += " --lag-ms 300";
+  client.timeout = std::chrono::milliseconds(30000);
+  for (ScenarioKind kind : {ScenarioKind::kCompleteBatches, ScenarioKind::kFlowAroundClose}) {
+    ScenarioParams p = params(kind, kind == ScenarioKind::kFlowAroundClose
+                                        ? std::vector<EntrySpec>{}
+                                        : std::vector<EntrySpec>{batch(3), EntrySpec{}});
+    ScenarioOutcome o = run_scenario(client, p);
+    EXPECT_FALSE(o.failed()) << dump(o);
+    EXPECT_TRUE(o.drain.measured) << dump(o);
+    EXPECT_EQ(o.drain.delta, 0) << dump(o);
+  }
+}
+
 // With default options `conform` finds each wire-observable legacy row in the reference
 // client's legacy mode, under the row's rule, with the rulebook's numbers, shrunk.
 TEST(LegacyReferenceClient,

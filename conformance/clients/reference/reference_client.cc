@@ -21,6 +21,11 @@
 // Subscribe after the first it sends start_message_id = the last entry handed off, and skips
 // a non-batched message at or before it (K4; legacy returns nothing for it, L9).
 //
+// --lag-ms N (default 0) stands for a client a busy machine keeps off the CPU: it sleeps N ms
+// before each acknowledgement and again before each Flow it writes, so a Flow made due by an
+// acknowledgement reaches the broker N ms after it. Its permits stay exact; only its timing
+// changes (`conform` must not judge it in that gap).
+//
 // Consumer epoch (M2), as an Exclusive consumer has it: every Subscribe names the client's
 // epoch; a negative acknowledgement raises it and asks the broker to redeliver everything
 // unacknowledged with the new epoch (naming the nacked message). A held message whose MESSAGE carried an older
@@ -74,6 +79,7 @@ struct Args {
   std::int64_t q = 10;
   int delay_ms = 0;
   int nack_every = 0;
+  int lag_ms = 0;  // off the CPU this long before each acknowledgement and each Flow
   // The rules the client follows: rev-d (default), or legacy to act as a negative control.
   const spec::Ruleset* rules = &spec::ruleset(spec::RulesetId::kRevD);
 };
@@ -89,6 +95,7 @@ std::optional<Args> parse_args(int argc, char** argv) {
     else if (k == "--q" && absl::SimpleAtoi(v, &a.q) && a.q >= 1) {}
     else if (k == "--delay-ms" && absl::SimpleAtoi(v, &a.delay_ms)) {}
     else if (k == "--nack-every" && absl::SimpleAtoi(v, &a.nack_every)) {}
+    else if (k == "--lag-ms" && absl::SimpleAtoi(v, &a.lag_ms) && a.lag_ms >= 0) {}
     else if (k == "--ruleset" && spec::parse_ruleset(v).ok()) a.rules = *spec::parse_ruleset(v);
     else return std::nullopt;
   }
@@ -254,8 +261,13 @@ class Client {
     return write_flow(permits);
   }
 
+  void lag() const {
+    if (args_.lag_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(args_.lag_ms));
+  }
+
   bool write_flow(std::int64_t permits) {
     if (permits <= 0) return true;
+    lag();
     pw::BaseCommand f;
     f.set_type(pw::BaseCommand::FLOW);
     f.mutable_flow()->set_consumer_id(kConsumer);
@@ -359,6 +371,7 @@ class Client {
       id->set_batch_index(static_cast<std::int32_t>(m.index));
       id->set_batch_size(static_cast<std::int32_t>(m.batch_size));
     }
+    lag();
     send(c);
   }
 
@@ -500,7 +513,7 @@ int main(int argc, char** argv) {
   std::optional<Args> args = parse_args(argc, argv);
   if (!args) {
     std::cerr << "usage: permitcheck-reference-client --url pulsar://HOST:PORT [--q N] "
-                 "[--delay-ms N] [--nack-every N] [--topic T] [--subscription S]\n";
+                 "[--delay-ms N] [--nack-every N] [--lag-ms N] [--topic T] [--subscription S]\n";
     return 2;
   }
   std::signal(SIGTERM, on_signal);
