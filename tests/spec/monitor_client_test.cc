@@ -651,6 +651,23 @@ TEST(MonitorClient, X5_CommandFinishedByTheDropOfItsUnitsIsJudgedAtTheDrop) {
                       {"command 1 custom processor returned 2 for P = 3"}));
 }
 
+// A message handed off from a finished command takes no unit: K5 left the command at 0, so
+// the hand-off is the fault (K5) and quiescence owes it no return (no M1). Returning it would
+// credit a unit the command never owned: an over-return (E2).
+TEST(MonitorClient, K5_M1_MessageHandedOffFromAFinishedCommandOwesNoReturnAtQuiescence) {
+  Trace t;
+  t.subscribed(1, 4).add(recv(1, 2)).add(settle(1, 2)).add(claim(1, "m1")).add(quiescent());
+  const MonitorReport r = check(client(), t);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kK5,
+                             {"command 1 hands off message m1 after its terminal transition"}));
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kM1)))) << dump(r);
+  Trace returned;
+  returned.subscribed(1, 4).add(recv(1, 2)).add(settle(1, 2)).add(claim(1, "m1"));
+  returned.add(msg_return("m1"));
+  EXPECT_TRUE(Reports(check(client(), returned).violations, RuleId::kE2,
+                      {"command 1 returned 3 permits but its P is 2"}));
+}
+
 TEST(MonitorMemory, ClientStateOfAnEndedConnectionIsReleased) {
   Monitor m(client(4, 2));
   Trace t;
