@@ -2,6 +2,7 @@
 // E1-E6 on client traces, each broken and done right.
 #include "spec/monitor.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -592,6 +593,79 @@ TEST(MonitorClient, N5_DisconnectEndsTheIncarnationsOnTheConnection) {
   Trace t;
   t.subscribed(1, 4).add(Disconnect{.cnx = s("c1")}).add(flow(2, 1));
   EXPECT_TRUE(FirstViolation(check(client(4, 2), t), RuleId::kN5, {"incarnation 1", "after it ended"}));
+}
+
+// A state ending leaves the other states on its connection listed there: the connection's end
+// still ends the state of a consumer subscribed after it, and a return to that state is N3.
+TEST(MonitorClient, N3_DisconnectEndsTheStateOpenedAfterAnEndedOneOnTheConnection) {
+  Trace t;
+  t.subscribed(1, 4, "c1", 0)
+      .subscribed(2, 4, "c1", 1)
+      .add(recv(1, 1, {}, 2))
+      .add(IncClose{.inc = n(1), .reason = CloseReason::kCloseConsumer})
+      .add(Disconnect{.cnx = s("c1")})
+      .add(settle(1, 1));
+  EXPECT_TRUE(FirstViolation(check(client(4, 2), t), RuleId::kN3,
+                             {"terminal transition of command 1 credits 1 permit(s) to "
+                              "incarnation 2, which has ended (must be dropped)"}));
+}
+
+// A message never returned is reported once, at the first quiescence (M1), not at every one.
+TEST(MonitorClient, M1_MessageNeverReturnedIsReportedAtTheFirstQuiescenceOnly) {
+  Trace t = handed_off();
+  t.add(quiescent()).add(quiescent());
+  const MonitorReport r = check(client(), t);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kM1,
+                             {"1 message(s) of command 1 never returned their unit"}));
+  EXPECT_EQ(std::count_if(r.violations.begin(), r.violations.end(),
+                          [](const Finding& f) { return f.rule == RuleId::kM1; }),
+            1)
+      << dump(r);
+}
+
+// Units dropped while their state is current are lost once: M1 at the drop, and the command
+// finished by the drop is not reported again as finishing short of P (E1).
+TEST(MonitorClient, M1_E1_CommandUnitsDroppedWhileCurrentAreReportedOnceAsM1) {
+  Trace t;
+  t.subscribed(1, 4).add(recv(1, 3)).add(Drop{.cmd = n(1), .n = 3});
+  const MonitorReport r = check(client(), t);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kM1,
+                             {"command 1 dropped 3 unit(s) while incarnation 1 is current"}));
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kE1)))) << dump(r);
+  EXPECT_THAT(r.violations, SizeIs(1)) << dump(r);
+}
+
+// A drop of a command's units is its terminal transition: the command finishes there, and a
+// custom processor that returned other than P is the known deviation (X5) then.
+TEST(MonitorClient, X5_CommandFinishedByTheDropOfItsUnitsIsJudgedAtTheDrop) {
+  Trace t;
+  t.subscribed(1, 16)
+      .add(recv(1, 3))
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kProcessor})
+      .add(DirectReturn{.cmd = n(1), .n = 2, .path = "processor"})
+      .add(IncClose{.inc = n(1), .reason = CloseReason::kClosed})
+      .add(Drop{.cmd = n(1), .n = 1});
+  const MonitorReport r = check(client(16, 8), t);
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX5,
+                      {"command 1 custom processor returned 2 for P = 3"}));
+}
+
+// A message handed off from a finished command takes no unit: K5 left the command at 0, so
+// the hand-off is the fault (K5) and quiescence owes it no return (no M1). Returning it would
+// credit a unit the command never owned: an over-return (E2).
+TEST(MonitorClient, K5_M1_MessageHandedOffFromAFinishedCommandOwesNoReturnAtQuiescence) {
+  Trace t;
+  t.subscribed(1, 4).add(recv(1, 2)).add(settle(1, 2)).add(claim(1, "m1")).add(quiescent());
+  const MonitorReport r = check(client(), t);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kK5,
+                             {"command 1 hands off message m1 after its terminal transition"}));
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kM1)))) << dump(r);
+  Trace returned;
+  returned.subscribed(1, 4).add(recv(1, 2)).add(settle(1, 2)).add(claim(1, "m1"));
+  returned.add(msg_return("m1"));
+  EXPECT_TRUE(Reports(check(client(), returned).violations, RuleId::kE2,
+                      {"command 1 returned 3 permits but its P is 2"}));
 }
 
 TEST(MonitorMemory, ClientStateOfAnEndedConnectionIsReleased) {

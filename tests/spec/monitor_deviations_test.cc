@@ -61,6 +61,22 @@ TEST(MonitorDeviation, DecompressionFailureKnowsBAndIsExact) {
   EXPECT_TRUE(Clean(r));
 }
 
+// Only checksum and metadata failures come before B is known: an old broker's decompression
+// failure settles B, no fallback, so it is no X1 deviation.
+TEST(MonitorDeviation, X1_DecompressionFailureOfAnOldBrokersBatchIsNoFallback) {
+  Trace t;
+  t.subscribed(1, 16)
+      .add(recv(1, std::nullopt))
+      .add(Metadata{.cmd = n(1), .batch_size = 8})
+      .add(Corrupt{.cmd = n(1), .stage = FailureStage::kDecompress})
+      .add(settle(1, 8))
+      .add(quiescent());
+  const MonitorReport r = check(client(16, 8), t);
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_THAT(r.deviations, Not(Contains(HasRule(RuleId::kX1)))) << dump(r);
+  EXPECT_THAT(r.deviations, IsEmpty()) << dump(r);
+}
+
 TEST(MonitorDeviation, X2_CryptoDiscardOfAPartialRedeliveryReturnsB) {
   Trace t;
   t.subscribed(1, 16)

@@ -240,6 +240,19 @@ TEST(MonitorMemory, EndedPermitStatesAloneInTheirRunsCostTheirRunsAndTheirConsum
   EXPECT_GT(kept_bytes(size), 60 * kCycles);  // the runs are really there, one per state
 }
 
+// One consumer's states, each ending with a unit in its accumulator (so the consumer keeps
+// its latest state for N2) and replaced by the next: the replacement's IncOpen revives the
+// compacted predecessor to read that unit, and the predecessor is compacted again after the
+// event. The ended states cost their runs only; left whole they would cost about 300 bytes each.
+TEST(MonitorMemory, EndedPermitStateRevivedForItsReplacementIsCompactedAgain) {
+  Trace t;
+  constexpr std::uint64_t kCycles = 10'000;
+  for (std::uint64_t i = 1; i <= kCycles; ++i) permit_state_cycle(t, i, 0, i, true);
+  const MonitorSize size = streamed_size(client(4, 1), t);
+  EXPECT_EQ(size.incarnations, kCycles);
+  EXPECT_LT(size.part_bytes[3], std::size_t{4} << 10);
+}
+
 // Permit state 1 ends with a unit in its accumulator after its command finished; 1000 more
 // states come and go, so that state 1 is compacted; then its replacement opens and message m0
 // is returned again: the second return (M3) crosses into the replacement (E3) and takes the

@@ -313,5 +313,40 @@ TEST(MonitorWire, B12_OldConnectionEndingKeepsTheConsumersNewConnectionJudged) {
                              {"send to consumer 0", "available permits are 0"}));
 }
 
+// Closing one consumer leaves the others on its connection listed there: the connection's
+// end still ends the wire state of the consumer subscribed after it, so a later Flow for that
+// consumer has no Subscribe on record (N4).
+TEST(MonitorWire, N4_DisconnectEndsTheWireStateOfAConsumerSubscribedAfterOneClosed) {
+  Trace t;
+  t.wire_subscribed(4, "c1", 0)
+      .wire_subscribed(4, "c1", 1)
+      .add(CloseConsumer{.cnx = s("c1"), .consumer = 0})
+      .add(Disconnect{.cnx = s("c1")})
+      .add(Flow{.cnx = s("c1"), .consumer = 1, .permits = 1});
+  EXPECT_TRUE(FirstViolation(check(wire(), t), RuleId::kN4,
+                             {"Flow of 1 for consumer 1 on connection c1",
+                              "no Subscribe on record"}));
+}
+
+// A Flow written before the Subscribe succeeded is credited by the broker all the same (B10):
+// the send after the Subscribe succeeded starts at positive available, no B12. Without that
+// Flow it starts at 0.
+TEST(MonitorWire, B12_FlowBeforeSubscribeOkCountsTowardTheBrokersAvailable) {
+  Trace early;
+  early.add(Connect{.cnx = s("c1")})
+      .add(Subscribe{.cnx = s("c1"), .consumer = 0})
+      .add(flow(4))
+      .add(SubscribeOk{.cnx = s("c1"), .consumer = 0})
+      .add(message(1, 1));
+  EXPECT_TRUE(Clean(check(wire(4, 2, RulesetId::kLegacy), early)));
+  const MonitorReport rev_d = check(wire(), early);
+  EXPECT_TRUE(FirstViolation(rev_d, RuleId::kN4, {"Flow of 4", "before its Subscribe succeeded"}));
+  EXPECT_THAT(rev_d.violations, Not(Contains(HasRule(RuleId::kB12)))) << dump(rev_d);
+  Trace none;
+  none.wire_subscribed(std::nullopt).add(message(1, 1));
+  EXPECT_TRUE(FirstViolation(check(wire(4, 2, RulesetId::kLegacy), none), RuleId::kB12,
+                             {"available permits are 0"}));
+}
+
 }  // namespace
 }  // namespace permitcheck::spec
