@@ -306,6 +306,20 @@ TEST(MonitorClient, N3_ReturnToAnEndedIncarnationWithoutReplacementIsReported) {
                              {"drop of command 9, which was never received"}));
 }
 
+// N2: a permit state opened for the same consumer ends the one before it, even when nothing
+// closed that one first; a later return to the old state then crosses into the replacement
+// (E3: it must be dropped).
+TEST(MonitorClient, N2_E3_ReplacementOpenedWithoutACloseEndsThePreviousState) {
+  Trace t = handed_off();
+  t.add(IncOpen{.inc = n(2), .cnx = s("c1"), .consumer = 0})
+      .add(IncFlowEnabled{.inc = n(2)})
+      .add(flow(4, 2))
+      .add(msg_return("m0"));
+  EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kE3,
+                             {"return of message m0 of command 1", "after it ended",
+                              "incarnation 2 is current"}));
+}
+
 TEST(MonitorClient, DroppingTheReturnOfAnEndedIncarnationIsFine) {
   Trace t = handed_off();
   t.add(IncClose{.inc = n(1), .reason = CloseReason::kClosed}).add(Drop{.msg = s("m0"), .n = 1});

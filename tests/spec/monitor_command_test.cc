@@ -2,6 +2,7 @@
 // done right.
 #include "spec/monitor.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -122,6 +123,18 @@ TEST(MonitorClient, C4_ProcessingAnOutOfRangeExplicitValueIsReported) {
     EXPECT_TRUE(FirstViolation(check(client(), corrupt), RuleId::kC4,
                                {value, "treated as corrupted data"}));
   }
+}
+
+// C4 is reported once per command: a second hand-off of the same out-of-range command is not
+// a second C4 (the protocol error was already due at the first).
+TEST(MonitorClient, C4_OutOfRangeCommandHandingOffTwoMessagesIsReportedOnce) {
+  Trace t;
+  t.subscribed(1, 4).add(recv(1, 0)).add(claim(1, "m0", 0)).add(claim(1, "m1", 1));
+  const MonitorReport r = check(client(), t);
+  const auto c4 = std::count_if(r.violations.begin(), r.violations.end(),
+                                [](const Finding& f) { return f.rule == RuleId::kC4; });
+  EXPECT_EQ(c4, 1) << dump(r);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kC4, {"message_permits = 0", "handed off message m0"}));
 }
 
 TEST(MonitorClient, ProtocolErrorIsTheCorrectOutcome) {
