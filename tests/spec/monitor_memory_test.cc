@@ -2,9 +2,12 @@
 // close_consumer or subscribe_fail is released, as a disconnect releases its connection's, and
 // an ended permit state keeps only what a late event naming it is judged by; the verdict on
 // late events after a release is the same in streaming and whole-trace mode.
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -55,6 +58,19 @@ void cycles(Monitor& m, std::uint64_t first, std::uint64_t count, std::uint64_t 
     cycle(m, cnx, i, i, line);
   }
   m.on_event(Disconnect{.cnx = s(cnx)}, line++);
+}
+
+// largest() names the part holding the most bytes, wherever it is in the order.
+TEST(MonitorMemory, LargestNamesThePartHoldingTheMostBytes) {
+  constexpr std::string_view kNames[] = {"commands in flight", "finished commands", "messages",
+                                         "incarnations", "wire consumers", "connections",
+                                         "ledgers", "findings"};
+  for (std::size_t big = 0; big < std::size(kNames); ++big) {
+    MonitorSize size;
+    for (std::size_t i = 0; i < std::size(kNames); ++i) size.part_bytes[i] = 100 + i;
+    size.part_bytes[big] = 1000;
+    EXPECT_EQ(size.largest(), kNames[big]) << "part " << big;
+  }
 }
 
 TEST(MonitorMemory, ClosedWireIncarnationsAreReleased) {

@@ -313,6 +313,22 @@ TEST(MonitorWire, B12_OldConnectionEndingKeepsTheConsumersNewConnectionJudged) {
                              {"send to consumer 0", "available permits are 0"}));
 }
 
+// The consumer subscribed again on c2 while still listed on c1 (c1's end not yet seen): c1's
+// Disconnect ends c1's wire state only, and a send at zero available on c2 is still judged.
+TEST(MonitorWire, B12_OldConnectionEndingAfterTheConsumerSubscribedElsewhereKeepsTheNewOneJudged) {
+  Trace t;
+  t.wire_subscribed(1, "c1")
+      .wire_subscribed(1, "c2")
+      .add(message(1, 1, {}, std::nullopt, "c2"))
+      .add(Disconnect{.cnx = s("c1")})
+      .add(Send{.consumer = 0,
+                .dispatcher = DispatcherKind::kSingleActive,
+                .entries = {entry(2, 1, true, 1)},
+                .consumer_debit = 1});
+  EXPECT_TRUE(FirstViolation(check(wire(1, 1), t), RuleId::kB12,
+                             {"send to consumer 0", "on connection c2", "available permits are 0"}));
+}
+
 // Closing one consumer leaves the others on its connection listed there: the connection's
 // end still ends the wire state of the consumer subscribed after it, so a later Flow for that
 // consumer has no Subscribe on record (N4).
