@@ -309,7 +309,7 @@ TEST(MonitorClient, N3_ReturnToAnEndedIncarnationWithoutReplacementIsReported) {
 // N2: a permit state opened for the same consumer ends the one before it, even when nothing
 // closed that one first; a later return to the old state then crosses into the replacement
 // (E3: it must be dropped).
-TEST(MonitorClient, N2_E3_ReplacementOpenedWithoutACloseEndsThePreviousState) {
+TEST(MonitorClient, E3_ReplacementOpenedWithoutACloseEndsThePreviousState) {
   Trace t = handed_off();
   t.add(IncOpen{.inc = n(2), .cnx = s("c1"), .consumer = 0})
       .add(IncFlowEnabled{.inc = n(2)})
