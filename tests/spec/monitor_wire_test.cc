@@ -297,36 +297,26 @@ TEST(MonitorWire, N4_ClientTraceWithSubscribesReportsAFlowOfAConsumerThatNeverSu
 }
 
 // The end of a consumer's old connection leaves its wire state on the new one in place: a
-// send at zero available there is still judged.
+// send at zero available there is still judged. Both orders: the consumer closed on c1 before
+// subscribing on c2, and subscribed on c2 while still listed on c1 (c1's end not yet seen),
+// where c1's Disconnect must end c1's wire state only.
 TEST(MonitorWire, B12_OldConnectionEndingKeepsTheConsumersNewConnectionJudged) {
-  Trace t;
-  t.wire_subscribed(1, "c1")
-      .add(CloseConsumer{.cnx = s("c1"), .consumer = 0})
-      .wire_subscribed(1, "c2")
-      .add(message(1, 1, {}, std::nullopt, "c2"))
-      .add(Disconnect{.cnx = s("c1")})
-      .add(Send{.consumer = 0,
-                .dispatcher = DispatcherKind::kSingleActive,
-                .entries = {entry(2, 1, true, 1)},
-                .consumer_debit = 1});
-  EXPECT_TRUE(FirstViolation(check(wire(1, 1), t), RuleId::kB12,
-                             {"send to consumer 0", "available permits are 0"}));
-}
-
-// The consumer subscribed again on c2 while still listed on c1 (c1's end not yet seen): c1's
-// Disconnect ends c1's wire state only, and a send at zero available on c2 is still judged.
-TEST(MonitorWire, B12_OldConnectionEndingAfterTheConsumerSubscribedElsewhereKeepsTheNewOneJudged) {
-  Trace t;
-  t.wire_subscribed(1, "c1")
-      .wire_subscribed(1, "c2")
-      .add(message(1, 1, {}, std::nullopt, "c2"))
-      .add(Disconnect{.cnx = s("c1")})
-      .add(Send{.consumer = 0,
-                .dispatcher = DispatcherKind::kSingleActive,
-                .entries = {entry(2, 1, true, 1)},
-                .consumer_debit = 1});
-  EXPECT_TRUE(FirstViolation(check(wire(1, 1), t), RuleId::kB12,
-                             {"send to consumer 0", "on connection c2", "available permits are 0"}));
+  for (bool closed_first : {true, false}) {
+    SCOPED_TRACE(closed_first ? "closed on c1 first" : "still listed on c1");
+    Trace t;
+    t.wire_subscribed(1, "c1");
+    if (closed_first) t.add(CloseConsumer{.cnx = s("c1"), .consumer = 0});
+    t.wire_subscribed(1, "c2")
+        .add(message(1, 1, {}, std::nullopt, "c2"))
+        .add(Disconnect{.cnx = s("c1")})
+        .add(Send{.consumer = 0,
+                  .dispatcher = DispatcherKind::kSingleActive,
+                  .entries = {entry(2, 1, true, 1)},
+                  .consumer_debit = 1});
+    EXPECT_TRUE(FirstViolation(check(wire(1, 1), t), RuleId::kB12,
+                               {"send to consumer 0", "on connection c2",
+                                "available permits are 0"}));
+  }
 }
 
 // Closing one consumer leaves the others on its connection listed there: the connection's
