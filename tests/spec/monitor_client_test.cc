@@ -2,7 +2,6 @@
 // E1-E6 on client traces, each broken and done right.
 #include "spec/monitor.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -631,10 +630,7 @@ TEST(MonitorClient, M1_MessageNeverReturnedIsReportedAtTheFirstQuiescenceOnly) {
   const MonitorReport r = check(client(), t);
   EXPECT_TRUE(FirstViolation(r, RuleId::kM1,
                              {"1 message(s) of command 1 never returned their unit"}));
-  EXPECT_EQ(std::count_if(r.violations.begin(), r.violations.end(),
-                          [](const Finding& f) { return f.rule == RuleId::kM1; }),
-            1)
-      << dump(r);
+  EXPECT_THAT(r.violations, Contains(HasRule(RuleId::kM1)).Times(1)) << dump(r);
 }
 
 // Units dropped while their state is current are lost once: M1 at the drop, and the command
