@@ -74,12 +74,12 @@ struct ConformanceBroker::Impl {
   // slowest_ack.
   struct AckTiming {
     std::chrono::steady_clock::time_point last_finish{};
-    std::chrono::milliseconds* slowest = nullptr;
+    std::chrono::milliseconds slowest{0};
     void finished(std::chrono::steady_clock::time_point sent_at) {
       const auto now = std::chrono::steady_clock::now();
       const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
           now - std::max(sent_at, last_finish));
-      *slowest = std::max(*slowest, took);
+      slowest = std::max(slowest, took);
       last_finish = now;
     }
   };
@@ -110,7 +110,7 @@ struct ConformanceBroker::Impl {
   std::optional<Live> live;
   std::optional<Live> ended;  // the last incarnation that ended, for the view after a crash
   BrokerView counters;
-  AckTiming ack_timing{.slowest = &counters.slowest_ack};
+  AckTiming ack_timing;
 
   void end_live() {
     if (live) ended = std::move(live);
@@ -524,6 +524,7 @@ struct ConformanceBroker::Impl {
 
   BrokerView view_locked() const {
     BrokerView v = counters;
+    v.slowest_ack = ack_timing.slowest;
     const std::optional<Live>& shown = live ? live : ended;
     if (shown) {
       v.subscribed = live.has_value();

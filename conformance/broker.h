@@ -73,9 +73,11 @@ struct BrokerView {
   std::int64_t frames_in = 0;       // every frame received
   std::chrono::steady_clock::time_point last_activity;  // last frame in or out
   int outstanding = 0;              // delivered entries of the live incarnation not fully acked
-  // The longest a delivered entry waited from its MESSAGE to its last acknowledgement, over
-  // the whole run: how slow this client is here (a busy machine, an application delay); the
-  // scenarios' silences scale with it (a starved client is not judged before it could act).
+  // The longest the client took, over the whole run, to finish an entry it could work on:
+  // from the entry's MESSAGE, or from the previous entry's last acknowledgement when that came
+  // later (time queued behind other entries is not counted). How slow this client is here (a
+  // busy machine, an application delay); the scenarios' silences scale with it, so a starved
+  // client is not judged before it could act.
   std::chrono::milliseconds slowest_ack{0};
   std::vector<std::uint64_t> redeliver_requests;  // entry ids the client asked to redeliver
   int redeliver_all_requests = 0;   // REDELIVER without ids (Java's Exclusive/Failover nack)
