@@ -205,6 +205,19 @@ TEST(MonitorWire, E2_FlowAboveQIsAnOverGrant) {
                              {"to 5, above Q = 4"}));
 }
 
+// A MESSAGE that shows neither message_permits nor batch_size, with no recorded send behind it,
+// debits an unknown amount: the wire-derived available is no longer known, so a later Flow is
+// not judged against Q (it would read 4 + 4 - 0 = 8 > 4). With a known debit it is.
+TEST(MonitorWire, E2_FlowAfterAMessageOfUnknownDebitIsNotJudgedAnOverGrant) {
+  Trace unknown;
+  unknown.wire_subscribed(4).add(message(1, std::nullopt)).add(flow(4));
+  const MonitorReport r = check(wire(), unknown);
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kE2)))) << dump(r);
+  Trace known;
+  known.wire_subscribed(4).add(message(1, 3)).add(flow(4));
+  EXPECT_TRUE(FirstViolation(check(wire(), known), RuleId::kE2, {"to 5, above Q = 4"}));
+}
+
 TEST(MonitorWire, FlowReturningWhatWasDebitedIsFine) {
   Trace t;
   t.wire_subscribed(4).add(message(1, 3)).add(flow(2)).add(message(2, 1)).add(flow(2));
