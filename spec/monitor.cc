@@ -106,10 +106,17 @@ MonitorSize Monitor::size() const {
                                   sizeof(std::pair<const std::uint64_t, Id>)) +
                   s.ended_incs.bytes();
   out.part_bytes[4] =
-      table_bytes(s.wire.capacity(), sizeof(std::pair<const ConsumerKey, WireIncarnation>));
+      table_bytes(s.wire.capacity(), sizeof(std::pair<const ConsumerKey, WireIncarnation>)) +
+      table_bytes(s.wire_of_consumer.capacity(), sizeof(std::pair<const std::uint64_t, ConsumerKey>));
+  // A connection's lists: the table and each list's own storage.
+  std::size_t lists = 0;
+  for (const auto& [cnx, consumers] : s.wire_consumers_on_cnx) {
+    lists += consumers.capacity() * sizeof(std::uint64_t);
+  }
+  for (const auto& [cnx, ids] : s.incs_on_cnx) lists += ids.capacity() * sizeof(Id);
   out.part_bytes[5] = table_bytes(s.wire_consumers_on_cnx.capacity() + s.incs_on_cnx.capacity(),
                                   sizeof(Id) + sizeof(std::vector<Id>)) +
-                      table_bytes(s.cnx_sent_field.capacity(), sizeof(Id) + 1);
+                      lists + table_bytes(s.cnx_sent_field.capacity(), sizeof(Id) + 1);
   out.part_bytes[6] =
       table_bytes(s.ledgers.capacity(), sizeof(std::pair<const Id, CommandLedger>));
   out.part_bytes[7] = (s.violations.capacity() + s.deviations.capacity()) * sizeof(Finding) +

@@ -325,6 +325,20 @@ TEST(MonitorClient, DroppingTheReturnOfAnEndedIncarnationIsFine) {
   EXPECT_TRUE(Clean(check(client(), t)));
 }
 
+// The drop of a command's last outstanding message finishes the command: it leaves the
+// commands in flight.
+TEST(MonitorClient, DropOfTheLastMessageOfASettledCommandFinishesIt) {
+  Monitor m(client(), MonitorOptions{.retain_ledger = false});
+  const Trace t = handed_off();
+  std::uint64_t line = 2;
+  for (const Event& e : t.events()) m.on_event(e, line++);
+  EXPECT_EQ(m.size().commands, 1u);  // settled, its message still out
+  m.on_event(IncClose{.inc = n(1), .reason = CloseReason::kClosed}, line++);
+  m.on_event(Drop{.msg = s("m0"), .n = 1}, line++);
+  EXPECT_EQ(m.size().commands, 0u);
+  EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
+}
+
 TEST(MonitorClient, N4_FlowBeforeTheStateIsFlowEnabledIsReported) {
   Trace t;
   t.add(IncOpen{.inc = n(1), .cnx = s("c1"), .consumer = 0}).add(flow(4, 1));
@@ -486,6 +500,17 @@ TEST(MonitorClient, E2_FlowBeyondTheAccumulatorIsAnOverGrant) {
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kE2,
                              {"Flow of 2 for incarnation 1 but its accumulator holds 1",
                               "over-grant by 1"}));
+}
+
+// The over-grant empties the accumulator: a second Flow of 1 with nothing returned since is
+// an over-grant again, by 1.
+TEST(MonitorClient, E2_FlowAfterAnOverGrantIsJudgedAgainstAnEmptyAccumulator) {
+  Trace t = accumulator_holds_one();
+  t.add(flow(2, 1)).add(flow(1, 1));
+  const MonitorReport r = check(client(), t);
+  EXPECT_THAT(r.violations, Contains(HasRule(RuleId::kE2)).Times(2)) << dump(r);
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE2,
+                      {"Flow of 1 for incarnation 1 but its accumulator holds 0", "over-grant by 1"}));
 }
 
 TEST(MonitorClient, E2_OverReturnOfACommandIsReported) {

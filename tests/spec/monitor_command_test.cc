@@ -587,6 +587,19 @@ TEST(MonitorClient, NonFinalChunkReturnsOne) {
   EXPECT_THAT(r.deviations, IsEmpty()) << dump(r);
 }
 
+// A chunk's direct return moves the command to the chunk path (S1) even without a transfer
+// event before it: a hand-off from the generic budget after it is reported.
+TEST(MonitorClient, S1_HandOffAfterAChunkReturnIsReported) {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, 1))
+      .add(Metadata{.cmd = n(1), .batch_size = 1})
+      .add(DirectReturn{.cmd = n(1), .n = 1, .path = "chunk"})
+      .add(claim(1, "m0"));
+  EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kS1,
+                             {"command 1 hands off message m0", "moved to the chunk path"}));
+}
+
 TEST(MonitorClient, S3_CryptoDiscardReturningOtherThanBIsReported) {
   Trace t;
   t.subscribed(1, 16)

@@ -71,6 +71,8 @@ TEST(MonitorMemory, LargestNamesThePartHoldingTheMostBytes) {
     size.part_bytes[big] = 1000;
     EXPECT_EQ(size.largest(), kNames[big]) << "part " << big;
   }
+  // Parts of equal size: the first in the order is named (an empty monitor names its commands).
+  EXPECT_EQ(MonitorSize{}.largest(), kNames[0]);
 }
 
 TEST(MonitorMemory, ClosedWireIncarnationsAreReleased) {
@@ -88,6 +90,26 @@ TEST(MonitorMemory, ClosedWireIncarnationsAreReleased) {
   EXPECT_EQ(m.size().wire_consumers, 1u);
   m.on_event(SubscribeFail{.cnx = s("c1"), .consumer = 99'999}, line++);
   EXPECT_EQ(m.size().wire_consumers, 0u);
+}
+
+// A connection that ends with its consumers still subscribed leaves nothing of them: 10,000
+// connections, each with one consumer (a new id each) subscribed and granted, then lost.
+TEST(MonitorMemory, ConsumersOfALostConnectionAreReleased) {
+  Monitor m(wire(4, 2), MonitorOptions{.retain_ledger = false});
+  std::uint64_t line = 2;
+  for (std::uint64_t i = 0; i < 10'000; ++i) {
+    const std::string cnx = "c" + std::to_string(i);
+    m.on_event(Connect{.cnx = s(cnx)}, line++);
+    m.on_event(Subscribe{.cnx = s(cnx), .consumer = i}, line++);
+    m.on_event(SubscribeOk{.cnx = s(cnx), .consumer = i}, line++);
+    m.on_event(Flow{.cnx = s(cnx), .consumer = i, .permits = 4}, line++);
+    m.on_event(Disconnect{.cnx = s(cnx)}, line++);
+  }
+  const MonitorSize size = m.size();
+  EXPECT_EQ(size.wire_consumers, 0u);
+  EXPECT_EQ(size.connections, 0u);
+  EXPECT_LT(size.bytes, std::size_t{64} << 10) << "largest part: " << size.largest();
+  EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
 }
 
 TEST(MonitorMemory, EndedPermitStatesLeaveTheirConnectionsList) {
