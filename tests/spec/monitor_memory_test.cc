@@ -112,6 +112,26 @@ TEST(MonitorMemory, ConsumersOfALostConnectionAreReleased) {
   EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
 }
 
+// A Subscribe of a consumer already subscribed on the connection ends the previous wire
+// incarnation: the wire-only commands still in flight on it are released with it.
+TEST(MonitorMemory, WireCommandsInFlightAtAResubscribeAreReleased) {
+  Monitor m(wire(4, 2), MonitorOptions{.retain_ledger = false});
+  std::uint64_t line = 2;
+  m.on_event(Connect{.cnx = s("c1")}, line++);
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    m.on_event(Subscribe{.cnx = s("c1"), .consumer = 0}, line++);
+    m.on_event(SubscribeOk{.cnx = s("c1"), .consumer = 0}, line++);
+    m.on_event(Flow{.cnx = s("c1"), .consumer = 0, .permits = 4}, line++);
+    m.on_event(Message{.cnx = s("c1"), .consumer = 0, .cmd = n(i), .message_permits = 1,
+                       .batch_size = 1},
+               line++);
+    EXPECT_EQ(m.size().commands, 1u) << "cycle " << i;
+    if (testing::Test::HasFailure()) break;
+  }
+  m.on_event(Subscribe{.cnx = s("c1"), .consumer = 0}, line++);
+  EXPECT_EQ(m.size().commands, 0u);
+}
+
 TEST(MonitorMemory, EndedPermitStatesLeaveTheirConnectionsList) {
   Monitor m(client(4, 2), MonitorOptions{.retain_ledger = false});
   std::uint64_t line = 2;
