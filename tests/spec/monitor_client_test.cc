@@ -339,6 +339,20 @@ TEST(MonitorClient, DropOfTheLastMessageOfASettledCommandFinishesIt) {
   EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
 }
 
+// Quiescence is declared for a (connection, consumer): the consumer's permit state on another
+// connection is not judged by it; on its own connection it is.
+TEST(MonitorClient, K5_QuiescenceOnAnotherConnectionDoesNotJudgeTheConsumersPermitState) {
+  Trace t;
+  t.subscribed(1, 4, "c1").add(recv(1, 1));
+  Trace elsewhere = t;
+  elsewhere.add(quiescent("c2"));
+  const MonitorReport r = check(client(), elsewhere);
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kK5)))) << dump(r);
+  t.add(quiescent("c1"));
+  EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kK5,
+                             {"command 1 has no terminal transition at quiescence"}));
+}
+
 TEST(MonitorClient, N4_FlowBeforeTheStateIsFlowEnabledIsReported) {
   Trace t;
   t.add(IncOpen{.inc = n(1), .cnx = s("c1"), .consumer = 0}).add(flow(4, 1));
