@@ -126,6 +126,19 @@ TEST(MonitorClient, C4_ProcessingAnOutOfRangeExplicitValueIsReported) {
 
 // C4 is reported once per command: a second hand-off of the same out-of-range command is not
 // a second C4 (the protocol error was already due at the first).
+// Processing an out-of-range command is its C4; quiescence then owes no second C4 for the
+// connection that was never closed.
+TEST(MonitorClient, C4_OutOfRangeCommandProcessedIsReportedOnceThroughQuiescence) {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, std::uint64_t{0}))
+      .add(Metadata{.cmd = n(1), .batch_size = 1})
+      .add(quiescent());
+  const MonitorReport r = check(client(), t);
+  EXPECT_THAT(r.violations, Contains(HasRule(RuleId::kC4)).Times(1)) << dump(r);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kC4, {"but was processed"}));
+}
+
 TEST(MonitorClient, C4_OutOfRangeCommandHandingOffTwoMessagesIsReportedOnce) {
   Trace t;
   t.subscribed(1, 4).add(recv(1, 0)).add(claim(1, "m0", 0)).add(claim(1, "m1", 1));

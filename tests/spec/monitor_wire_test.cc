@@ -218,6 +218,37 @@ TEST(MonitorWire, E2_FlowAfterAMessageOfUnknownDebitIsNotJudgedAnOverGrant) {
   EXPECT_TRUE(FirstViolation(check(wire(), known), RuleId::kE2, {"to 5, above Q = 4"}));
 }
 
+// A client trace records Subscribes once it has a Subscribe or a SubscribeOk: from then on a
+// Flow for a consumer with none on record is N4. Without either it is not judged.
+TEST(MonitorWire, N4_ClientTraceWithASubscribeEventJudgesFlowsWithoutOne) {
+  const Flow other{.cnx = s("c1"), .consumer = 1, .permits = 4};
+  for (bool with_ok : {false, true}) {
+    SCOPED_TRACE(with_ok ? "subscribe_ok" : "subscribe");
+    Trace t;
+    if (with_ok) t.add(SubscribeOk{.cnx = s("c1"), .consumer = 0});
+    else t.add(Subscribe{.cnx = s("c1"), .consumer = 0});
+    t.add(other);
+    EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kN4,
+                               {"Flow of 4 for consumer 1 on connection c1", "no Subscribe on record"}));
+  }
+  Trace none;
+  none.add(other);
+  const MonitorReport r = check(client(), none);
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kN4)))) << dump(r);
+}
+
+// A consumer whose Subscribe never succeeded has no broker permits to judge at quiescence: no
+// stall (E6) for it. Once subscribed with no Flow, it is stalled.
+TEST(MonitorWire, E6_QuiescenceBeforeTheSubscribeSucceededIsNotAStall) {
+  Trace pending;
+  pending.add(Connect{.cnx = s("c1")}).add(Subscribe{.cnx = s("c1"), .consumer = 0}).add(quiescent());
+  const MonitorReport r = check(wire(), pending);
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kE6)))) << dump(r);
+  Trace subscribed;
+  subscribed.wire_subscribed(std::nullopt).add(quiescent());
+  EXPECT_TRUE(FirstViolation(check(wire(), subscribed), RuleId::kE6, {"stalled"}));
+}
+
 TEST(MonitorWire, FlowReturningWhatWasDebitedIsFine) {
   Trace t;
   t.wire_subscribed(4).add(message(1, 3)).add(flow(2)).add(message(2, 1)).add(flow(2));
