@@ -69,12 +69,6 @@ ScenarioParams held_singles() {
   return p;
 }
 
-#define SKIP_WITHOUT_CPP_CLIENT()                                                         \
-  if (!installed("conformance/clients/cpp/.venv/bin/python")) {                           \
-    GTEST_SKIP() << "the C++ client (PyPI pulsar-client) is not installed "                \
-                    "(ci/install-python-client.sh) or this is a sanitizer build";         \
-  }
-
 TEST(CppClient, E2_E3_ListenerReturnsAStalePermitAfterCloseConsumerOnTheSameConnection) {
   SKIP_WITHOUT_CPP_CLIENT();
   // lib/ConsumerImpl.cc:959 returns the listener's permit after the callback; :1129 tells a

@@ -23,24 +23,18 @@
 #include "conformance/conform.h"
 #include "protocol/frame.h"
 #include "conformance/scenario.h"
+#include "tests/conformance/official_client.h"
 
 namespace permitcheck::conformance {
 namespace {
 
 using spec::RuleId;
-
-std::string reference_command(std::string_view ruleset = "rev-d") {
-  return absl::StrCat(PERMITCHECK_REFERENCE_CLIENT,
-                      " --url {url} --q {q} --delay-ms {delay_ms} --nack-every {nack_every}"
-                      " --ruleset ",
-                      std::string(ruleset));
-}
-
-ClientSpec reference_client(std::string_view ruleset = "rev-d") {
-  return ClientSpec{.command = reference_command(ruleset), .q = 10, .t = 5,
-                    .timeout = std::chrono::milliseconds(15000),
-                    .idle = std::chrono::milliseconds(800)};
-}
+using testing::batch;
+using testing::details;
+using testing::has;
+using testing::params;
+using testing::reference_client;
+using testing::reference_command;
 
 std::string pulsar_flex_dir() {
   return std::string(PERMITCHECK_SOURCE_DIR) + "/conformance/clients/pulsar-flex";
@@ -70,36 +64,13 @@ bool pulsar_flex_available() {
     GTEST_SKIP() << "pulsar-flex not installed (ci/install-node-clients.sh) or sanitized build"; \
   }
 
-bool has(const std::vector<spec::Finding>& findings, RuleId rule, std::string_view text = "") {
-  return std::any_of(findings.begin(), findings.end(), [&](const spec::Finding& f) {
-    return f.rule == rule && f.explanation.find(text) != std::string::npos;
-  });
-}
-
-std::string dump(const ScenarioOutcome& o) {
-  std::string s = absl::StrCat(describe(o.params), "\n");
-  for (const spec::Finding& f : o.violations) absl::StrAppend(&s, spec::format_finding(f), "\n");
-  for (const spec::Finding& f : o.deviations) {
-    absl::StrAppend(&s, "(deviation) ", spec::format_finding(f), "\n");
-  }
-  if (o.client_failure) absl::StrAppend(&s, "client: ", *o.client_failure, "\n");
-  absl::StrAppend(&s, o.client_log_tail);
-  return s;
-}
-
-EntrySpec batch(std::int64_t b) { return EntrySpec{.batch_size = b, .batched = true}; }
-
-ScenarioParams params(ScenarioKind kind, std::vector<EntrySpec> entries, int disrupt_after = 0) {
-  return ScenarioParams{.kind = kind, .entries = std::move(entries),
-                        .disrupt_after = disrupt_after};
-}
-
 // ---- the reference client: positive and negative control ----
 
-std::string dump(const ScenarioReport& s) {
+// A report for a failure message.
+std::string details(const ScenarioReport& s) {
   std::string out = absl::StrCat(std::string(scenario_info(s.kind).name), ":");
   for (const std::string& w : s.not_opened) absl::StrAppend(&out, " not opened: ", w, ";");
-  if (s.counterexample) absl::StrAppend(&out, "\n", dump(*s.counterexample));
+  if (s.counterexample) absl::StrAppend(&out, "\n", details(*s.counterexample));
   return out;
 }
 
@@ -135,11 +106,11 @@ TEST(ReferenceClient, PassesEveryScenarioTwentyRunsInARow) {
     const ConformReport& report = reports[i];
     ASSERT_EQ(report.scenarios.size(), all_scenarios().size()) << "round " << round;
     for (const ScenarioReport& s : report.scenarios) {
-      EXPECT_TRUE(s.passed()) << "round " << round << ": " << dump(s);
+      EXPECT_TRUE(s.passed()) << "round " << round << ": " << details(s);
       // The fixed cases open the window every time (a draw may not, e.g. nothing held).
       const ScenarioInfo& info = scenario_info(s.kind);
       if (!info.rows.empty()) {
-        EXPECT_FALSE(s.rows.empty()) << "round " << round << ": " << dump(s);
+        EXPECT_FALSE(s.rows.empty()) << "round " << round << ": " << details(s);
       }
     }
   }
@@ -159,9 +130,9 @@ TEST(ReferenceClient, ClientOffTheCpuBetweenAnAckAndItsFlowIsJudgedAfterTheFlow)
                                         ? std::vector<EntrySpec>{}
                                         : std::vector<EntrySpec>{batch(3), EntrySpec{}});
     ScenarioOutcome o = run_scenario(client, p);
-    EXPECT_FALSE(o.failed()) << dump(o);
-    EXPECT_TRUE(o.drain.measured) << dump(o);
-    EXPECT_EQ(o.drain.delta, 0) << dump(o);
+    EXPECT_FALSE(o.failed()) << details(o);
+    EXPECT_TRUE(o.drain.measured) << details(o);
+    EXPECT_EQ(o.drain.delta, 0) << details(o);
   }
 }
 
@@ -203,11 +174,11 @@ TEST(LegacyReferenceClient,
     const ScenarioOutcome& c = *s->counterexample;
     // Under the row's rule, naming the row and quoting the rulebook's numbers.
     EXPECT_TRUE(has(c.violations, r.rule, absl::StrCat(r.row, ": ")))
-        << r.row << "\n" << dump(c);
+        << r.row << "\n" << details(c);
     EXPECT_TRUE(has(c.violations, r.rule, absl::StrCat("rulebook ", r.row, ": ")))
-        << r.row << "\n" << dump(c);
+        << r.row << "\n" << details(c);
     // Minimal: a single entry (or none) for every window.
-    EXPECT_LE(c.params.entries.size(), 1u) << r.row << "\n" << dump(c);
+    EXPECT_LE(c.params.entries.size(), 1u) << r.row << "\n" << details(c);
   }
   EXPECT_FALSE(report.passed());
 }
@@ -220,14 +191,14 @@ TEST(ReferenceClient, StaleEpochDiscardsAfterAReconnectAreDropped) {
   p.delay_ms = 120;
   p.nack_every = 3;
   ScenarioOutcome o = run_scenario(reference_client(), p);
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_FALSE(o.inconclusive()) << dump(o);
-  EXPECT_GE(o.stale_discards, 3) << dump(o);
-  ASSERT_FALSE(o.windows.empty()) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_FALSE(o.inconclusive()) << details(o);
+  EXPECT_GE(o.stale_discards, 3) << details(o);
+  ASSERT_FALSE(o.windows.empty()) << details(o);
   EXPECT_NE(o.windows.front().find("REDELIVER with epoch 1"), std::string::npos)
       << o.windows.front();
-  ASSERT_TRUE(o.drain.measured) << dump(o);
-  EXPECT_EQ(o.drain.delta, 0) << dump(o);
+  ASSERT_TRUE(o.drain.measured) << details(o);
+  EXPECT_EQ(o.drain.delta, 0) << details(o);
   // The broker's MESSAGE commands carried the epoch: 0 before the REDELIVER, 1 after it.
   std::vector<std::int64_t> epochs;
   for (const spec::Event& e : o.events) {
@@ -236,9 +207,9 @@ TEST(ReferenceClient, StaleEpochDiscardsAfterAReconnectAreDropped) {
     }
   }
   // (The drain's third message is nacked too: epoch 2 may follow.)
-  ASSERT_GE(epochs.size(), 2u) << dump(o);
-  EXPECT_EQ(epochs[0], 0) << dump(o);
-  EXPECT_EQ(epochs[1], 1) << dump(o);
+  ASSERT_GE(epochs.size(), 2u) << details(o);
+  EXPECT_EQ(epochs[0], 0) << details(o);
+  EXPECT_EQ(epochs[1], 1) << details(o);
 }
 
 // Legacy returns a stale-epoch discard through the current connection (L6): the units held
@@ -248,11 +219,11 @@ TEST(LegacyReferenceClient, L6_M2_StaleEpochDiscardCreditsTheReplacement) {
   p.delay_ms = 120;
   p.nack_every = 3;
   ScenarioOutcome o = run_scenario(reference_client("legacy"), p);
-  EXPECT_GE(o.stale_discards, 3) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kM2, "L6: ")) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kM2, "rulebook L6: ")) << dump(o);
-  ASSERT_TRUE(o.drain.measured) << dump(o);
-  EXPECT_GE(o.drain.delta, 3) << dump(o);
+  EXPECT_GE(o.stale_discards, 3) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kM2, "L6: ")) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kM2, "rulebook L6: ")) << details(o);
+  ASSERT_TRUE(o.drain.measured) << details(o);
+  EXPECT_GE(o.drain.delta, 3) << details(o);
 }
 
 // The same across CLOSE_CONSUMER on the same connection: the acknowledgements of what finished
@@ -264,13 +235,13 @@ TEST(ReferenceClient, StaleEpochDiscardsAcrossCloseConsumerAreDropped) {
   p.nack_every = 3;
   p.same_connection = true;
   ScenarioOutcome o = run_scenario(reference_client(), p);
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_EQ(o.stale_discards, 3) << dump(o);
-  ASSERT_FALSE(o.windows.empty()) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_EQ(o.stale_discards, 3) << details(o);
+  ASSERT_FALSE(o.windows.empty()) << details(o);
   EXPECT_NE(o.windows.front().find("CLOSE_CONSUMER on the same connection"), std::string::npos)
       << o.windows.front();
-  ASSERT_TRUE(o.drain.measured) << dump(o);
-  EXPECT_EQ(o.drain.delta, 0) << dump(o);
+  ASSERT_TRUE(o.drain.measured) << details(o);
+  EXPECT_EQ(o.drain.delta, 0) << details(o);
 }
 
 TEST(LegacyReferenceClient, L7_M2_StaleEpochAcrossCloseConsumerCreditsTheReplacement) {
@@ -279,10 +250,10 @@ TEST(LegacyReferenceClient, L7_M2_StaleEpochAcrossCloseConsumerCreditsTheReplace
   p.nack_every = 3;
   p.same_connection = true;
   ScenarioOutcome o = run_scenario(reference_client("legacy"), p);
-  EXPECT_EQ(o.stale_discards, 3) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kM2, "L7: ")) << dump(o);
-  ASSERT_TRUE(o.drain.measured) << dump(o);
-  EXPECT_GE(o.drain.delta, 3) << dump(o);
+  EXPECT_EQ(o.stale_discards, 3) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kM2, "L7: ")) << details(o);
+  ASSERT_TRUE(o.drain.measured) << details(o);
+  EXPECT_GE(o.drain.delta, 3) << details(o);
 }
 
 TEST(LegacyReferenceClient, C7_DrainMeasuresTheExactLoss) {
@@ -291,11 +262,11 @@ TEST(LegacyReferenceClient, C7_DrainMeasuresTheExactLoss) {
       reference_client("legacy"),
       params(ScenarioKind::kCorruptChecksum,
              {EntrySpec{.batch_size = 5, .batched = true, .fault = EntryFault::kChecksum}}));
-  ASSERT_TRUE(o.drain.measured) << dump(o);
-  EXPECT_EQ(o.drain.delta, -4) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kC7, "returned 4 permit(s) too few")) << dump(o);
+  ASSERT_TRUE(o.drain.measured) << details(o);
+  EXPECT_EQ(o.drain.delta, -4) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kC7, "returned 4 permit(s) too few")) << details(o);
   EXPECT_TRUE(has(o.violations, RuleId::kC7, "the legacy value gives -4 here, as observed"))
-      << dump(o);
+      << details(o);
 }
 
 TEST(ReferenceClient, X1_DeviationCarriesItsNumbers) {
@@ -304,20 +275,20 @@ TEST(ReferenceClient, X1_DeviationCarriesItsNumbers) {
                                        .fault = EntryFault::kChecksum}});
   p.send_field = false;
   ScenarioOutcome o = run_scenario(reference_client(), p);
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "b4 (P = 4) returned 1")) << dump(o);
-  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "3 permit(s) short")) << dump(o);
-  EXPECT_EQ(o.drain.delta, -3) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "b4 (P = 4) returned 1")) << details(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "3 permit(s) short")) << details(o);
+  EXPECT_EQ(o.drain.delta, -3) << details(o);
 }
 
 TEST(ReferenceClient, DuplicatesAfterReconnectReturnExactlyTheirP) {
   ScenarioOutcome o = run_scenario(
       reference_client(),
       params(ScenarioKind::kStartMessageId, {EntrySpec{}, batch(3), EntrySpec{}}));
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_EQ(o.before_start_singles, 2) << dump(o);
-  ASSERT_TRUE(o.drain.measured) << dump(o);
-  EXPECT_EQ(o.drain.delta, 0) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_EQ(o.before_start_singles, 2) << details(o);
+  ASSERT_TRUE(o.drain.measured) << details(o);
+  EXPECT_EQ(o.drain.delta, 0) << details(o);
 }
 
 // One message at a time cannot be held across the replacement (one in processing, none after
@@ -326,12 +297,12 @@ TEST(ReferenceClient, HeldWindowNotOpenedIsInconclusive) {
   ScenarioParams p = params(ScenarioKind::kHeldCloseConsumer, {EntrySpec{}});
   p.delay_ms = 0;
   ScenarioOutcome o = run_scenario(reference_client(), p);
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_TRUE(o.inconclusive()) << dump(o);
-  ASSERT_EQ(o.not_opened.size(), 3u) << dump(o);  // three attempts, none opened
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_TRUE(o.inconclusive()) << details(o);
+  ASSERT_EQ(o.not_opened.size(), 3u) << details(o);  // three attempts, none opened
   EXPECT_NE(o.not_opened.front().find("held 0 unacknowledged"), std::string::npos)
       << o.not_opened.front();
-  EXPECT_TRUE(o.windows.empty()) << dump(o);
+  EXPECT_TRUE(o.windows.empty()) << details(o);
 }
 
 // ---- a client that is slow to start (ClientSpec::start_attempts) ----
@@ -360,9 +331,9 @@ TEST(ReferenceClient, RunWhoseClientNeverStartedIsStartedAgainAndSaysSo) {
       run_scenario(slow_first_start_client(flag), params(ScenarioKind::kCompleteBatches,
                                                          {EntrySpec{.batch_size = 3}}));
   std::filesystem::remove_all(flag);
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_FALSE(o.client_never_started) << dump(o);
-  ASSERT_EQ(o.failed_starts.size(), 1u) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_FALSE(o.client_never_started) << details(o);
+  ASSERT_EQ(o.failed_starts.size(), 1u) << details(o);
   EXPECT_EQ(o.failed_starts[0],
             "attempt 1: hang or start failure: no Subscribe and Flow within 1500 ms "
             "(still running)");
@@ -398,8 +369,8 @@ TEST(ReferenceClient, ConformRestartsOnlyWhatFitsBeforeTheDeadline) {
   std::filesystem::remove_all(flag);
   ASSERT_EQ(report.scenarios.size(), 1u);
   const ScenarioReport& s = report.scenarios[0];
-  EXPECT_TRUE(s.passed()) << dump(s);
-  ASSERT_EQ(s.restarts.size(), 1u) << dump(s);
+  EXPECT_TRUE(s.passed()) << details(s);
+  ASSERT_EQ(s.restarts.size(), 1u) << details(s);
   EXPECT_EQ(s.restarts[0].substr(0, 18), "run 1, attempt 1: ") << s.restarts[0];
 
   // The deadline leaves room for one run only (timeout 15 s, deadline 15.5 s): no restart,
@@ -412,7 +383,7 @@ TEST(ReferenceClient, ConformRestartsOnlyWhatFitsBeforeTheDeadline) {
   std::filesystem::remove_all(flag2);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(6000));
   ASSERT_EQ(report.scenarios.size(), 1u);
-  EXPECT_TRUE(report.scenarios[0].restarts.empty()) << dump(report.scenarios[0]);
+  EXPECT_TRUE(report.scenarios[0].restarts.empty()) << details(report.scenarios[0]);
   EXPECT_TRUE(report.client_could_not_start);
   EXPECT_FALSE(report.passed());
 }
@@ -428,9 +399,9 @@ TEST(ClientProcess, E1_CrashIsReportedWithItsSignal) {
   c.command = absl::StrCat(reference_command(), " & pid=$!; sleep 0.3; kill -SEGV $pid; wait $pid");
   ScenarioOutcome o = run_scenario(
       c, params(ScenarioKind::kCompleteBatches, {batch(4)}));
-  ASSERT_TRUE(o.client_failure.has_value()) << dump(o);
-  EXPECT_NE(o.client_failure->find("killed by SIGSEGV"), std::string::npos) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kE1, "killed by SIGSEGV")) << dump(o);
+  ASSERT_TRUE(o.client_failure.has_value()) << details(o);
+  EXPECT_NE(o.client_failure->find("killed by SIGSEGV"), std::string::npos) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE1, "killed by SIGSEGV")) << details(o);
 }
 
 TEST(ReferenceClient, X1_OldBrokerChecksumFailureIsAKnownDeviationNotAViolation) {
@@ -439,8 +410,8 @@ TEST(ReferenceClient, X1_OldBrokerChecksumFailureIsAKnownDeviationNotAViolation)
                                        .fault = EntryFault::kChecksum}});
   p.send_field = false;
   ScenarioOutcome o = run_scenario(reference_client(), p);
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_TRUE(has(o.deviations, RuleId::kX1)) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1)) << details(o);
 }
 
 TEST(LegacyReferenceClient, E5_ChecksumFailureLosesPermits) {
@@ -449,7 +420,7 @@ TEST(LegacyReferenceClient, E5_ChecksumFailureLosesPermits) {
       params(ScenarioKind::kCorruptChecksum,
              {EntrySpec{.batch_size = 8, .batched = true, .fault = EntryFault::kChecksum}}));
   // P = 8 debited, legacy returns 1: available 2, 8 permits never come back.
-  EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 2")) << dump(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 2")) << details(o);
   EXPECT_EQ(o.debited, 8);
 }
 
@@ -486,7 +457,7 @@ TEST(PulsarFlex, CompleteBatchesReturnExactlyWhatWasDebited) {
   ScenarioOutcome o = run_scenario(
       pulsar_flex_client(),
       params(ScenarioKind::kCompleteBatches, {batch(4), EntrySpec{}, batch(3)}));
-  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
 }
 
 TEST(PulsarFlex, E2_E5_PartialBatchRedeliveryReturnsTooMuch) {
@@ -497,8 +468,8 @@ TEST(PulsarFlex, E2_E5_PartialBatchRedeliveryReturnsTooMuch) {
   e.cleared = {0, 1, 2, 3, 4, 5, 6, 7, 8};
   ScenarioOutcome o = run_scenario(pulsar_flex_client(),
                                    params(ScenarioKind::kPartialBatches, {e}));
-  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 4")) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 14")) << dump(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 4")) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 14")) << details(o);
   EXPECT_EQ(o.debited, 1);
   EXPECT_EQ(o.granted, 15);
 }
@@ -509,9 +480,9 @@ TEST(PulsarFlex, C7_UnreadableMetadataCrashesTheClient) {
       pulsar_flex_client(),
       params(ScenarioKind::kUnreadableMetadata,
              {EntrySpec{.batch_size = 2, .batched = true, .fault = EntryFault::kMetadata}}));
-  ASSERT_TRUE(o.client_failure.has_value()) << dump(o);
-  EXPECT_NE(o.client_failure->find("crashed"), std::string::npos) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kC7, "crashed")) << dump(o);
+  ASSERT_TRUE(o.client_failure.has_value()) << details(o);
+  EXPECT_NE(o.client_failure->find("crashed"), std::string::npos) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kC7, "crashed")) << details(o);
 }
 
 TEST(PulsarFlex, C7_TruncatedBatchCrashesTheClient) {
@@ -521,7 +492,7 @@ TEST(PulsarFlex, C7_TruncatedBatchCrashesTheClient) {
       params(ScenarioKind::kTruncatedBatch,
              {EntrySpec{.batch_size = 2, .batched = true, .fault = EntryFault::kTruncatedBatch,
                         .truncate_at = 0}}));
-  EXPECT_TRUE(has(o.violations, RuleId::kC7, "crashed")) << dump(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kC7, "crashed")) << details(o);
 }
 
 TEST(PulsarFlex, E2_ReconnectCarriesTheOldCountIntoTheNewIncarnation) {
@@ -531,9 +502,9 @@ TEST(PulsarFlex, E2_ReconnectCarriesTheOldCountIntoTheNewIncarnation) {
   ScenarioOutcome o = run_scenario(
       pulsar_flex_client(),
       params(ScenarioKind::kReconnect, {batch(3), EntrySpec{}, batch(2)}, /*disrupt_after=*/1));
-  EXPECT_EQ(o.incarnations, 2) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 2")) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 12")) << dump(o);
+  EXPECT_EQ(o.incarnations, 2) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 2")) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 12")) << details(o);
 }
 
 TEST(PulsarFlex, E2_CloseConsumerCarriesTheOldCountIntoTheNewIncarnation) {
@@ -542,8 +513,8 @@ TEST(PulsarFlex, E2_CloseConsumerCarriesTheOldCountIntoTheNewIncarnation) {
       pulsar_flex_client(),
       params(ScenarioKind::kCloseConsumer, {batch(3), EntrySpec{}, batch(2)},
              /*disrupt_after=*/1));
-  EXPECT_EQ(o.incarnations, 2) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 2")) << dump(o);
+  EXPECT_EQ(o.incarnations, 2) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 2")) << details(o);
 }
 
 TEST(PulsarFlex, E2_MessagesForAnUnknownConsumerAreCreditedToTheRealOne) {
@@ -553,7 +524,7 @@ TEST(PulsarFlex, E2_MessagesForAnUnknownConsumerAreCreditedToTheRealOne) {
   ScenarioOutcome o = run_scenario(
       pulsar_flex_client(),
       params(ScenarioKind::kUnknownConsumer, {batch(2)}, /*disrupt_after=*/0));
-  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 3")) << dump(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 3")) << details(o);
   EXPECT_EQ(o.debited, 2);
 }
 
@@ -562,7 +533,7 @@ TEST(PulsarFlex, E5_NegativeAckDropsQueuedMessagesWithoutTheirPermits) {
   ScenarioParams p = params(ScenarioKind::kNegativeAck, {batch(2), batch(2), EntrySpec{}});
   p.nack_every = 2;
   ScenarioOutcome o = run_scenario(pulsar_flex_client(), p);
-  EXPECT_TRUE(has(o.violations, RuleId::kE5, "unreturned")) << dump(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE5, "unreturned")) << details(o);
 }
 
 TEST(PulsarFlex, C7_CorruptChecksumIsNotDetectedButPermitsStayExact) {
@@ -574,7 +545,7 @@ TEST(PulsarFlex, C7_CorruptChecksumIsNotDetectedButPermitsStayExact) {
       pulsar_flex_client(),
       params(ScenarioKind::kCorruptChecksum,
              {EntrySpec{.batch_size = 3, .batched = true, .fault = EntryFault::kChecksum}}));
-  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
 }
 
 TEST(PulsarFlex, K7_PartialBatchFailingPastItsLastDeliverableIndexCrashesTheClient) {
@@ -587,8 +558,8 @@ TEST(PulsarFlex, K7_PartialBatchFailingPastItsLastDeliverableIndexCrashesTheClie
   e.truncate_at = 6;
   ScenarioOutcome o = run_scenario(pulsar_flex_client(),
                                    params(ScenarioKind::kPartialBatchFailure, {e}));
-  EXPECT_TRUE(has(o.violations, RuleId::kK7, "crashed")) << dump(o);
-  EXPECT_EQ(o.debited, 3) << dump(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kK7, "crashed")) << details(o);
+  EXPECT_EQ(o.debited, 3) << details(o);
 }
 
 TEST(PulsarFlex, E2_CompressionIsIgnoredSoAPartialBatchCountsEveryMessage) {
@@ -600,9 +571,9 @@ TEST(PulsarFlex, E2_CompressionIsIgnoredSoAPartialBatchCountsEveryMessage) {
   e.fault = EntryFault::kDecompression;
   ScenarioOutcome o = run_scenario(pulsar_flex_client(),
                                    params(ScenarioKind::kDecompression, {e}));
-  EXPECT_TRUE(has(o.violations, RuleId::kE2)) << dump(o);
-  ASSERT_TRUE(o.drain.measured) << dump(o);
-  EXPECT_GT(o.drain.delta, 0) << dump(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE2)) << details(o);
+  ASSERT_TRUE(o.drain.measured) << details(o);
+  EXPECT_GT(o.drain.delta, 0) << details(o);
 }
 
 // Its Subscribe names no consumer epoch, so no message can be stale: the scenario says so and
@@ -613,8 +584,8 @@ TEST(PulsarFlex, StaleEpochWindowCannotOpenWithoutAConsumerEpoch) {
   p.delay_ms = 120;
   p.nack_every = 3;
   ScenarioOutcome o = run_scenario(pulsar_flex_client(), p);
-  EXPECT_TRUE(o.inconclusive()) << dump(o);
-  ASSERT_FALSE(o.not_opened.empty()) << dump(o);
+  EXPECT_TRUE(o.inconclusive()) << details(o);
+  ASSERT_FALSE(o.not_opened.empty()) << details(o);
   EXPECT_NE(o.not_opened.front().find("named no consumer epoch"), std::string::npos)
       << o.not_opened.front();
 }
@@ -631,7 +602,7 @@ TEST(PulsarFlex, Exploration_FindsTheDeviationsAndShrinksThem) {
     ASSERT_FALSE(s.passed()) << scenario_info(s.kind).name;
     EXPECT_TRUE(has(s.counterexample->violations, RuleId::kE2) ||
                 has(s.counterexample->violations, RuleId::kE5))
-        << dump(*s.counterexample);
+        << details(*s.counterexample);
   }
 }
 

@@ -16,12 +16,6 @@ namespace {
 using spec::RuleId;
 using namespace testing;  // NOLINT: the shared helpers of these tests
 
-#define SKIP_WITHOUT_CPP_CLIENT()                                                         \
-  if (!installed("conformance/clients/cpp/.venv/bin/python")) {                           \
-    GTEST_SKIP() << "the C++ client (PyPI pulsar-client) is not installed "                \
-                    "(ci/install-python-client.sh) or this is a sanitizer build";         \
-  }
-
 TEST(CppClient, CompleteBatchesReturnExactlyWhatWasDebited) {
   SKIP_WITHOUT_CPP_CLIENT();
   ScenarioOutcome o = run_scenario(

@@ -15,14 +15,7 @@ using spec::RuleId;
 using testing::batch;
 using testing::dump;
 using testing::params;
-
-ClientSpec reference_client() {
-  return ClientSpec{.command = absl::StrCat(PERMITCHECK_REFERENCE_CLIENT,
-                                            " --url {url} --q {q} --delay-ms {delay_ms}"
-                                            " --nack-every {nack_every} --ruleset rev-d"),
-                    .q = 10, .t = 5, .timeout = std::chrono::milliseconds(15000),
-                    .idle = std::chrono::milliseconds(800)};
-}
+using testing::reference_client;
 
 bool opened(const ScenarioOutcome& o, std::string_view text) {
   return std::any_of(o.windows.begin(), o.windows.end(),

@@ -17,11 +17,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "conformance/scenario.h"
+#include "tests/conformance/official_client.h"
 
 namespace permitcheck::conformance {
 namespace {
 
 using spec::RuleId;
+using testing::batch;
+using testing::details;
+using testing::has;
 
 const std::string kPinned = "4.2.4";  // conformance/clients/java/pom.xml
 
@@ -33,7 +37,7 @@ std::string jar_of(const std::string& version) {
 }
 
 // Empty when the client can run; else why not.
-std::string java_missing(const std::string& version) {
+std::string java_release_missing(const std::string& version) {
   if (std::system("java -version >/dev/null 2>&1") != 0) return "no java runtime on the PATH";
   if (!std::filesystem::exists(jar_of(version))) {
     return absl::StrCat(jar_of(version), " is not built (ci/install-java-client.sh",
@@ -43,7 +47,7 @@ std::string java_missing(const std::string& version) {
 }
 
 #define SKIP_WITHOUT_JAVA(version)                                      \
-  if (std::string why = java_missing(version); !why.empty()) {          \
+  if (std::string why = java_release_missing(version); !why.empty()) {          \
     GTEST_SKIP() << "Java client " << (version) << ": " << why;         \
   }
 
@@ -57,32 +61,15 @@ ClientSpec java_client(const std::string& version = kPinned, std::int64_t q = 10
                     .idle = std::chrono::milliseconds(1500)};
 }
 
-bool has(const std::vector<spec::Finding>& findings, RuleId rule, std::string_view text = "") {
-  return std::any_of(findings.begin(), findings.end(), [&](const spec::Finding& f) {
-    return f.rule == rule && f.explanation.find(text) != std::string::npos;
-  });
-}
-
-std::string dump(const ScenarioOutcome& o) {
-  std::string s = absl::StrCat(describe(o.params), "\n");
-  for (const spec::Finding& f : o.violations) absl::StrAppend(&s, spec::format_finding(f), "\n");
-  for (const spec::Finding& f : o.deviations) {
-    absl::StrAppend(&s, "(deviation) ", spec::format_finding(f), "\n");
-  }
-  if (o.client_failure) absl::StrAppend(&s, "client: ", *o.client_failure, "\n");
-  absl::StrAppend(&s, o.client_log_tail);
-  return s;
-}
-
-EntrySpec batch(std::int64_t b) { return EntrySpec{.batch_size = b, .batched = true}; }
-
 EntrySpec partial(std::int64_t b, std::vector<std::int64_t> cleared) {
   EntrySpec e = batch(b);
   e.cleared = std::move(cleared);
   return e;
 }
 
-ScenarioParams params(ScenarioKind kind, std::vector<EntrySpec> entries, bool send_field = true) {
+// The scenario with the broker sending message_permits or not (`send_field`).
+ScenarioParams params_with_field(ScenarioKind kind, std::vector<EntrySpec> entries,
+                                 bool send_field = true) {
   return ScenarioParams{.kind = kind, .send_field = send_field, .entries = std::move(entries)};
 }
 
@@ -91,10 +78,10 @@ ScenarioParams params(ScenarioKind kind, std::vector<EntrySpec> entries, bool se
 TEST(JavaClient, CompleteBatchesReturnExactlyWhatWasDebited) {
   SKIP_WITHOUT_JAVA(kPinned);
   ScenarioOutcome o = run_scenario(
-      java_client(), params(ScenarioKind::kCompleteBatches, {batch(4), EntrySpec{}, batch(3)}));
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_EQ(o.debited, 8) << dump(o);
-  EXPECT_EQ(o.incarnations, 1) << dump(o);
+      java_client(), params_with_field(ScenarioKind::kCompleteBatches, {batch(4), EntrySpec{}, batch(3)}));
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_EQ(o.debited, 8) << details(o);
+  EXPECT_EQ(o.incarnations, 1) << details(o);
 }
 
 TEST(JavaClient, PartialBatchReturnsOnlyTheDeliverableIndexes) {
@@ -102,9 +89,9 @@ TEST(JavaClient, PartialBatchReturnsOnlyTheDeliverableIndexes) {
   // P = 1 and P = 1: the cleared indexes are not counted (fixed by apache/pulsar#22091).
   ScenarioOutcome o = run_scenario(
       java_client(),
-      params(ScenarioKind::kPartialBatches, {partial(2, {1}), partial(3, {0, 2})}));
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_EQ(o.debited, 2) << dump(o);
+      params_with_field(ScenarioKind::kPartialBatches, {partial(2, {1}), partial(3, {0, 2})}));
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_EQ(o.debited, 2) << details(o);
 }
 
 TEST(JavaClient, ExtraMessagesBeyondBAreNotRead) {
@@ -113,9 +100,9 @@ TEST(JavaClient, ExtraMessagesBeyondBAreNotRead) {
   e.fault = EntryFault::kExtraMessages;
   e.extra_messages = 2;
   ScenarioOutcome o = run_scenario(java_client(),
-                                   params(ScenarioKind::kInconsistentBatch, {e, batch(2)}));
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_EQ(o.debited, 5) << dump(o);
+                                   params_with_field(ScenarioKind::kInconsistentBatch, {e, batch(2)}));
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_EQ(o.debited, 5) << details(o);
 }
 
 // ---- 4.2.4: the deviations ----
@@ -125,11 +112,11 @@ TEST(JavaClient, X1_ChecksumFailureOfACompleteBatchReturnsOne) {
   // B = 8 debited 8; the client acks it with ChecksumMismatch and counts 1: 7 never return.
   ScenarioOutcome o = run_scenario(
       java_client(),
-      params(ScenarioKind::kCorruptChecksum,
+      params_with_field(ScenarioKind::kCorruptChecksum,
              {EntrySpec{.batch_size = 8, .batched = true, .fault = EntryFault::kChecksum}},
              /*send_field=*/false));
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "7 permit(s) short")) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "7 permit(s) short")) << details(o);
   EXPECT_EQ(o.debited, 8);
   EXPECT_EQ(o.granted, 10);  // the first Flow only: 1 returned stays below Q/2
 }
@@ -138,11 +125,11 @@ TEST(JavaClient, X1_UnreadableMetadataReturnsOne) {
   SKIP_WITHOUT_JAVA(kPinned);
   ScenarioOutcome o = run_scenario(
       java_client(),
-      params(ScenarioKind::kUnreadableMetadata,
+      params_with_field(ScenarioKind::kUnreadableMetadata,
              {EntrySpec{.batch_size = 8, .batched = true, .fault = EntryFault::kMetadata}},
              /*send_field=*/false));
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "7 permit(s) short")) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "7 permit(s) short")) << details(o);
   EXPECT_EQ(o.debited, 8);
   EXPECT_EQ(o.granted, 10);
 }
@@ -154,13 +141,13 @@ TEST(JavaClient, X1_ChecksumFailureStallsAQueueOfTwo) {
   // would return 3.
   ScenarioOutcome o = run_scenario(
       java_client(kPinned, 2),
-      params(ScenarioKind::kCorruptChecksum,
+      params_with_field(ScenarioKind::kCorruptChecksum,
              {EntrySpec{.batch_size = 3, .batched = true, .fault = EntryFault::kChecksum}}));
-  EXPECT_EQ(o.debited, 3) << dump(o);
-  EXPECT_EQ(o.granted, 3) << dump(o);
+  EXPECT_EQ(o.debited, 3) << details(o);
+  EXPECT_EQ(o.granted, 3) << details(o);
   // The suite excuses the shortfall as X1 (2 = B - 1 of an early failure), the stall with it.
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "stalled")) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "stalled")) << details(o);
 }
 
 TEST(JavaClient, TruncatedBatchClosesTheConnection) {
@@ -171,16 +158,16 @@ TEST(JavaClient, TruncatedBatchClosesTheConnection) {
   // B11), but no validation-error ack is sent and the entry will come again.
   ScenarioOutcome o = run_scenario(
       java_client(),
-      params(ScenarioKind::kTruncatedBatch,
+      params_with_field(ScenarioKind::kTruncatedBatch,
              {EntrySpec{.batch_size = 3, .batched = true, .fault = EntryFault::kTruncatedBatch,
                         .truncate_at = 1}}));
-  EXPECT_FALSE(o.failed()) << dump(o);
-  EXPECT_EQ(o.incarnations, 2) << dump(o);
+  EXPECT_FALSE(o.failed()) << details(o);
+  EXPECT_EQ(o.incarnations, 2) << details(o);
   // No Ack with a validation error: the client closed the connection instead.
   EXPECT_FALSE(std::any_of(o.events.begin(), o.events.end(), [](const spec::Event& e) {
     const auto* ack = std::get_if<spec::Ack>(&e);
     return ack != nullptr && ack->validation_error.has_value();
-  })) << dump(o);
+  })) << details(o);
 }
 
 // ---- the bug catalogue: apache/pulsar#22091 in 3.2.0, fixed in 3.2.1 ----
@@ -191,9 +178,9 @@ TEST(JavaClient320, E2_E5_PartialBatchRedeliveryCountsTheClearedIndexes) {
   // cleared index as a skipped message and returns it: 5 for 2 debited, over-grant 3.
   ScenarioOutcome o = run_scenario(
       java_client("3.2.0"),
-      params(ScenarioKind::kPartialBatches, {partial(2, {1}), partial(3, {0, 2})}));
-  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 3")) << dump(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 13")) << dump(o);
+      params_with_field(ScenarioKind::kPartialBatches, {partial(2, {1}), partial(3, {0, 2})}));
+  EXPECT_TRUE(has(o.violations, RuleId::kE2, "over-grant by 3")) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE5, "broker available 13")) << details(o);
   EXPECT_EQ(o.debited, 2);
   EXPECT_EQ(o.granted, 15);
 }
@@ -202,8 +189,8 @@ TEST(JavaClient321, PartialBatchRedeliveryReturnsOnlyWhatWasDebited) {
   SKIP_WITHOUT_JAVA("3.2.1");
   ScenarioOutcome o = run_scenario(
       java_client("3.2.1"),
-      params(ScenarioKind::kPartialBatches, {partial(2, {1}), partial(3, {0, 2})}));
-  EXPECT_FALSE(o.failed()) << dump(o);
+      params_with_field(ScenarioKind::kPartialBatches, {partial(2, {1}), partial(3, {0, 2})}));
+  EXPECT_FALSE(o.failed()) << details(o);
   EXPECT_EQ(o.debited, 2);
 }
 

@@ -5,6 +5,7 @@
 #define PERMITCHECK_TESTS_CONFORMANCE_OFFICIAL_CLIENT_H_
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -43,6 +44,20 @@ inline bool installed(std::string_view file) {
 #endif
 }
 
+// The reference client (tools/reference-client) under `ruleset`.
+inline std::string reference_command(std::string_view ruleset = "rev-d") {
+  return absl::StrCat(PERMITCHECK_REFERENCE_CLIENT,
+                      " --url {url} --q {q} --delay-ms {delay_ms} --nack-every {nack_every}"
+                      " --ruleset ",
+                      std::string(ruleset));
+}
+
+inline ClientSpec reference_client(std::string_view ruleset = "rev-d") {
+  return ClientSpec{.command = reference_command(ruleset), .q = 10, .t = 5,
+                    .timeout = std::chrono::milliseconds(15000),
+                    .idle = std::chrono::milliseconds(800)};
+}
+
 inline bool has(const std::vector<spec::Finding>& findings, spec::RuleId rule,
                 std::string_view text = "") {
   return std::any_of(findings.begin(), findings.end(), [&](const spec::Finding& f) {
@@ -53,6 +68,19 @@ inline bool has(const std::vector<spec::Finding>& findings, spec::RuleId rule,
 inline std::string dump(const ScenarioOutcome& o) {
   std::string s = absl::StrCat(describe(o.params), "\ngranted ", o.granted, " debited ",
                                o.debited, " incarnations ", o.incarnations, "\n");
+  for (const spec::Finding& f : o.violations) absl::StrAppend(&s, spec::format_finding(f), "\n");
+  for (const spec::Finding& f : o.deviations) {
+    absl::StrAppend(&s, "(deviation) ", spec::format_finding(f), "\n");
+  }
+  if (o.client_failure) absl::StrAppend(&s, "client: ", *o.client_failure, "\n");
+  absl::StrAppend(&s, o.client_log_tail);
+  return s;
+}
+
+// An outcome for a failure message: the scenario, its findings, the client's failure and log
+// (dump() adds the grant and debit counts).
+inline std::string details(const ScenarioOutcome& o) {
+  std::string s = absl::StrCat(describe(o.params), "\n");
   for (const spec::Finding& f : o.violations) absl::StrAppend(&s, spec::format_finding(f), "\n");
   for (const spec::Finding& f : o.deviations) {
     absl::StrAppend(&s, "(deviation) ", spec::format_finding(f), "\n");
@@ -75,5 +103,11 @@ inline ScenarioParams params(ScenarioKind kind, std::vector<EntrySpec> entries,
 }
 
 }  // namespace permitcheck::conformance::testing
+
+#define SKIP_WITHOUT_CPP_CLIENT()                                                         \
+  if (!installed("conformance/clients/cpp/.venv/bin/python")) {                           \
+    GTEST_SKIP() << "the C++ client (PyPI pulsar-client) is not installed "                \
+                    "(ci/install-python-client.sh) or this is a sanitizer build";         \
+  }
 
 #endif  // PERMITCHECK_TESTS_CONFORMANCE_OFFICIAL_CLIENT_H_

@@ -8,9 +8,6 @@
 namespace permitcheck::solver {
 namespace {
 
-const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
-const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
-
 // Deterministic limits, no wall clock (issue 18), about ten times the largest rlimit count one
 // query used (internal::rlimit_high_water(), PERMITCHECK_RLIMIT_REPORT=1): for the proofs,
 // 18.0 million per query at B <= 1024, 2.2 million at 256, 1.0 million at 64.

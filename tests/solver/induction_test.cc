@@ -11,9 +11,6 @@
 namespace permitcheck::solver {
 namespace {
 
-const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
-const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
-
 bool reports(const spec::MonitorReport& r, spec::RuleId rule) {
   return std::any_of(r.violations.begin(), r.violations.end(),
                      [&](const spec::Finding& f) { return f.rule == rule; });

@@ -9,9 +9,6 @@
 namespace permitcheck::solver {
 namespace {
 
-const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
-const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
-
 // Deterministic limits, no wall clock (issue 18): each test's rlimit per query is about ten
 // times the largest one query of it used (internal::rlimit_high_water(), measured with
 // PERMITCHECK_RLIMIT_REPORT=1).

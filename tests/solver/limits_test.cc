@@ -2,13 +2,10 @@
 #include "gtest/gtest.h"
 #include "solver/prove.h"
 #include "spec/ruleset.h"
+#include "tests/solver/solver_testing.h"
 
 namespace permitcheck::solver {
 namespace {
-
-const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
-
-std::string dump(const Result& r) { return format_table({r}); }
 
 TEST(SolverLimits, TinyTimeoutYieldsUnknownNeverProved) {
   Bounds b;

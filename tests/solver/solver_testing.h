@@ -1,5 +1,7 @@
 // Test support for the solver: finding a witness by catalogue row, re-checking a witness through
 // the monitor (after a trace-format round trip when the trace module is built), and printing.
+// The sources are compiled in unity batches (tests/CMakeLists.txt): a helper two of them need
+// lives here, not in each one's anonymous namespace.
 #ifndef PERMITCHECK_TESTS_SOLVER_SOLVER_TESTING_H_
 #define PERMITCHECK_TESTS_SOLVER_SOLVER_TESTING_H_
 
@@ -16,6 +18,7 @@
 #include "solver/prove.h"
 #include "spec/legacy_catalogue.h"
 #include "spec/monitor.h"
+#include "spec/ruleset.h"
 #ifdef PERMITCHECK_SOLVER_HAS_TRACE
 #include "solver/trace_output.h"
 #include "trace/reader.h"
@@ -23,7 +26,17 @@
 
 namespace permitcheck::solver {
 
+inline const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
+inline const spec::Ruleset& legacy() { return spec::ruleset(spec::RulesetId::kLegacy); }
+
 inline std::string dump(const Result& r) { return format_table({r}); }
+inline std::string dump(const VacuityReport& r) {
+  std::string out;
+  for (const VacuityItem& i : r.items) {
+    out += (i.ok ? "ok   " : "FAIL ") + i.what + (i.note.empty() ? "" : " (" + i.note + ")") + "\n";
+  }
+  return out;
+}
 
 // Bounds for a test that proves something (issue 18): no wall-clock limit that matters (a day
 // per query), only Z3's deterministic resource limit per query, `rlimit`, sized from a

@@ -13,14 +13,6 @@ namespace {
 
 const spec::Ruleset& rules(spec::RulesetId id) { return spec::ruleset(id); }
 
-std::string dump(const VacuityReport& r) {
-  std::string out;
-  for (const VacuityItem& i : r.items) {
-    out += (i.ok ? "ok   " : "FAIL ") + i.what + (i.note.empty() ? "" : " (" + i.note + ")") + "\n";
-  }
-  return out;
-}
-
 // Deterministic limits, no wall clock (issue 18), about ten times the largest rlimit count one
 // query used (internal::rlimit_high_water(), PERMITCHECK_RLIMIT_REPORT=1). Proof and vacuity:
 // conservation-all 38.8 million (the refinement at B <= 64), the other three under 50,000.

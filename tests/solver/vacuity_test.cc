@@ -11,16 +11,6 @@
 namespace permitcheck::solver {
 namespace {
 
-const spec::Ruleset& rev_d() { return spec::ruleset(spec::RulesetId::kRevD); }
-
-std::string dump(const VacuityReport& r) {
-  std::string out;
-  for (const VacuityItem& i : r.items) {
-    out += (i.ok ? "ok   " : "FAIL ") + i.what + (i.note.empty() ? "" : " (" + i.note + ")") + "\n";
-  }
-  return out;
-}
-
 // Deterministic limits, no wall clock (issue 18): `rlimit` per query is about ten times the
 // largest one query used (internal::rlimit_high_water(), PERMITCHECK_RLIMIT_REPORT=1), at least
 // a million.

@@ -18,6 +18,7 @@
 #include "spec/finalize.h"
 #include "spec/monitor.h"
 #include "spec/resolve.h"
+#include "tests/spec/monitor_testing.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -28,11 +29,11 @@ using ::testing::Field;
 using ::testing::IsEmpty;
 using ::testing::Optional;
 
-constexpr std::uint64_t kTwoTo31 = std::uint64_t{1} << 31;
-constexpr std::uint64_t kTwoTo32Minus1 = (std::uint64_t{1} << 32) - 1;
-
-const Ruleset& rev_d() { return ruleset(RulesetId::kRevD); }
-const Ruleset& legacy() { return ruleset(RulesetId::kLegacy); }
+using monitor_testing::dump;
+using monitor_testing::kTwoTo31;
+using monitor_testing::kTwoTo32Minus1;
+using monitor_testing::legacy;
+using monitor_testing::rev_d;
 
 // Command 1 on incarnation 1 over connection c1.
 CommandSituation situation(std::optional<std::uint64_t> message_permits, std::int64_t batch_size,
@@ -83,12 +84,6 @@ std::vector<Id> ids(std::initializer_list<const char*> names) {
 
 std::int64_t total_returned(const CommandRun& run) {
   return run.returned_by_command + static_cast<std::int64_t>(run.handed_off.size());
-}
-
-std::string dump(const std::vector<Finding>& findings) {
-  std::string out;
-  for (const Finding& f : findings) out += format_finding(f) + "\n";
-  return out.empty() ? "(none)\n" : out;
 }
 
 // The run on a fresh incarnation with initial grant q, every handed-off message then consumed,

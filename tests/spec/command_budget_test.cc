@@ -9,14 +9,15 @@
 #include <rapidcheck/gtest.h>
 
 #include "spec/ack_set.h"
+#include "tests/spec/monitor_testing.h"
 
 namespace permitcheck::spec {
 namespace {
 
 using ::testing::HasSubstr;
 
-const Ruleset& rev_d() { return ruleset(RulesetId::kRevD); }
-const Ruleset& legacy() { return ruleset(RulesetId::kLegacy); }
+using monitor_testing::legacy;
+using monitor_testing::rev_d;
 
 TEST(CommandBudget, CommandStartsOwningAllP) {
   const CommandBudget b(8);

@@ -8,13 +8,15 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "tests/spec/monitor_testing.h"
+
 namespace permitcheck::spec {
 namespace {
 
 using ::testing::HasSubstr;
 
-const Ruleset& rev_d() { return ruleset(RulesetId::kRevD); }
-const Ruleset& legacy() { return ruleset(RulesetId::kLegacy); }
+using monitor_testing::legacy;
+using monitor_testing::rev_d;
 
 SendResult finalize_ok(const Ruleset& rules, DispatcherKind kind,
                        const std::vector<SendEntry>& entries) {

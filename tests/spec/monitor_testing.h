@@ -1,5 +1,7 @@
-// Shared helpers of the Monitor's tests (tests/spec/monitor_*_test.cc): headers, a trace
-// builder, event shorthands and assertions on findings.
+// Shared helpers of the spec module's tests (tests/spec/*_test.cc): the rulesets, headers, a
+// trace builder, event shorthands and assertions on findings. The sources are compiled in unity
+// batches (tests/CMakeLists.txt): a helper two of them need lives here, not in each one's
+// anonymous namespace.
 #ifndef PERMITCHECK_TESTS_SPEC_MONITOR_TESTING_H_
 #define PERMITCHECK_TESTS_SPEC_MONITOR_TESTING_H_
 
@@ -17,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "spec/finalize.h"
 #include "spec/monitor.h"
+#include "spec/ruleset.h"
 
 namespace permitcheck::spec::monitor_testing {
 
@@ -30,6 +33,9 @@ using ::testing::SizeIs;
 
 constexpr std::uint64_t kTwoTo31 = std::uint64_t{1} << 31;
 constexpr std::uint64_t kTwoTo32Minus1 = (std::uint64_t{1} << 32) - 1;
+
+inline const Ruleset& rev_d() { return ruleset(RulesetId::kRevD); }
+inline const Ruleset& legacy() { return ruleset(RulesetId::kLegacy); }
 
 inline Id n(std::uint64_t v) { return Id::number(v); }
 inline Id s(std::string v) { return Id::text(std::move(v)); }

@@ -9,18 +9,19 @@
 #include <rapidcheck/gtest.h>
 
 #include "properties/generators.h"
+#include "tests/spec/monitor_testing.h"
 
 namespace permitcheck::spec {
 namespace {
 
 using ::testing::HasSubstr;
 
-const Ruleset& rev_d() { return ruleset(RulesetId::kRevD); }
-const Ruleset& legacy() { return ruleset(RulesetId::kLegacy); }
+using monitor_testing::legacy;
+using monitor_testing::rev_d;
 
 const AckSet kWord37(std::vector<std::int64_t>{37});  // {0, 2, 5}
-constexpr std::uint64_t kTwoTo31 = std::uint64_t{1} << 31;
-constexpr std::uint64_t kTwoTo32Minus1 = (std::uint64_t{1} << 32) - 1;
+using monitor_testing::kTwoTo31;
+using monitor_testing::kTwoTo32Minus1;
 
 TEST(Resolve, RangeIsOneToTwoTo31MinusOneReadUnsigned) {
   EXPECT_FALSE(message_permits_in_range(0));

@@ -9,14 +9,16 @@
 #include "spec/client_command.h"
 #include "spec/monitor.h"
 #include "spec/ruleset.h"
+#include "tests/spec/monitor_testing.h"
 
 namespace permitcheck::spec {
 namespace {
 
-Id n(std::uint64_t v) { return Id::number(v); }
+using monitor_testing::n;
 Id t(std::string s) { return Id::text(std::move(s)); }
 
-TraceHeader client(RulesetId rules) {
+// A client trace with q = 4 and t = 4 under `rules`.
+TraceHeader client_header(RulesetId rules) {
   return TraceHeader{.source = TraceSource::kClient, .ruleset = rules, .q = 4, .t = 4};
 }
 
@@ -57,11 +59,11 @@ TEST(Revisions, S5_RevBReleasesTheDeadLetterObjectTheMonitorCatchesIt) {
   EXPECT_FALSE(releases_at_skip(ruleset(RulesetId::kRevD), SkipReason::kDeadLetter));
   EXPECT_TRUE(releases_at_skip(ruleset(RulesetId::kRevD), SkipReason::kDuplicate));  // S6
   EXPECT_EQ(b.events.size(), d.events.size() + 1);  // the x-skip-release marker
-  const MonitorReport under_b = check_trace(client(RulesetId::kRevB), one_command(b));
+  const MonitorReport under_b = check_trace(client_header(RulesetId::kRevB), one_command(b));
   EXPECT_TRUE(under_b.violations.empty()) << show(under_b.violations);
-  const MonitorReport under_d = check_trace(client(RulesetId::kRevD), one_command(b));
+  const MonitorReport under_d = check_trace(client_header(RulesetId::kRevD), one_command(b));
   EXPECT_TRUE(has(under_d.violations, RuleId::kS5)) << show(under_d.violations);
-  EXPECT_TRUE(check_trace(client(RulesetId::kRevD), one_command(d)).violations.empty());
+  EXPECT_TRUE(check_trace(client_header(RulesetId::kRevD), one_command(d)).violations.empty());
 }
 
 TEST(Revisions, K7_E2_RevBDoubleReturnFollowsRevBBreaksTheInvariant) {
@@ -71,10 +73,10 @@ TEST(Revisions, K7_E2_RevBDoubleReturnFollowsRevBBreaksTheInvariant) {
   EXPECT_EQ(b.returned_by_command, 2);
   // Under its own ruleset the run follows revision B's K-rules, but the invariant E2 that
   // every revision promises is broken: the monitor checks invariants against the final rules.
-  const MonitorReport under_b = check_trace(client(RulesetId::kRevB), one_command(b));
+  const MonitorReport under_b = check_trace(client_header(RulesetId::kRevB), one_command(b));
   EXPECT_FALSE(has(under_b.violations, RuleId::kK7)) << show(under_b.violations);
   EXPECT_TRUE(has(under_b.violations, RuleId::kE2)) << show(under_b.violations);
-  EXPECT_TRUE(has(check_trace(client(RulesetId::kRevD), one_command(b)).violations, RuleId::kK7));
+  EXPECT_TRUE(has(check_trace(client_header(RulesetId::kRevD), one_command(b)).violations, RuleId::kK7));
 }
 
 TEST(Revisions, C5_RevCClosesTheConnectionOverAnInconsistentField) {
@@ -83,14 +85,14 @@ TEST(Revisions, C5_RevCClosesTheConnectionOverAnInconsistentField) {
   const CommandRun c = handle_command(ruleset(RulesetId::kRevC), bad);
   EXPECT_TRUE(c.closes_connection);
   EXPECT_FALSE(handle_command(ruleset(RulesetId::kRevD), bad).closes_connection);
-  EXPECT_TRUE(check_trace(client(RulesetId::kRevC), one_command(c)).violations.empty());
-  EXPECT_TRUE(has(check_trace(client(RulesetId::kRevD), one_command(c)).violations, RuleId::kC5));
+  EXPECT_TRUE(check_trace(client_header(RulesetId::kRevC), one_command(c)).violations.empty());
+  EXPECT_TRUE(has(check_trace(client_header(RulesetId::kRevD), one_command(c)).violations, RuleId::kC5));
 }
 
 // An old message returns after its incarnation ended: on the same connection (replacement by
 // CommandCloseConsumer) revision A credits the replacement (F5); on another connection it
 // drops it, and crediting would break N3 even under rev-a.
-std::vector<Event> late_return(bool same_connection) {
+std::vector<Event> return_after_inc_close(bool same_connection) {
   const Id cnx2 = same_connection ? t("c1") : t("c2");
   return {IncOpen{.inc = n(1), .cnx = t("c1"), .consumer = 0},
           IncFlowEnabled{.inc = n(1)},
@@ -109,12 +111,12 @@ std::vector<Event> late_return(bool same_connection) {
 
 TEST(Revisions, E3_N3_RevACreditsASameConnectionReplacement) {
   // Revision A's rule allows the credit (no N3), the E3 invariant does not.
-  const MonitorReport a = check_trace(client(RulesetId::kRevA), late_return(true));
+  const MonitorReport a = check_trace(client_header(RulesetId::kRevA), return_after_inc_close(true));
   EXPECT_FALSE(has(a.violations, RuleId::kN3)) << show(a.violations);
   EXPECT_TRUE(has(a.violations, RuleId::kE3)) << show(a.violations);
-  const MonitorReport d = check_trace(client(RulesetId::kRevD), late_return(true));
+  const MonitorReport d = check_trace(client_header(RulesetId::kRevD), return_after_inc_close(true));
   EXPECT_TRUE(has(d.violations, RuleId::kE3)) << show(d.violations);
-  const MonitorReport other = check_trace(client(RulesetId::kRevA), late_return(false));
+  const MonitorReport other = check_trace(client_header(RulesetId::kRevA), return_after_inc_close(false));
   EXPECT_TRUE(has(other.violations, RuleId::kN3)) << show(other.violations);
 }
 

@@ -7,13 +7,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/spec/monitor_testing.h"
+
 namespace permitcheck::spec {
 namespace {
 
 using ::testing::HasSubstr;
 
-const Ruleset& rev_d() { return ruleset(RulesetId::kRevD); }
-const Ruleset& legacy() { return ruleset(RulesetId::kLegacy); }
+using monitor_testing::legacy;
+using monitor_testing::rev_d;
 
 TEST(Ruleset, ParseRulesetFindsEachByNameAndNamesTheKnownOnes) {
   absl::StatusOr<const Ruleset*> d = parse_ruleset("rev-d");

@@ -11,13 +11,14 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "tests/trace/trace_testing.h"
 
 namespace permitcheck::trace::internal {
 namespace {
 
-constexpr std::int64_t kInt64Min = std::numeric_limits<std::int64_t>::min();
-constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
-constexpr std::uint64_t kUint64Max = std::numeric_limits<std::uint64_t>::max();
+using testing::kInt64Max;
+using testing::kInt64Min;
+using testing::kUint64Max;
 
 TEST(JsonNumberGrammar, AcceptsRfc8259NumbersOnly) {
   for (const char* ok : {"0", "-0", "7", "-12", "1.5", "1e5", "1E+5", "1e-5", "-0.0e0",

@@ -18,7 +18,7 @@
 namespace permitcheck::trace {
 namespace {
 
-constexpr char kHeader[] = R"({"trace":"pip491-permits","version":1,"source":"client"})";
+using testing::kHeader;
 
 // What a read gave: "error: <message>", or the events as the writer writes them, each with its
 // line number.

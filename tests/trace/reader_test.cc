@@ -21,10 +21,10 @@ namespace {
 
 using spec::Id;
 
-constexpr char kHeader[] = R"({"trace":"pip491-permits","version":1,"source":"client"})";
-constexpr std::int64_t kInt64Min = std::numeric_limits<std::int64_t>::min();
-constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
-constexpr std::uint64_t kUint64Max = std::numeric_limits<std::uint64_t>::max();
+using testing::kHeader;
+using testing::kInt64Max;
+using testing::kInt64Min;
+using testing::kUint64Max;
 
 // The events of a trace whose line 1 is kHeader and whose later lines are `lines`.
 std::vector<spec::Event> events_of(const std::string& lines) {

@@ -99,6 +99,14 @@ inline void showValue(const TraceHeader& h, std::ostream& os) { os << trace::wri
 
 namespace permitcheck::trace::testing {
 
+// Shared by the trace tests, which are compiled in unity batches (tests/CMakeLists.txt): a
+// constant two sources need lives here, not in each one's anonymous namespace.
+// Line 1 of a client trace.
+inline constexpr char kHeader[] = R"({"trace":"pip491-permits","version":1,"source":"client"})";
+inline constexpr std::int64_t kInt64Min = std::numeric_limits<std::int64_t>::min();
+inline constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+inline constexpr std::uint64_t kUint64Max = std::numeric_limits<std::uint64_t>::max();
+
 // For EXPECT_TRUE: on failure, shows both events as trace lines.
 inline ::testing::AssertionResult EventsEqual(const spec::Event& actual,
                                               const spec::Event& expected) {
