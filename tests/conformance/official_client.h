@@ -65,18 +65,6 @@ inline bool has(const std::vector<spec::Finding>& findings, spec::RuleId rule,
   });
 }
 
-inline std::string dump(const ScenarioOutcome& o) {
-  std::string s = absl::StrCat(describe(o.params), "\ngranted ", o.granted, " debited ",
-                               o.debited, " incarnations ", o.incarnations, "\n");
-  for (const spec::Finding& f : o.violations) absl::StrAppend(&s, spec::format_finding(f), "\n");
-  for (const spec::Finding& f : o.deviations) {
-    absl::StrAppend(&s, "(deviation) ", spec::format_finding(f), "\n");
-  }
-  if (o.client_failure) absl::StrAppend(&s, "client: ", *o.client_failure, "\n");
-  absl::StrAppend(&s, o.client_log_tail);
-  return s;
-}
-
 // An outcome for a failure message: the scenario, its findings, the client's failure and log
 // (dump() adds the grant and debit counts).
 inline std::string details(const ScenarioOutcome& o) {
@@ -88,6 +76,13 @@ inline std::string details(const ScenarioOutcome& o) {
   if (o.client_failure) absl::StrAppend(&s, "client: ", *o.client_failure, "\n");
   absl::StrAppend(&s, o.client_log_tail);
   return s;
+}
+
+// details() with the grant and debit counts after the scenario line.
+inline std::string dump(const ScenarioOutcome& o) {
+  const std::string scenario = absl::StrCat(describe(o.params), "\n");
+  return absl::StrCat(scenario, "granted ", o.granted, " debited ", o.debited, " incarnations ",
+                      o.incarnations, "\n", details(o).substr(scenario.size()));
 }
 
 inline EntrySpec batch(std::int64_t b) { return EntrySpec{.batch_size = b, .batched = true}; }
