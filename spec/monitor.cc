@@ -88,7 +88,7 @@ MonitorSize Monitor::size() const {
   out.incarnations = s.incs.size() + s.ended_incs.size();
   out.wire_consumers = s.wire.size();
   out.connections = std::max({s.wire_consumers_on_cnx.size(), s.incs_on_cnx.size(),
-                              s.cnx_sent_field.size()});
+                              s.cnx_sent_field.size(), s.unattached_on_cnx.size()});
   out.ledgers = s.ledgers.size();
   out.findings = s.violations.size() + s.deviations.size();
   // In-flight sets of the wire incarnations hold one Id per wire-only command in flight.
@@ -114,7 +114,11 @@ MonitorSize Monitor::size() const {
     lists += consumers.capacity() * sizeof(std::uint64_t);
   }
   for (const auto& [cnx, ids] : s.incs_on_cnx) lists += ids.capacity() * sizeof(Id);
-  out.part_bytes[5] = table_bytes(s.wire_consumers_on_cnx.capacity() + s.incs_on_cnx.capacity(),
+  for (const auto& [cnx, ids] : s.unattached_on_cnx) {
+    lists += table_bytes(ids.capacity(), sizeof(Id));
+  }
+  out.part_bytes[5] = table_bytes(s.wire_consumers_on_cnx.capacity() + s.incs_on_cnx.capacity() +
+                                      s.unattached_on_cnx.capacity(),
                                   sizeof(Id) + sizeof(std::vector<Id>)) +
                       lists + table_bytes(s.cnx_sent_field.capacity(), sizeof(Id) + 1);
   out.part_bytes[6] =

@@ -222,6 +222,7 @@ void Monitor::State::on(const Message& e) {
       w->in_flight.insert(c.cmd);
     }
   }
+  if (!c.received && !c.wire_key) unattached_on_cnx[e.cnx].insert(c.cmd);
 }
 
 void Monitor::State::check_back_pressure(const WireIncarnation& w, const ConsumerKey& key,
@@ -238,6 +239,10 @@ void Monitor::State::check_back_pressure(const WireIncarnation& w, const Consume
 
 // The command is acknowledged: a wire-only one is done (released).
 void Monitor::State::on(const Ack& e) {
+  if (auto u = unattached_on_cnx.find(e.cnx); u != unattached_on_cnx.end()) {
+    u->second.erase(e.cmd);
+    if (u->second.empty()) unattached_on_cnx.erase(u);
+  }
   if (Command* c = find_live(e.cmd)) release_wire_command(*c);
 }
 
@@ -255,6 +260,13 @@ void Monitor::State::on(const Disconnect& e) {
       }
     }
     wire_consumers_on_cnx.erase(it);
+  }
+  if (auto u = unattached_on_cnx.find(e.cnx); u != unattached_on_cnx.end()) {
+    const absl::flat_hash_set<Id> ids = std::move(u->second);
+    unattached_on_cnx.erase(u);
+    for (const Id& id : ids) {
+      if (Command* c = find_live(id); c != nullptr && !c->wire_key) release_wire_command(*c);
+    }
   }
   cnx_sent_field.erase(e.cnx);
   end_client_incs_on(e.cnx);

@@ -398,6 +398,9 @@ struct Monitor::State {
   // Per connection, so ending a connection costs what lives on it, not the whole trace.
   absl::flat_hash_map<Id, std::vector<Id>> incs_on_cnx;
   absl::flat_hash_map<Id, std::vector<std::uint64_t>> wire_consumers_on_cnx;
+  // Wire-only commands sent to no subscribed consumer of the connection: only their Ack or the
+  // connection's end releases them.
+  absl::flat_hash_map<Id, absl::flat_hash_set<Id>> unattached_on_cnx;
   // Consumer id -> its latest wire incarnation: a `send` names the consumer only (B12).
   absl::flat_hash_map<std::uint64_t, ConsumerKey> wire_of_consumer;
   absl::flat_hash_map<std::uint64_t, Id> current_inc;  // consumer id -> current permit state

@@ -209,5 +209,33 @@ TEST(MonitorDeviation, X4_HeldUnitsExcuseExactlyTheirShortfall) {
   EXPECT_TRUE(Reports(lost.deviations, RuleId::kX4, {"1 permit(s) lost", "explained"}));
 }
 
+// Two known deviations of opposite sign on one incarnation: X2 over-returns 2 (B = 3 for P = 1)
+// and X4 withholds 2 (a chunk failure of P = 2), so the units they account for net to 0. Only a
+// deviation that withholds units excuses a stall (E6): a net of 0 withholds nothing, so the
+// stall with the broker at 0 available and the client holding all Q = 4 is reported.
+TEST(MonitorDeviation, E6_DeviationsThatCancelOutDoNotExcuseAStall) {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, 1, AckSet::from_indexes({2})))
+      .add(Metadata{.cmd = n(1), .batch_size = 3})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kCrypto})
+      .add(DirectReturn{.cmd = n(1), .n = 3, .path = "crypto"})
+      .add(settle(1, 0))
+      .add(recv(2, 2))
+      .add(Metadata{.cmd = n(2), .batch_size = 2})
+      .add(Transfer{.cmd = n(2), .path = TransferPath::kChunk})
+      .add(settle(2, 0))
+      .add(recv(3, 1))
+      .add(settle(3, 1))
+      .add(quiescent());
+  const MonitorReport r = check(client(4, 4), t);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX2, {"over-return by 2"})) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX4, {"returned nothing for P = 2"})) << dump(r);
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE6, {"quiescent with broker available 0", "stalled"}))
+      << dump(r);
+  EXPECT_THAT(r.deviations, Not(Contains(Field(&Finding::explanation, ::testing::HasSubstr("is quiescent")))))
+      << dump(r);
+}
+
 }  // namespace
 }  // namespace permitcheck::spec

@@ -112,6 +112,47 @@ TEST(MonitorMemory, ConsumersOfALostConnectionAreReleased) {
   EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
 }
 
+// Messages to a consumer never subscribed on their connection belong to no wire incarnation:
+// they leave with the connection (or their Ack), not never.
+TEST(MonitorMemory, MessagesToAnUnsubscribedConsumerLeaveWithTheirConnection) {
+  Monitor m(wire(4, 2), MonitorOptions{.retain_ledger = false});
+  std::uint64_t line = 2;
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    const std::string cnx = "c" + std::to_string(i);
+    m.on_event(Connect{.cnx = s(cnx)}, line++);
+    m.on_event(Message{.cnx = s(cnx), .consumer = 0, .cmd = n(2 * i), .message_permits = 1,
+                       .batch_size = 1},
+               line++);
+    m.on_event(Message{.cnx = s(cnx), .consumer = 0, .cmd = n(2 * i + 1), .message_permits = 1,
+                       .batch_size = 1},
+               line++);
+    m.on_event(Ack{.cnx = s(cnx), .consumer = 0, .cmd = n(2 * i)}, line++);
+    EXPECT_EQ(m.size().commands, 1u) << "connection " << i;
+    m.on_event(Disconnect{.cnx = s(cnx)}, line++);
+    EXPECT_EQ(m.size().commands, 0u) << "connection " << i;
+    if (testing::Test::HasFailure()) break;
+  }
+  EXPECT_EQ(m.size().connections, 0u);
+  EXPECT_LT(m.size().bytes, std::size_t{64} << 10) << "largest part: " << m.size().largest();
+}
+
+// On a connection that lives on, an acknowledged message to an unsubscribed consumer leaves at
+// once: 10,000 of them cost what one does.
+TEST(MonitorMemory, AcknowledgedMessagesToAnUnsubscribedConsumerAreReleased) {
+  Monitor m(wire(4, 2), MonitorOptions{.retain_ledger = false});
+  std::uint64_t line = 2;
+  m.on_event(Connect{.cnx = s("c1")}, line++);
+  for (std::uint64_t i = 0; i < 10'000; ++i) {
+    m.on_event(Message{.cnx = s("c1"), .consumer = 0, .cmd = n(i), .message_permits = 1,
+                       .batch_size = 1},
+               line++);
+    m.on_event(Ack{.cnx = s("c1"), .consumer = 0, .cmd = n(i)}, line++);
+  }
+  const MonitorSize size = m.size();
+  EXPECT_EQ(size.commands, 0u);
+  EXPECT_LT(size.bytes, std::size_t{64} << 10) << "largest part: " << size.largest();
+}
+
 // A Subscribe of a consumer already subscribed on the connection ends the previous wire
 // incarnation: the wire-only commands still in flight on it are released with it.
 TEST(MonitorMemory, WireCommandsInFlightAtAResubscribeAreReleased) {
@@ -559,6 +600,62 @@ RC_GTEST_PROP(MonitorMemory, ReleasedIncarnationsJudgeTheSameInBothModes, ()) {
   const MonitorReport whole = run(h, t.events(), true);
   const MonitorReport streaming = run(h, t.events(), false);
   RC_ASSERT(SameVerdict(whole, streaming));
+}
+
+// Random wire traces on two connections (subscribes, their answers, closes, Flows, messages and
+// their acks, quiescence, reconnects), in either mode: once both connections are lost, the
+// monitor holds nothing of them: no wire consumer, no connection, no command in flight.
+RC_GTEST_PROP(MonitorMemory, NothingOfALostConnectionStays, ()) {
+  const auto consumer = [] { return *rc::gen::inRange<std::uint64_t>(0, 3); };
+  const auto cnx = [] { return s(*rc::gen::element<std::string>("c1", "c2")); };
+  const TraceHeader h = *rc::gen::element(wire(4, 2), model(4, 2), wire(std::nullopt, 2));
+  const bool retain = *rc::gen::arbitrary<bool>();
+  Monitor m(h, MonitorOptions{.retain_ledger = retain});
+  std::uint64_t line = 2;
+  m.on_event(Connect{.cnx = s("c1")}, line++);
+  m.on_event(Connect{.cnx = s("c2")}, line++);
+  std::uint64_t next_cmd = 0;
+  const int steps = *rc::gen::inRange(0, 60);
+  for (int i = 0; i < steps; ++i) {
+    switch (*rc::gen::inRange(0, 10)) {
+      case 0: m.on_event(Subscribe{.cnx = cnx(), .consumer = consumer()}, line++); break;
+      case 1:
+      case 2: m.on_event(SubscribeOk{.cnx = cnx(), .consumer = consumer()}, line++); break;
+      case 3: m.on_event(SubscribeFail{.cnx = cnx(), .consumer = consumer()}, line++); break;
+      case 4: m.on_event(CloseConsumer{.cnx = cnx(), .consumer = consumer()}, line++); break;
+      case 5:
+        m.on_event(Flow{.cnx = cnx(), .consumer = consumer(),
+                        .permits = *rc::gen::inRange<std::int64_t>(0, 5)},
+                   line++);
+        break;
+      case 6:
+      case 7: {
+        const Id k = cnx();
+        const std::uint64_t who = consumer();
+        const Id c = n(*rc::gen::arbitrary<bool>() ? next_cmd++ : next_cmd);
+        m.on_event(Message{.cnx = k, .consumer = who, .cmd = c,
+                           .message_permits = *rc::gen::inRange<std::uint64_t>(1, 3),
+                           .batch_size = 2},
+                   line++);
+        if (*rc::gen::arbitrary<bool>()) m.on_event(Ack{.cnx = k, .consumer = who, .cmd = c}, line++);
+        break;
+      }
+      case 8: m.on_event(Quiescent{.cnx = cnx(), .consumer = consumer()}, line++); break;
+      default: {
+        const Id k = cnx();
+        m.on_event(Disconnect{.cnx = k}, line++);
+        m.on_event(Connect{.cnx = k}, line++);
+        break;
+      }
+    }
+  }
+  m.on_event(Disconnect{.cnx = s("c1")}, line++);
+  m.on_event(Disconnect{.cnx = s("c2")}, line++);
+  const MonitorSize size = m.size();
+  RC_TAG(retain ? "whole-trace mode" : "streaming mode");
+  RC_ASSERT(size.wire_consumers == 0u);
+  RC_ASSERT(size.connections == 0u);
+  RC_ASSERT(size.commands == 0u);
 }
 
 }  // namespace
