@@ -153,6 +153,23 @@ TEST(MonitorMemory, AcknowledgedMessagesToAnUnsubscribedConsumerAreReleased) {
   EXPECT_LT(size.bytes, std::size_t{64} << 10) << "largest part: " << size.largest();
 }
 
+// What the connection keeps of its unattached commands is counted in its part of size():
+// 10,000 unacknowledged messages to an unsubscribed consumer cost at least an Id each there.
+TEST(MonitorMemory, SizeCountsTheConnectionsCommandsSentToNoSubscribedConsumer) {
+  Monitor m(wire(4, 2), MonitorOptions{.retain_ledger = false});
+  std::uint64_t line = 2;
+  m.on_event(Connect{.cnx = s("c1")}, line++);
+  constexpr std::size_t kSent = 10'000;
+  for (std::uint64_t i = 0; i < kSent; ++i) {
+    m.on_event(Message{.cnx = s("c1"), .consumer = 0, .cmd = n(i), .message_permits = 1,
+                       .batch_size = 1},
+               line++);
+  }
+  const MonitorSize size = m.size();
+  EXPECT_EQ(size.commands, kSent);
+  EXPECT_GE(size.part_bytes[5], kSent * sizeof(Id)) << "connections part";
+}
+
 // A Subscribe of a consumer already subscribed on the connection ends the previous wire
 // incarnation: the wire-only commands still in flight on it are released with it.
 TEST(MonitorMemory, WireCommandsInFlightAtAResubscribeAreReleased) {
