@@ -153,6 +153,19 @@ TEST(MonitorMemory, AcknowledgedMessagesToAnUnsubscribedConsumerAreReleased) {
   EXPECT_LT(size.bytes, std::size_t{64} << 10) << "largest part: " << size.largest();
 }
 
+// Once every command sent to no subscribed consumer is acknowledged, the connection holds
+// nothing for them (the messages carry no message_permits, so nothing else is kept of it).
+TEST(MonitorMemory, AConnectionWhoseUnattachedCommandsAreAcknowledgedHoldsNothingOfThem) {
+  Monitor m(wire(4, 2), MonitorOptions{.retain_ledger = false});
+  std::uint64_t line = 2;
+  m.on_event(Connect{.cnx = s("c1")}, line++);
+  m.on_event(Message{.cnx = s("c1"), .consumer = 0, .cmd = n(1), .batch_size = 1}, line++);
+  EXPECT_EQ(m.size().connections, 1u);
+  m.on_event(Ack{.cnx = s("c1"), .consumer = 0, .cmd = n(1)}, line++);
+  EXPECT_EQ(m.size().commands, 0u);
+  EXPECT_EQ(m.size().connections, 0u);
+}
+
 // What the connection keeps of its unattached commands is counted in its part of size():
 // 10,000 unacknowledged messages to an unsubscribed consumer cost at least an Id each there.
 TEST(MonitorMemory, SizeCountsTheConnectionsCommandsSentToNoSubscribedConsumer) {
