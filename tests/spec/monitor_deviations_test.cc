@@ -46,6 +46,16 @@ TEST(MonitorDeviation, X1_OldBrokerCompleteBatchEarlyFailureReturnsOne) {
   EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kX1))));
 }
 
+// Legacy rules track no command budget: the fallback an old broker forces is no known
+// deviation of theirs (the legacy ruleset's own findings judge that trace).
+TEST(MonitorDeviation, X1_IsNoDeviationOfRulesThatTrackNoBudget) {
+  const MonitorReport r =
+      check(model(16, 8, RulesetId::kLegacy), old_broker_command({}, 1, PermitSource::kLegacy));
+  EXPECT_THAT(r.deviations, Not(Contains(HasRule(RuleId::kX1)))) << dump(r);
+  const MonitorReport rev_d = check(model(16, 8), old_broker_command({}, 1, PermitSource::kLegacy));
+  EXPECT_THAT(rev_d.deviations, Contains(HasRule(RuleId::kX1))) << dump(rev_d);
+}
+
 TEST(MonitorDeviation, DecompressionFailureKnowsBAndIsExact) {
   // Decompression fails after metadata: B = 8 is known and returned, nothing is inexact.
   Trace t;

@@ -398,5 +398,22 @@ TEST(MonitorWire, B12_FlowBeforeSubscribeOkCountsTowardTheBrokersAvailable) {
                              {"available permits are 0"}));
 }
 
+// The client's receive event need not repeat message_permits: the MESSAGE on the wire gave
+// P = 8 for the complete batch, so an early (checksum) failure returning 8 is exact. Judged
+// without the wire's field, it would be the field-absent fallback of 1 (X1) instead.
+TEST(MonitorWire, WireMessagePermitsJudgeAReceiveThatDoesNotRecordThem) {
+  Trace t;
+  t.wire_subscribed(std::nullopt)
+      .subscribed(1, 16)
+      .add(message(1, 8, {}, 8))
+      .add(recv(1, std::nullopt))
+      .add(Corrupt{.cmd = n(1), .stage = FailureStage::kChecksum})
+      .add(settle(1, 8))
+      .add(flow(8, 1))
+      .add(quiescent());
+  const MonitorReport r = check(model(16, 8), t);
+  EXPECT_TRUE(Clean(r));
+}
+
 }  // namespace
 }  // namespace permitcheck::spec
