@@ -117,9 +117,10 @@ MonitorSize Monitor::size() const {
   for (const auto& [cnx, ids] : s.unattached_on_cnx) {
     lists += table_bytes(ids.capacity(), sizeof(Id));
   }
-  out.part_bytes[5] = table_bytes(s.wire_consumers_on_cnx.capacity() + s.incs_on_cnx.capacity() +
-                                      s.unattached_on_cnx.capacity(),
+  out.part_bytes[5] = table_bytes(s.wire_consumers_on_cnx.capacity() + s.incs_on_cnx.capacity(),
                                   sizeof(Id) + sizeof(std::vector<Id>)) +
+                      table_bytes(s.unattached_on_cnx.capacity(),
+                                  sizeof(Id) + sizeof(absl::flat_hash_set<Id>)) +
                       lists + table_bytes(s.cnx_sent_field.capacity(), sizeof(Id) + 1);
   out.part_bytes[6] =
       table_bytes(s.ledgers.capacity(), sizeof(std::pair<const Id, CommandLedger>));
