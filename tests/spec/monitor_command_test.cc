@@ -162,6 +162,23 @@ TEST(MonitorClient, ProtocolErrorIsTheCorrectOutcome) {
   }
 }
 
+// The protocol error C4 asks for, once raised, settles the command: events the client still
+// logs for it afterwards are not a second C4.
+TEST(MonitorClient, C4_ACommandWhoseProtocolErrorWasRaisedIsNotReportedAgain) {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, std::uint64_t{0}))
+      .add(ProtocolError{.cnx = s("c1"), .reason = "message_permits out of range"})
+      .add(Metadata{.cmd = n(1), .batch_size = 1});
+  const MonitorReport r = check(client(), t);
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kC4)))) << dump(r);
+  Trace unraised;
+  unraised.subscribed(1, 4)
+      .add(recv(1, std::uint64_t{0}))
+      .add(Metadata{.cmd = n(1), .batch_size = 1});
+  EXPECT_THAT(check(client(), unraised).violations, Contains(HasRule(RuleId::kC4)));
+}
+
 TEST(MonitorClient, LegacyClientDoesNotReadTheField) {
   Trace t;
   t.subscribed(1, 4, "c1")

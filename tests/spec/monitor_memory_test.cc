@@ -314,6 +314,20 @@ TEST(MonitorMemory, K1_M3_E2_ReusedIdsAfterManyFinishedCommandsAreReportedInBoth
                       {"command 1234 returned 2 permits but its P is 1"}));
 }
 
+// Finished commands of different shapes keep their own records: a late return on the second
+// is judged by its own P of 3, not by the first command's P of 1.
+TEST(MonitorMemory, K6_E2_LateReturnIsJudgedByItsOwnCommandAfterCommandsOfOtherShapesFinished) {
+  Trace t;
+  t.subscribed(1, 1000);
+  t.add(recv(1, 1)).add(Claim{.cmd = n(1), .msg = n(1)}).add(settle(1, 0));
+  t.add(MsgReturn{.msg = n(1)});
+  t.add(recv(2, 3)).add(settle(2, 3));
+  t.add(DirectReturn{.cmd = n(2), .n = 1});
+  const MonitorReport r = both(client(1000, 500), t);
+  EXPECT_TRUE(Reports(r.violations, RuleId::kK6, {"command 2 returns 1 unit(s) directly"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"command 2 returned 4 permits but its P is 3"}));
+}
+
 // ---- Ended client permit states, compacted in streaming mode ----
 
 // One permit-state cycle, as validate's 1M-cycle trace has it: state `inc` opened for

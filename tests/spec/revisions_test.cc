@@ -120,5 +120,19 @@ TEST(Revisions, E3_N3_RevACreditsASameConnectionReplacement) {
   EXPECT_TRUE(has(other.violations, RuleId::kN3)) << show(other.violations);
 }
 
+// Revision A credits the late unit to the same-connection replacement: it is then the
+// replacement's to flow. Its Flow of that unit is no over-grant; only the E3 invariant objects.
+TEST(Revisions, E3_RevACreditedUnitIsTheSameConnectionReplacementsToFlow) {
+  std::vector<Event> e = return_after_inc_close(true);
+  e.push_back(IncFlowEnabled{.inc = n(2)});
+  e.push_back(Flow{.cnx = t("c1"), .consumer = 0, .permits = 4, .inc = n(2)});
+  e.push_back(Flow{.cnx = t("c1"), .consumer = 0, .permits = 1, .inc = n(2)});
+  TraceHeader h = client_header(RulesetId::kRevA);
+  h.t = 1;
+  const MonitorReport a = check_trace(h, e);
+  ASSERT_EQ(a.violations.size(), 1u) << show(a.violations);
+  EXPECT_EQ(a.violations[0].rule, RuleId::kE3) << show(a.violations);
+}
+
 }  // namespace
 }  // namespace permitcheck::spec
