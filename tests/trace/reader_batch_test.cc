@@ -137,6 +137,27 @@ TEST(ReaderBatch, EachMalformedLineGivesTheSameErrorOnTheSameLine) {
 }
 
 // Traces built from good and bad lines at random, read with random chunk sizes.
+// A fuzzer find (ci/fuzz, trace_reader_fuzz): a header line, then a line holding a control
+// character (ESC) inside its JSON, read with the fuzzer's 1 KiB line limit and a chunk of 405
+// bytes. Both ways must give the same error on the same line.
+TEST(ReaderBatch, ALineWithAControlCharacterGivesTheSameErrorBothWays) {
+  const std::string text =
+      "# a wire tap: reconnect, duplicate Flow, quiescence\n{\"trace\":\"pip491-permits\",\""
+      "version\":1,\"source\":\"wire\",\"ruleset\":\"legacy\",\"q\":1000}\n{\"ev\":\"connec"
+      "t\",\"cnx\":\"1_permits\":4294967295,\"ack_set\":\x1b""-1,18446744073709551615],\"ba"
+      "tch_size\":100,\"epoch\":0}\n{\"ev\":\"ack\",\"cnx\":\"10.0.0.1:6650\",\"consumer\":"
+      "18446744073709551615,\"cmd\":1,\"validation_error\":\"BatchDeSerializeError\"}\n{\"e"
+      "v\":\"close_c/nsumer\",\"cnx\":\"10.0.0.1:6650\",\"consumer\":18446744073709551614}\n"
+      "{\"ev\":\"subscribe_fail\",\"cnx\":\"10.0.0.1:6650\",\"cote Flow, quiescence\n{\"tra"
+      "ce\":\"pip491-permits\",\"version\":1,\"source\":\"wire\",\"ruleset\":\"legacy\",\"q"
+      "\":1000}\n{\"ev\":\"connect\",\"cnx\":\"10.0.0.1:6650\"}\n{\"e";
+  const std::string expected = outcome(text, /*batched=*/false, 1 << 16, 1024);
+  EXPECT_EQ(expected.substr(0, 12), "error: INVAL") << expected;
+  for (std::size_t chunk : {std::size_t{405}, std::size_t{1}, std::size_t{64}, std::size_t{4096}}) {
+    EXPECT_EQ(outcome(text, /*batched=*/true, chunk, 1024), expected) << "chunk " << chunk;
+  }
+}
+
 RC_GTEST_PROP(ReaderBatch, RandomTracesReadTheSameBothWays, ()) {
   std::vector<std::string> pool = kValidLines;
   pool.insert(pool.end(), {R"({"ev":"settle","cmd":7,)", R"("cmd":7,"n":1})", "{", "}",
