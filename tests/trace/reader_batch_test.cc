@@ -136,7 +136,6 @@ TEST(ReaderBatch, EachMalformedLineGivesTheSameErrorOnTheSameLine) {
   EXPECT_NE(split.find("error: INVALID_ARGUMENT: line 3: "), std::string::npos) << split;
 }
 
-// Traces built from good and bad lines at random, read with random chunk sizes.
 // A fuzzer find (ci/fuzz, trace_reader_fuzz): a header line, then a line holding a control
 // character (ESC) inside its JSON, read with the fuzzer's 1 KiB line limit and a chunk of 405
 // bytes. Both ways must give the same error on the same line.
@@ -152,12 +151,13 @@ TEST(ReaderBatch, ALineWithAControlCharacterGivesTheSameErrorBothWays) {
       "ce\":\"pip491-permits\",\"version\":1,\"source\":\"wire\",\"ruleset\":\"legacy\",\"q"
       "\":1000}\n{\"ev\":\"connect\",\"cnx\":\"10.0.0.1:6650\"}\n{\"e";
   const std::string expected = outcome(text, /*batched=*/false, 1 << 16, 1024);
-  EXPECT_EQ(expected.substr(0, 12), "error: INVAL") << expected;
+  EXPECT_NE(expected.find("line 3: malformed JSON at column 34"), std::string::npos) << expected;
   for (std::size_t chunk : {std::size_t{405}, std::size_t{1}, std::size_t{64}, std::size_t{4096}}) {
     EXPECT_EQ(outcome(text, /*batched=*/true, chunk, 1024), expected) << "chunk " << chunk;
   }
 }
 
+// Traces built from good and bad lines at random, read with random chunk sizes.
 RC_GTEST_PROP(ReaderBatch, RandomTracesReadTheSameBothWays, ()) {
   std::vector<std::string> pool = kValidLines;
   pool.insert(pool.end(), {R"({"ev":"settle","cmd":7,)", R"("cmd":7,"n":1})", "{", "}",
