@@ -83,6 +83,23 @@ struct ConformanceBroker::Impl {
       last_finish = now;
     }
   };
+  // How long the client takes to write a Flow once it can: from its previous command, when
+  // the broker wrote no MESSAGE between the two (a Flow that follows a delivery waits on the
+  // client's receive loop, which is not the gap E5 is judged in). The longest such gap is
+  // BrokerView's slowest_flow.
+  struct FlowTiming {
+    std::optional<std::chrono::steady_clock::time_point> last_command;
+    std::chrono::milliseconds slowest{0};
+    void command(bool flow) {
+      const auto now = std::chrono::steady_clock::now();
+      if (flow && last_command) {
+        slowest = std::max(slowest, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        now - *last_command));
+      }
+      last_command = now;
+    }
+    void message_written() { last_command.reset(); }
+  };
   struct Live {
     int cnx = 0;
     std::uint64_t consumer = 0;
@@ -111,6 +128,7 @@ struct ConformanceBroker::Impl {
   std::optional<Live> ended;  // the last incarnation that ended, for the view after a crash
   BrokerView counters;
   AckTiming ack_timing;
+  FlowTiming flow_timing;
 
   void end_live() {
     if (live) ended = std::move(live);
@@ -290,8 +308,12 @@ struct ConformanceBroker::Impl {
       // Keep-alives are not activity: quiescence is silence apart from them.
       const bool keep_alive =
           in.type() == wire::BaseCommand::PING || in.type() == wire::BaseCommand::PONG;
-      if (keep_alive) ++counters.pings;
-      else counters.last_activity = std::chrono::steady_clock::now();
+      if (keep_alive) {
+        ++counters.pings;
+      } else {
+        counters.last_activity = std::chrono::steady_clock::now();
+        flow_timing.command(in.type() == wire::BaseCommand::FLOW);
+      }
     }
     cv.notify_all();
     if (std::optional<wire::BaseCommand> answer = internal::handshake_answer(in, url)) {
@@ -525,6 +547,7 @@ struct ConformanceBroker::Impl {
   BrokerView view_locked() const {
     BrokerView v = counters;
     v.slowest_ack = ack_timing.slowest;
+    v.slowest_flow = flow_timing.slowest;
     const std::optional<Live>& shown = live ? live : ended;
     if (shown) {
       v.subscribed = live.has_value();
@@ -638,6 +661,7 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
                                                                static_cast<std::int64_t>(*epoch))
                                                          : std::nullopt});
     impl_->counters.last_activity = std::chrono::steady_clock::now();
+    impl_->flow_timing.message_written();
     if (live_target) {
       impl_->live->debited += fc.p;
       Impl::EntryState st{.cmd = cmd, .done = d.already_acked,

@@ -79,6 +79,10 @@ struct BrokerView {
   // busy machine, an application delay); the scenarios' silences scale with it, so a starved
   // client is not judged before it could act.
   std::chrono::milliseconds slowest_ack{0};
+  // The longest the client took to write a Flow after its previous command, over the whole
+  // run, counting only gaps with no MESSAGE written between the two (an acknowledgement, then
+  // the Flow it made due). The silences in which a due Flow must come scale with it.
+  std::chrono::milliseconds slowest_flow{0};
   std::vector<std::uint64_t> redeliver_requests;  // entry ids the client asked to redeliver
   int redeliver_all_requests = 0;   // REDELIVER without ids (Java's Exclusive/Failover nack)
   std::vector<std::uint64_t> unacked_entries;  // entries of the live incarnation not yet acked

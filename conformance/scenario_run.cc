@@ -68,19 +68,28 @@ class Run {
   static bool idle_for(const BrokerView& v, milliseconds d) {
     return Clock::now() - v.last_activity >= d;
   }
-  // A silence of `base`, longer for a client this machine runs slowly: three times the
-  // longest it took to finish an entry (its application delay aside), at most twice the long
-  // silence. On a busy machine a client can be off the CPU between an acknowledgement and
-  // the Flow it made due; judging in that gap would blame it for the machine (E5).
-  milliseconds patience(milliseconds base) const {
+  // The silence after the client's last acknowledgement in which a Flow it made due must
+  // come: `base`, longer for a client this machine runs slowly: three times the longest it
+  // took to write a Flow after its previous command (BrokerView::slowest_flow), at most twice
+  // the long silence. On a busy machine a client can be off the CPU between an
+  // acknowledgement and its Flow; judging in that gap would blame it for the machine (E5).
+  // A client that looks at its queue only now and then (pulsar-flex: once a second) is slow
+  // to pick a delivery up, not to write a Flow, so its silences stay short.
+  milliseconds flow_patience(milliseconds base) const {
+    return std::clamp(3 * broker_.view().slowest_flow, base, std::max(base, 2 * client_.idle));
+  }
+  // The silence that counts as quiescence while entries are still unacknowledged: the long
+  // silence, longer for a client slow to finish an entry (three times the longest it took,
+  // its application delay aside, BrokerView::slowest_ack), at most twice the long silence.
+  milliseconds ack_patience() const {
     const milliseconds slow = broker_.view().slowest_ack - milliseconds(p_.delay_ms);
-    return std::clamp(3 * slow, base, std::max(base, 2 * client_.idle));
+    return std::clamp(3 * slow, client_.idle, 2 * client_.idle);
   }
   // Quiescence: everything acknowledged and a short silence (a third of the long one), or a
   // long silence. Keep-alives are not activity (the broker does not count them).
   void settle() {
-    const milliseconds quiet = patience(client_.idle / 3);
-    const milliseconds long_silence = std::max(quiet, client_.idle);
+    const milliseconds quiet = flow_patience(client_.idle / 3);
+    const milliseconds long_silence = std::max(quiet, ack_patience());
     wait([&](const BrokerView& v) {
       return (v.outstanding == 0 && idle_for(v, quiet)) || idle_for(v, long_silence);
     }, client_.timeout);
@@ -521,7 +530,7 @@ class Run {
       const bool acked = wait([&](const BrokerView& w) { return w.outstanding <= outstanding; },
                               milliseconds(3000 + p_.delay_ms));
       if (acked) {
-        const milliseconds after_ack = patience(quiet);
+        const milliseconds after_ack = flow_patience(quiet);
         wait([&](const BrokerView& w) { return idle_for(w, after_ack); },
              milliseconds(3000 + p_.delay_ms) + after_ack);
       }

@@ -1,11 +1,13 @@
 // The conformance broker's protocol side, over a raw socket: a command it does not implement
-// is answered with a protocol ERROR naming it (with its request id), never with silence.
+// is answered with a protocol ERROR naming it (with its request id), never with silence; and
+// how it times the client's Flows.
 #include "conformance/broker.h"
 
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "protocol/frame.h"
 #include "tests/conformance/raw_client.h"
@@ -84,6 +86,74 @@ TEST(BrokerProtocol, UnimplementedCommandsGetAnErrorWithTheirRequestId) {
   in = client.receive();
   ASSERT_TRUE(in.has_value());
   EXPECT_EQ(in->type(), wire::BaseCommand::PONG);
+  broker.stop();
+}
+
+// How long the client takes to write a Flow (BrokerView::slowest_flow, which the scenarios'
+// silences after an acknowledgement scale with) is timed from its previous command, and only
+// when the broker wrote no MESSAGE between the two: a Flow that follows a delivery waited on
+// the client's receive loop (pulsar-flex looks at its queue once a second), not on a Flow its
+// acknowledgement made due.
+TEST(BrokerTiming, AFlowIsTimedFromTheClientsPreviousCommandNotFromADelivery) {
+  using std::chrono::milliseconds;
+  ConformanceBroker broker({});
+  ASSERT_TRUE(broker.start().ok());
+  RawClient client(broker.port());
+  ASSERT_TRUE(client.connected());
+  wire::BaseCommand cmd;
+  cmd.set_type(wire::BaseCommand::CONNECT);
+  cmd.mutable_connect()->set_client_version("raw-test");
+  cmd.mutable_connect()->set_protocol_version(21);
+  ASSERT_TRUE(client.send(cmd));
+  ASSERT_TRUE(client.receive().has_value());
+  cmd.Clear();
+  cmd.set_type(wire::BaseCommand::SUBSCRIBE);
+  auto* sub = cmd.mutable_subscribe();
+  sub->set_topic("persistent://public/default/permitcheck");
+  sub->set_subscription("s");
+  sub->set_subtype(1);  // Shared
+  sub->set_consumer_id(1);
+  sub->set_request_id(1);
+  ASSERT_TRUE(client.send(cmd));
+  ASSERT_TRUE(client.receive().has_value());
+  auto flow = [&](int permits) {
+    wire::BaseCommand f;
+    f.set_type(wire::BaseCommand::FLOW);
+    f.mutable_flow()->set_consumer_id(1);
+    f.mutable_flow()->set_messagepermits(permits);
+    return client.send(f);
+  };
+  auto flows = [&](int n) {
+    return broker.wait_until([n](const BrokerView& v) { return v.flows >= n; }, milliseconds(5000));
+  };
+  ASSERT_TRUE(flow(10));
+  ASSERT_TRUE(flows(1));
+
+  // A delivery, then a Flow 300 ms later: not timed.
+  ASSERT_TRUE(broker.deliver(Delivery{.entry = 1}).ok());
+  std::optional<wire::BaseCommand> in = client.receive();
+  ASSERT_TRUE(in.has_value());
+  ASSERT_EQ(in->type(), wire::BaseCommand::MESSAGE);
+  std::this_thread::sleep_for(milliseconds(300));
+  ASSERT_TRUE(flow(1));
+  ASSERT_TRUE(flows(2));
+  EXPECT_LT(broker.view().slowest_flow, milliseconds(300));
+
+  // Its acknowledgement, then a Flow 300 ms later: timed.
+  cmd.Clear();
+  cmd.set_type(wire::BaseCommand::ACK);
+  cmd.mutable_ack()->set_consumer_id(1);
+  cmd.mutable_ack()->set_ack_type(wire::CommandAck::Individual);
+  auto* id = cmd.mutable_ack()->add_message_id();
+  id->set_ledgerid(in->message().message_id().ledgerid());
+  id->set_entryid(in->message().message_id().entryid());
+  ASSERT_TRUE(client.send(cmd));
+  ASSERT_TRUE(broker.wait_until([](const BrokerView& v) { return v.outstanding == 0; },
+                                milliseconds(5000)));
+  std::this_thread::sleep_for(milliseconds(300));
+  ASSERT_TRUE(flow(1));
+  ASSERT_TRUE(flows(3));
+  EXPECT_GE(broker.view().slowest_flow, milliseconds(300));
   broker.stop();
 }
 
