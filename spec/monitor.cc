@@ -104,7 +104,7 @@ MonitorSize Monitor::size() const {
                       s.incs.size() * sizeof(std::pair<const Id, ClientIncarnation>) +
                       table_bytes(s.current_inc.capacity() + s.last_inc.capacity(),
                                   sizeof(std::pair<const std::uint64_t, Id>)) +
-                  s.ended_incs.bytes();
+                  s.ended_incs.bytes() + s.compact_due.capacity() * sizeof(Id);
   out.part_bytes[4] =
       table_bytes(s.wire.capacity(), sizeof(std::pair<const ConsumerKey, WireIncarnation>)) +
       table_bytes(s.wire_of_consumer.capacity(), sizeof(std::pair<const std::uint64_t, ConsumerKey>));

@@ -36,6 +36,20 @@ TEST(MonitorBroker, RejectedEntryMakesNoCommandAndNoDebit) {
   EXPECT_TRUE(Clean(check(broker(), t)));
 }
 
+// A send entry recorded without its P still has one: the ruleset's finalized P, which its
+// MESSAGE's serialized value is then held to.
+TEST(MonitorBroker, E4_AnEntryRecordedWithoutItsPIsHeldToTheFinalizedP) {
+  Trace t;
+  t.wire_subscribed(8)
+      .add(Send{.consumer = 0,
+                .dispatcher = DispatcherKind::kSingleActive,
+                .entries = {entry(1, 3, true, std::nullopt)},
+                .consumer_debit = 3})
+      .add(message(1, 2));  // no batch_size: only the send knows P
+  EXPECT_TRUE(FirstViolation(check(wire(8, 4), t), RuleId::kE4,
+                             {"serialized message_permits = 2 but its send finalized P = 3"}));
+}
+
 TEST(MonitorBroker, B2_FinalizedPOtherThanTheCandidateIsReported) {
   Trace t;
   t.add(Send{.consumer = 0, .entries = {entry(1, 8, true, 8, AckSet({37}))}, .consumer_debit = 3});

@@ -79,6 +79,26 @@ TEST(MonitorClient, S5_S6_K4_DeadLetterAndDuplicateSkipsStayCommandOwned) {
                              {"returned 0 but 2 unit(s)", "2 skipped", "2 permit(s) lost"}));
 }
 
+// The skip-release marker speaks of the skip just before it: right after a dead-letter skip
+// it is S5; after any other event in between it is no longer that skip's.
+TEST(MonitorClient, S5_ASkipReleaseIsJudgedOnlyRightAfterItsSkip) {
+  auto trace = [](bool event_between) {
+    Trace t;
+    t.subscribed(1, 4)
+        .add(recv(1, 4))
+        .add(Metadata{.cmd = n(1), .batch_size = 4})
+        .add(claim(1, "m0", 0))
+        .add(Skip{.cmd = n(1), .index = 1, .reason = SkipReason::kDeadLetter});
+    if (event_between) t.add(claim(1, "m2", 2));
+    t.add(Extension{std::string(kSkipReleaseEvent)});
+    return t;
+  };
+  EXPECT_TRUE(FirstViolation(check(client(4, 2), trace(false)), RuleId::kS5,
+                             {"dead-letter message at index 1 of command 1"}));
+  const MonitorReport later = check(client(4, 2), trace(true));
+  EXPECT_THAT(later.violations, Not(Contains(HasRule(RuleId::kS5)))) << dump(later);
+}
+
 TEST(MonitorClient, K7_DeadLetterNonBatchedReturnedDirectlyAndSettledIsDouble) {
   Trace t;
   t.subscribed(1, 4)
@@ -351,6 +371,98 @@ TEST(MonitorClient, K5_QuiescenceOnAnotherConnectionDoesNotJudgeTheConsumersPerm
   t.add(quiescent("c1"));
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kK5,
                              {"command 1 has no terminal transition at quiescence"}));
+}
+
+// A command still unsettled at quiescence is one K5, however many quiescences follow; a
+// settled one whose message never returned is one M1.
+TEST(MonitorClient, K5_M1_EachIsReportedOnceOverSeveralQuiescences) {
+  Trace unsettled;
+  unsettled.subscribed(1, 4).add(recv(1, 1)).add(quiescent()).add(quiescent());
+  const MonitorReport k5 = check(client(), unsettled);
+  EXPECT_EQ(std::count_if(k5.violations.begin(), k5.violations.end(),
+                          [](const Finding& f) { return f.rule == RuleId::kK5; }), 1)
+      << dump(k5);
+  Trace unreturned;
+  unreturned.subscribed(1, 4)
+      .add(recv(1, 1))
+      .add(Metadata{.cmd = n(1), .batch_size = 1})
+      .add(claim(1, "m0"))
+      .add(settle(1, 0))
+      .add(quiescent())
+      .add(quiescent());
+  const MonitorReport m1 = check(client(), unreturned);
+  EXPECT_EQ(std::count_if(m1.violations.begin(), m1.violations.end(),
+                          [](const Finding& f) { return f.rule == RuleId::kM1; }), 1)
+      << dump(m1);
+}
+
+// A command on a transfer path (here crypto, X3) is the path's to finish: not K5 at quiescence.
+TEST(MonitorClient, K5_ACommandOnATransferPathIsNotJudgedAtQuiescence) {
+  Trace t;
+  t.subscribed(1, 16)
+      .add(recv(1, 8))
+      .add(Metadata{.cmd = n(1), .batch_size = 8})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kCrypto})
+      .add(quiescent());
+  const MonitorReport r = check(client(16, 8), t);
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kK5)))) << dump(r);
+}
+
+// A ruleset that tracks no budget (legacy) makes no promise K5 or M1 could hold it to.
+TEST(MonitorClient, K5_LegacyIsNotJudgedForTerminalTransitionsAtQuiescence) {
+  Trace t;
+  t.subscribed(1, 4).add(recv(1, 1)).add(quiescent());
+  const MonitorReport legacy = check(client(4, 2, RulesetId::kLegacy), t);
+  EXPECT_THAT(legacy.violations, Not(Contains(HasRule(RuleId::kK5)))) << dump(legacy);
+  EXPECT_THAT(check(client(), t).violations, Contains(HasRule(RuleId::kK5)));
+}
+
+// A return of 0 units credits nothing, so it never crosses into a replacement (E3).
+TEST(MonitorClient, E3_AReturnOfNothingAfterTheIncarnationEndedCrossesNothing) {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, 1))
+      .add(IncClose{.inc = n(1), .reason = CloseReason::kCloseConsumer})
+      .subscribed(2, 4)
+      .add(settle(1, 0));
+  const MonitorReport r = check(client(), t);
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kE3)))) << dump(r);
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kN3)))) << dump(r);
+}
+
+// A message dropped (its incarnation ended) is finished: returning it afterwards is a second
+// return (M3), not a message never handed off (M1).
+TEST(MonitorClient, M3_AMessageReturnedAfterItWasDroppedIsASecondReturn) {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, 1))
+      .add(Metadata{.cmd = n(1), .batch_size = 1})
+      .add(claim(1, "m0"))
+      .add(settle(1, 0))
+      .add(IncClose{.inc = n(1), .reason = CloseReason::kClosed})
+      .add(Drop{.msg = s("m0"), .n = 1})
+      .add(msg_return("m0"));
+  EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kM3, {"message m0 returned 1 again"}));
+}
+
+// An initial Flow above Q is N2 only when the replacement inherited units from its predecessor;
+// with nothing inherited it is an initial grant other than Q (N4).
+TEST(MonitorClient, N2_N4_AnInitialFlowAboveQIsN2OnlyWithAnInheritedAccumulator) {
+  Trace fresh;
+  fresh.add(IncOpen{.inc = n(1), .cnx = s("c1"), .consumer = 0})
+      .add(IncFlowEnabled{.inc = n(1)})
+      .add(flow(6, 1));
+  EXPECT_TRUE(FirstViolation(check(client(), fresh), RuleId::kN4,
+                             {"initial Flow of incarnation 1 is 6"}));
+  Trace inherited;
+  inherited.subscribed(1, 4)
+      .add(recv(1, 1))
+      .add(settle(1, 1))  // 1 unit in the accumulator (T = 2: no Flow yet)
+      .add(IncOpen{.inc = n(2), .cnx = s("c1"), .consumer = 0})
+      .add(IncFlowEnabled{.inc = n(2)})
+      .add(flow(5, 2));
+  EXPECT_TRUE(FirstViolation(check(client(), inherited), RuleId::kN2,
+                             {"initial Flow of incarnation 2 is 5"}));
 }
 
 TEST(MonitorClient, N4_FlowBeforeTheStateIsFlowEnabledIsReported) {

@@ -197,7 +197,9 @@ TEST(MonitorClient, C4_OutOfRangeValueNeverFollowedByProtocolErrorIsReported) {
       .add(recv(1, 0))
       .add(Resolve{.cmd = n(1), .p = 1, .source = PermitSource::kLegacy})
       .add(settle(1, 0));
+  // At the end of the trace (finish) and at quiescence alike.
   const MonitorReport at_end = check(client(), t);
+  EXPECT_TRUE(FirstViolation(at_end, RuleId::kC4, {"message_permits = 0", "never closed"}));
   Trace q = t;
   q.add(quiescent());
   const MonitorReport at_quiescence = check(client(), q);
