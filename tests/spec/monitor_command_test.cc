@@ -2,6 +2,7 @@
 // done right.
 #include "spec/monitor.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -177,6 +178,73 @@ TEST(MonitorClient, C4_ACommandWhoseProtocolErrorWasRaisedIsNotReportedAgain) {
       .add(recv(1, std::uint64_t{0}))
       .add(Metadata{.cmd = n(1), .batch_size = 1});
   EXPECT_THAT(check(client(), unraised).violations, Contains(HasRule(RuleId::kC4)));
+}
+
+// How many findings of `rule` a report holds.
+std::size_t count_rule(const MonitorReport& r, RuleId rule) {
+  return static_cast<std::size_t>(std::count_if(
+      r.violations.begin(), r.violations.end(), [rule](const Finding& f) { return f.rule == rule; }));
+}
+
+// An out-of-range value's C4 is reported once: at the first quiescence, not again at the next
+// or at the end of the trace; once at its Corrupt, not again at its Metadata.
+TEST(MonitorClient, C4_AnOutOfRangeValueIsReportedOnceWhereverItIsNoticed) {
+  Trace quiet;
+  quiet.subscribed(1, 4).add(recv(1, std::uint64_t{0})).add(quiescent()).add(quiescent());
+  EXPECT_EQ(count_rule(check(client(), quiet), RuleId::kC4), 1u) << dump(check(client(), quiet));
+  Trace corrupt;
+  corrupt.subscribed(1, 4)
+      .add(recv(1, std::uint64_t{0}))
+      .add(Corrupt{.cmd = n(1), .stage = FailureStage::kChecksum})
+      .add(Metadata{.cmd = n(1), .batch_size = 1});
+  const MonitorReport r = check(client(), corrupt);
+  EXPECT_EQ(count_rule(r, RuleId::kC4), 1u) << dump(r);
+  EXPECT_TRUE(Reports(r.violations, RuleId::kC4, {"treated as corrupted data"}));
+}
+
+// A command whose value is out of range is resolved by no ladder (C4 decides it): a Resolve
+// for it is neither C1 nor C2, whatever it says.
+TEST(MonitorClient, C4_AResolveOfAnOutOfRangeCommandIsNotJudgedByTheLadder) {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, std::uint64_t{0}))
+      .add(Resolve{.cmd = n(1), .p = 7, .source = PermitSource::kExplicit});
+  const MonitorReport r = check(client(), t);
+  EXPECT_EQ(count_rule(r, RuleId::kC1) + count_rule(r, RuleId::kC2), 0u) << dump(r);
+}
+
+// A connection closed while one of its commands owes a C4 protocol error is that error: a
+// command with inconsistent data on the same connection does not make it a C5.
+TEST(MonitorClient, C5_AConnectionClosedForAnOutOfRangeValueIsNotBlamedOnInconsistentData) {
+  auto trace = [](bool out_of_range_too) {
+    Trace t;
+    t.subscribed(1, 16).add(recv(1, 3)).add(Metadata{.cmd = n(1), .batch_size = 8});
+    if (out_of_range_too) t.add(recv(2, std::uint64_t{0}));
+    t.add(ProtocolError{.cnx = s("c1"), .reason = "closed"});
+    return t;
+  };
+  const MonitorReport with_c4 = check(client(16, 8), trace(true));
+  EXPECT_EQ(count_rule(with_c4, RuleId::kC5), 0u) << dump(with_c4);
+  EXPECT_TRUE(Reports(check(client(16, 8), trace(false)).violations, RuleId::kC5,
+                      {"closed (closed) over inconsistent data"}));
+}
+
+// A restored message is no longer outstanding, and restoring a settled command's last
+// message finishes it (E1 judged then).
+TEST(MonitorClient, M1_E1_ARestoredMessageIsNotOutstandingAndItsCommandCanFinish) {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, 1))
+      .add(Metadata{.cmd = n(1), .batch_size = 1})
+      .add(claim(1, "m0"))
+      .add(settle(1, 0))
+      .add(Restore{.cmd = n(1), .msg = s("m0")});
+  const MonitorReport finished = check(client(), t);
+  EXPECT_TRUE(Reports(finished.violations, RuleId::kE1,
+                      {"command 1 finished having returned 0 of its P = 1"}));
+  t.add(msg_return("m0"));
+  EXPECT_TRUE(Reports(check(client(), t).violations, RuleId::kM1,
+                      {"message m0 returned but never handed off"}));
 }
 
 TEST(MonitorClient, LegacyClientDoesNotReadTheField) {

@@ -322,10 +322,14 @@ TEST(MonitorMemory, K6_E2_LateReturnIsJudgedByItsOwnCommandAfterCommandsOfOtherS
   t.add(recv(1, 1)).add(Claim{.cmd = n(1), .msg = n(1)}).add(settle(1, 0));
   t.add(MsgReturn{.msg = n(1)});
   t.add(recv(2, 3)).add(settle(2, 3));
+  // Command 3 finishes as command 2 did: it shares the latest record, not the first.
+  t.add(recv(3, 3)).add(settle(3, 3));
   t.add(DirectReturn{.cmd = n(2), .n = 1});
+  t.add(DirectReturn{.cmd = n(3), .n = 1});
   const MonitorReport r = both(client(1000, 500), t);
   EXPECT_TRUE(Reports(r.violations, RuleId::kK6, {"command 2 returns 1 unit(s) directly"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"command 2 returned 4 permits but its P is 3"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"command 3 returned 4 permits but its P is 3"}));
 }
 
 // ---- Ended client permit states, compacted in streaming mode ----
