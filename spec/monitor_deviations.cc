@@ -5,10 +5,12 @@
 namespace permitcheck::spec {
 
 // Whether the known deviations of `inc` account for `excess` units above (or, negative,
-// below) the exact balance.
+// below) the exact balance. Deviations that net to an over-return of d account for a balance
+// up to d above it, never for one below it (a loss is not explained by returning too much);
+// deviations that net to withholding account for exactly what they withhold.
 bool Monitor::State::explained(const ClientIncarnation& inc, std::int64_t excess) {
   if (!inc.deviation_delta_known) return true;
-  return inc.deviation_delta > 0 ? excess <= inc.deviation_delta
+  return inc.deviation_delta > 0 ? excess > 0 && excess <= inc.deviation_delta
                                  : excess == inc.deviation_delta;
 }
 

@@ -93,6 +93,15 @@ TEST(MonitorClient, S5_ASkipReleaseIsJudgedOnlyRightAfterItsSkip) {
     t.add(Extension{std::string(kSkipReleaseEvent)});
     return t;
   };
+  // Another extension event right after the skip says nothing of it.
+  Trace other;
+  other.subscribed(1, 4)
+      .add(recv(1, 4))
+      .add(Metadata{.cmd = n(1), .batch_size = 4})
+      .add(Skip{.cmd = n(1), .index = 1, .reason = SkipReason::kDeadLetter})
+      .add(Extension{"x-unimplemented-SEEK"});
+  const MonitorReport unrelated = check(client(4, 2), other);
+  EXPECT_THAT(unrelated.violations, Not(Contains(HasRule(RuleId::kS5)))) << dump(unrelated);
   EXPECT_TRUE(FirstViolation(check(client(4, 2), trace(false)), RuleId::kS5,
                              {"dead-letter message at index 1 of command 1"}));
   const MonitorReport later = check(client(4, 2), trace(true));
@@ -463,6 +472,37 @@ TEST(MonitorClient, N2_N4_AnInitialFlowAboveQIsN2OnlyWithAnInheritedAccumulator)
       .add(flow(5, 2));
   EXPECT_TRUE(FirstViolation(check(client(), inherited), RuleId::kN2,
                              {"initial Flow of incarnation 2 is 5"}));
+}
+
+// The connection's protocol error is the terminal transition of a command that owed it (C4):
+// a settle after it is a second terminal transition (K5).
+TEST(MonitorClient, K5_ASettleAfterTheProtocolErrorItsCommandOwedIsASecondTerminalTransition) {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, std::uint64_t{0}))
+      .add(ProtocolError{.cnx = s("c1"), .reason = "message_permits out of range"})
+      .add(settle(1, 1));
+  EXPECT_TRUE(Reports(check(client(), t).violations, RuleId::kK5,
+                      {"command 1 second terminal transition returned 1"}));
+}
+
+// A command already settled is not what a connection's close is about: an inconsistent one,
+// settled while its message is still out, does not make the close a C5.
+TEST(MonitorClient, C5_ASettledInconsistentCommandDoesNotMakeTheCloseAboutIt) {
+  auto trace = [](bool settled) {
+    Trace t;
+    t.subscribed(1, 16)
+        .add(recv(1, 3))
+        .add(Metadata{.cmd = n(1), .batch_size = 8})
+        .add(claim(1, "m0", 0));
+    if (settled) t.add(settle(1, 2));
+    t.add(ProtocolError{.cnx = s("c1"), .reason = "closed"});
+    return t;
+  };
+  const MonitorReport settled = check(client(16, 8), trace(true));
+  EXPECT_THAT(settled.violations, Not(Contains(HasRule(RuleId::kC5)))) << dump(settled);
+  EXPECT_TRUE(Reports(check(client(16, 8), trace(false)).violations, RuleId::kC5,
+                      {"over inconsistent data"}));
 }
 
 TEST(MonitorClient, N4_FlowBeforeTheStateIsFlowEnabledIsReported) {

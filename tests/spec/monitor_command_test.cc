@@ -204,7 +204,7 @@ TEST(MonitorClient, C4_AnOutOfRangeValueIsReportedOnceWhereverItIsNoticed) {
 
 // A command whose value is out of range is resolved by no ladder (C4 decides it): a Resolve
 // for it is neither C1 nor C2, whatever it says.
-TEST(MonitorClient, C4_AResolveOfAnOutOfRangeCommandIsNotJudgedByTheLadder) {
+TEST(MonitorClient, C1_C2_AResolveOfAnOutOfRangeCommandIsNotJudgedByTheLadder) {
   Trace t;
   t.subscribed(1, 4)
       .add(recv(1, std::uint64_t{0}))

@@ -219,6 +219,19 @@ TEST(MonitorDeviation, X4_HeldUnitsExcuseExactlyTheirShortfall) {
   EXPECT_TRUE(Reports(lost.deviations, RuleId::kX4, {"1 permit(s) lost", "explained"}));
 }
 
+// A deviation that over-returns (X2) accounts for a balance above Q, never for one below it:
+// the same X2 over-return of 7, then a MESSAGE of P = 9 the client never receives, leaves the
+// balance 2 short at quiescence. That loss is E5, not the deviation.
+TEST(MonitorDeviation, E5_AnOverReturningDeviationDoesNotExcuseALoss) {
+  Trace t = x2_over_grant_trace();
+  t.add(message(2, 9, {}, 9)).add(quiescent());
+  const MonitorReport r = check(model(16, 8), t);
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE5,
+                      {"at quiescence: broker available 14 + accumulator 0 = 14, expected Q = 16",
+                       "2 permit(s) lost", "known deviation X2 accounts for 7 of it"}))
+      << dump(r);
+}
+
 // Two known deviations of opposite sign on one incarnation: X2 over-returns 2 (B = 3 for P = 1)
 // and X4 withholds 2 (a chunk failure of P = 2), so the units they account for net to 0. Only a
 // deviation that withholds units excuses a stall (E6): a net of 0 withholds nothing, so the

@@ -332,6 +332,50 @@ TEST(MonitorMemory, K6_E2_LateReturnIsJudgedByItsOwnCommandAfterCommandsOfOtherS
   EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"command 3 returned 4 permits but its P is 3"}));
 }
 
+// A finished command named again comes back as it finished: what it handed off, returned
+// directly and dropped (its ledger, and the over-return judged from them), and its transfer
+// path (whose returns are the path's to judge).
+TEST(MonitorMemory, E2_AFinishedCommandNamedAgainComesBackAsItFinished) {
+  for (bool retain : {true, false}) {
+    SCOPED_TRACE(retain ? "whole-trace" : "streaming");
+    Trace t;
+    t.subscribed(1, 1000)
+        .add(recv(1, 3))
+        .add(Metadata{.cmd = n(1), .batch_size = 3})
+        .add(claim(1, "m0", 0))
+        .add(DirectReturn{.cmd = n(1), .n = 1})
+        .add(settle(1, 1))
+        .add(msg_return("m0"))            // command 1 finished: 3 of P = 3 returned
+        .add(recv(2, 2))
+        .add(Transfer{.cmd = n(2), .path = TransferPath::kProcessor})
+        .add(settle(2, 0))                // command 2 finished on the processor path
+        .add(recv(3, 1))
+        .add(Metadata{.cmd = n(3), .batch_size = 1})
+        .add(claim(3, "m3"))
+        .add(settle(3, 0))
+        .add(DirectReturn{.cmd = n(1), .n = 1})
+        .add(DirectReturn{.cmd = n(2), .n = 1})
+        .add(IncClose{.inc = n(1), .reason = CloseReason::kClosed})
+        .add(Drop{.msg = s("m3"), .n = 1})  // command 3 finished: its unit dropped
+        .add(DirectReturn{.cmd = n(3), .n = 0});
+    Monitor m(client(1000, 500), MonitorOptions{.retain_ledger = retain});
+    for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
+    m.finish();
+    const std::optional<CommandLedger> one = m.ledger(n(1));
+    ASSERT_TRUE(one.has_value());
+    EXPECT_EQ(one->claimed, 1);
+    EXPECT_EQ(one->returned, 4);
+    EXPECT_TRUE(Reports(m.violations(), RuleId::kE2,
+                        {"command 1 returned 4 permits but its P is 3"}));
+    const std::optional<CommandLedger> three = m.ledger(n(3));
+    ASSERT_TRUE(three.has_value());
+    EXPECT_EQ(three->dropped, 1);
+    for (const Finding& f : m.violations()) {
+      EXPECT_EQ(f.explanation.find("command 2"), std::string::npos) << format_finding(f);
+    }
+  }
+}
+
 // ---- Ended client permit states, compacted in streaming mode ----
 
 // One permit-state cycle, as validate's 1M-cycle trace has it: state `inc` opened for
