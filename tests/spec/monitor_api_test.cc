@@ -97,6 +97,17 @@ TEST(MonitorMemory, AClientConnectionsEndLeavesNoListOfItsStates) {
   EXPECT_EQ(m.size().connections, 0u);
 }
 
+// Closing the last consumer on a connection leaves no list of its consumers there.
+TEST(MonitorMemory, ClosingAConnectionsLastConsumerLeavesNoListOfConsumers) {
+  Monitor m(wire(4, 2), MonitorOptions{.retain_ledger = false});
+  Trace t;
+  t.wire_subscribed(4, "c1", 7).add(CloseConsumer{.cnx = s("c1"), .consumer = 7});
+  std::uint64_t line = 2;
+  for (const Event& e : t.events()) m.on_event(e, line++);
+  EXPECT_EQ(m.size().wire_consumers, 0u);
+  EXPECT_EQ(m.size().connections, 0u);
+}
+
 // A finding names the line its event was passed with, whatever the caller numbers them from.
 TEST(Monitor, K4_AFindingNamesTheLineItsEventCameWith) {
   Monitor m(client(8, 4));

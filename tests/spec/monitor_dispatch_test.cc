@@ -40,7 +40,42 @@ TEST(MonitorWire, B12_MessageSentWhileAvailableIsNotPositiveIsReported) {
   t.wire_subscribed(2).add(message(1, 2)).add(message(2, 1));
   EXPECT_TRUE(FirstViolation(check(wire(2, 1), t), RuleId::kB12,
                              {"command 2 sent to consumer 0 on connection c1",
-                              "available permits are 0"}));
+                              "available permits are 0",
+                              "a send starts only while available > 0"}));
+}
+
+// Back-pressure is judged only on a precise count: after a MESSAGE whose P nothing tells (no
+// field, no batch size, no send), the broker's available is unknown and no B12 is reported.
+TEST(MonitorWire, B12_IsNotJudgedOnceTheAvailableCountIsImprecise) {
+  Trace t;
+  t.wire_subscribed(1).add(message(1, std::nullopt)).add(message(2, 1)).add(message(3, 1));
+  const MonitorReport r = check(wire(std::nullopt, std::nullopt), t);
+  EXPECT_EQ(count(r.violations, RuleId::kB12), 0) << dump(r);
+}
+
+// A MESSAGE without the field takes its P from the send that finalized it, so the count stays
+// precise: the next send at 0 available is B12.
+TEST(MonitorBroker, B12_AMessageWithoutTheFieldIsDebitedItsSendsP) {
+  Trace t;
+  t.wire_subscribed(3)
+      .add(send_of({entry(1, 3, true, 3)}, 3))
+      .add(message(1, std::nullopt))
+      .add(send_of({entry(2, 1, true, 1)}, 1));
+  EXPECT_TRUE(FirstViolation(check(wire(3, 1), t), RuleId::kB12,
+                             {"send to consumer 0", "available permits are 0"}));
+}
+
+// A broker consumer removed (B11) and then subscribed again is a consumer again: a send to it
+// is no B11.
+TEST(MonitorBroker, B11_AConsumerSubscribedAgainAfterItsRemovalMaySendAgain) {
+  Trace t;
+  t.add(ConsumerRemoved{.consumer = 0}).wire_subscribed(4).add(send_of({entry(1, 1, true, 1)}, 1));
+  const MonitorReport r = check(wire(4, 2), t);
+  EXPECT_EQ(count(r.violations, RuleId::kB11), 0) << dump(r);
+  Trace removed;
+  removed.wire_subscribed(4).add(ConsumerRemoved{.consumer = 0}).add(send_of({entry(1, 1, true, 1)}, 1));
+  EXPECT_TRUE(Reports(check(wire(4, 2), removed).violations, RuleId::kB11,
+                      {"send to consumer 0 after it was removed"}));
 }
 
 TEST(MonitorWire, B12_MessageBeforeAnyFlowIsReported) {
@@ -90,6 +125,15 @@ TEST(MonitorWire, B13_BacklogWithPositivePermitsAtQuiescenceIsReported) {
   t.wire_subscribed(4).add(Quiescent{.cnx = s("c1"), .consumer = 0, .backlog = 3});
   EXPECT_TRUE(FirstViolation(check(wire(4, 2), t), RuleId::kB13,
                              {"backlog 3", "broker available 4", "no dispatch"}));
+}
+
+// The smallest backlog with the smallest positive available is B13 already.
+TEST(MonitorWire, B13_ABacklogOfOneWithOnePermitIsReported) {
+  Trace t;
+  t.wire_subscribed(4).add(message(1, 3)).add(Quiescent{.cnx = s("c1"), .consumer = 0,
+                                                        .backlog = 1});
+  EXPECT_TRUE(FirstViolation(check(wire(4, 4), t), RuleId::kB13,
+                             {"backlog 1", "broker available 1", "no dispatch"}));
 }
 
 TEST(MonitorWire, NoBacklogOrUnknownBacklogWithPositivePermitsIsFine) {

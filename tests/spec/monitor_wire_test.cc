@@ -401,6 +401,56 @@ TEST(MonitorWire, B12_FlowBeforeSubscribeOkCountsTowardTheBrokersAvailable) {
 // The client's receive event need not repeat message_permits: the MESSAGE on the wire gave
 // P = 8 for the complete batch, so an early (checksum) failure returning 8 is exact. Judged
 // without the wire's field, it would be the field-absent fallback of 1 (X1) instead.
+// Wire only, at quiescence: the accumulator Q - available must be below T, so exactly T
+// unreturned is E5; without T, available must be in 1..Q, Q included.
+TEST(MonitorWire, E5_WireQuiescenceBoundsAreExact) {
+  Trace at_t;
+  at_t.wire_subscribed(4).add(message(1, 2)).add(quiescent());
+  EXPECT_TRUE(FirstViolation(check(wire(4, 2), at_t), RuleId::kE5,
+                             {"broker available 2 with Q = 4 leaves 2 permit(s) unreturned, "
+                              "not below T = 2"}));
+  Trace below_t;
+  below_t.wire_subscribed(4).add(message(1, 1)).add(quiescent());
+  EXPECT_TRUE(Clean(check(wire(4, 2), below_t)));
+  Trace full;
+  full.wire_subscribed(4).add(quiescent());
+  EXPECT_TRUE(Clean(check(wire(4, std::nullopt), full)));
+}
+
+// A MESSAGE's ack_set is the command's: what its P is, with no field, is counted from it.
+TEST(MonitorWire, AMessagesAckSetIsItsCommandsForItsLedger) {
+  Trace t;
+  t.wire_subscribed(8).add(message(1, std::nullopt, AckSet::from_indexes({1, 2, 3}), 4));
+  Monitor m(wire(8, 4));
+  for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
+  const std::optional<CommandLedger> l = m.ledger(n(1));
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(l->p, 3);  // indexes 1-3 of B = 4 deliverable (without the ack_set: 4)
+}
+
+// A command the client received is the client's to finish: its wire acknowledgement before its
+// terminal transition does not release it.
+TEST(MonitorWire, AnAcknowledgementBeforeTheTerminalTransitionKeepsAReceivedCommand) {
+  Trace t;
+  t.wire_subscribed(std::nullopt)
+      .subscribed(1, 4)
+      .add(message(1, 1, {}, 1))
+      .add(recv(1, 1))
+      .add(Metadata{.cmd = n(1), .batch_size = 1})
+      .add(claim(1, "m0"))
+      .add(Ack{.cnx = s("c1"), .consumer = 0, .cmd = n(1)})
+      .add(settle(1, 0))
+      .add(msg_return("m0"));
+  const MonitorReport r = check(model(4, 2), t);
+  EXPECT_TRUE(Clean(r));
+  Monitor m(model(4, 2));
+  for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
+  const std::optional<CommandLedger> l = m.ledger(n(1));
+  ASSERT_TRUE(l.has_value());
+  EXPECT_TRUE(l->settled);
+  EXPECT_EQ(l->returned, 1);
+}
+
 TEST(MonitorWire, WireMessagePermitsJudgeAReceiveThatDoesNotRecordThem) {
   Trace t;
   t.wire_subscribed(std::nullopt)
