@@ -81,6 +81,8 @@ constexpr std::array kMutants = {
                "the single-active dispatcher starts a send when the consumer has no permits"},
     MutantInfo{Mutant::kFlowWithoutRead, "flow_without_read", "B13",
                "a Flow that makes available positive does not trigger a read"},
+    MutantInfo{Mutant::kZeroQueueGrantsTwo, "zero_queue_grants_two", "E5",
+               "a zero-queue receive() grants 2 permits instead of 1"},
 };
 
 }  // namespace

@@ -57,6 +57,7 @@ enum class Mutant {
   kProtocolErrorSettles,            // C4: out-of-range value settled instead of closing
   kSendAtZeroPermits,               // B12: single active sends one entry at zero permits
   kFlowWithoutRead,                 // B13: a Flow does not trigger a read
+  kZeroQueueGrantsTwo,              // E5: a zero-queue receive() grants 2 permits
 };
 
 struct MutantInfo {

@@ -245,10 +245,26 @@ bool Harness::quiesce_from_trace() {
       continue;
     }
     if (it->second.holding) continue;  // X3/X4 hold units until the incarnation ends
-    // A zero-queue consumer's broker permits are its waiting receive()s, not Q - accumulator:
-    // E5's conservation does not apply to it (its Flows carry no incarnation).
+    // A zero-queue consumer's broker permits are its waiting receive()s, not Q - accumulator,
+    // so the monitor's E5 does not apply to it (its Flows carry no incarnation); judged below.
     if (config_.options.zero_queue) continue;
     world_->declare_quiescent(consumer, it->second.cnx);
+  }
+  // E5 for zero-queue consumers (Q = 0): a receive() grants one permit and waits for its
+  // message, so at quiescence no live broker consumer holds more than 1 (one receive waiting):
+  // more is a permit invented. (Fewer is not judged: a batch the client could not recognise as
+  // one, its metadata lost to a checksum failure, leaves B9's debt where S7 cannot close it.)
+  if (config_.options.zero_queue) {
+    for (const impl::World::BrokerConsumerView& b : world_->broker_consumers()) {
+      if (b.available <= 1) continue;
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kE5,
+           .text = absl::StrCat("E5: zero-queue broker consumer ", b.inc, " (consumer ",
+                                b.consumer_id, ") has ", b.available,
+                                " available permit(s) at quiescence; a waiting receive() "
+                                "grants 1, and only one waits"),
+           .step = finished_ ? steps_.size() + 1 : steps_.size()});
+    }
   }
   // B13 (E6): settled with backlog while a consumer (and the aggregate) has permits: nothing
   // triggered the read that should have served it.

@@ -78,5 +78,37 @@ TEST(HarnessQuiescence, B13_BacklogLeftWhileTheConsumerHasPermitsIsReported) {
   }
 }
 
+// E5 for a zero-queue consumer at quiescence (the harness's own check), fed a known-bad
+// client: the seeded mutant zero_queue_grants_two grants 2 permits for a receive() that finds
+// the queue empty. Receives on an empty topic leave the broker consumer 2 permits; the same
+// run without the mutant leaves the 1 of its waiting receive() and reports nothing.
+TEST(HarnessQuiescence, E5_AZeroQueueConsumerHoldingMoreThanItsWaitingReceiveIsReported) {
+  ASSERT_TRUE(impl::mutants_compiled_in()) << "linked against the default implementation";
+  for (const impl::Mutant mutant : {impl::Mutant::kZeroQueueGrantsTwo, impl::Mutant::kNone}) {
+    SCOPED_TRACE(mutant == impl::Mutant::kNone ? "no mutant" : "zero_queue_grants_two");
+    impl::WorldConfig c;
+    c.dispatcher = spec::DispatcherKind::kPersistentShared;
+    c.consumers = 1;
+    c.q = 0;
+    c.t = 0;
+    c.options.zero_queue = true;
+    c.mutant = mutant;
+    Harness h(c, Goal::never());
+    h.start();
+    for (int i = 0; i < 3; ++i) {
+      h.consume(0, 1, "receive() on an empty queue");
+      h.run_all("run every task");
+    }
+    h.finish();
+    const auto e5 = std::count_if(h.problems().begin(), h.problems().end(), [](const Problem& p) {
+      return p.source == "quiesce" && p.rule == spec::RuleId::kE5;
+    });
+    EXPECT_EQ(e5, mutant == impl::Mutant::kNone ? 0 : 1);
+    if (mutant == impl::Mutant::kNone) {
+      EXPECT_TRUE(h.problems().empty()) << h.problems().front().text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace permitcheck::properties

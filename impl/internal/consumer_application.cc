@@ -29,8 +29,9 @@ bool ConsumerImpl::receive() {
           if (zero_queue_waiting_ == inc) zero_queue_waiting_.reset();
           return;
         }
-        record(spec::Flow{.cnx = cnx_id(cnx), .consumer = id_, .permits = 1});
-        client_.send(cnx, CommandFlow{.consumer_id = id_, .permits = 1});
+        const std::int64_t grant = PC_MUTANT(kZeroQueueGrantsTwo, 2, 1);  // one per receive()
+        record(spec::Flow{.cnx = cnx_id(cnx), .consumer = id_, .permits = grant});
+        client_.send(cnx, CommandFlow{.consumer_id = id_, .permits = grant});
       });
     }
     return false;

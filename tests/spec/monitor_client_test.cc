@@ -505,6 +505,19 @@ TEST(MonitorClient, C5_ASettledInconsistentCommandDoesNotMakeTheCloseAboutIt) {
                       {"over inconsistent data"}));
 }
 
+// A protocol error closes the connection, so the permit states on it have ended: a later
+// quiescence does not judge their commands (K5).
+TEST(MonitorClient, K5_APermitStateEndedByItsConnectionsProtocolErrorIsNotJudgedAtQuiescence) {
+  Trace t;
+  t.subscribed(1, 4).add(recv(1, 1));
+  Trace closed = t;
+  closed.add(ProtocolError{.cnx = s("c1"), .reason = "closed"}).add(quiescent());
+  const MonitorReport r = check(client(), closed);
+  EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kK5)))) << dump(r);
+  t.add(quiescent());
+  EXPECT_THAT(check(client(), t).violations, Contains(HasRule(RuleId::kK5)));
+}
+
 TEST(MonitorClient, N4_FlowBeforeTheStateIsFlowEnabledIsReported) {
   Trace t;
   t.add(IncOpen{.inc = n(1), .cnx = s("c1"), .consumer = 0}).add(flow(4, 1));

@@ -2,6 +2,7 @@
 // deviations(), never among violations().
 #include "spec/monitor.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -217,6 +218,41 @@ TEST(MonitorDeviation, X4_HeldUnitsExcuseExactlyTheirShortfall) {
   const MonitorReport lost = check(client(4, 2), t);
   EXPECT_THAT(lost.violations, IsEmpty()) << dump(lost);  // 1 lost = exactly X4's unit
   EXPECT_TRUE(Reports(lost.deviations, RuleId::kX4, {"1 permit(s) lost", "explained"}));
+}
+
+// A command is judged complete once: a crypto FAIL (X3) of a command that still owes its
+// protocol error (so it stays in flight after it finished) is one X3, however many terminal
+// transitions follow.
+TEST(MonitorDeviation, X3_AFinishedCommandIsJudgedCompleteOnce) {
+  Trace t;
+  t.subscribed(1, 16)
+      .add(recv(1, std::uint64_t{0}))
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kCrypto})
+      .add(settle(1, 0))
+      .add(settle(1, 0));
+  const MonitorReport r = check(client(16, 8), t);
+  EXPECT_EQ(std::count_if(r.deviations.begin(), r.deviations.end(),
+                          [](const Finding& f) { return f.rule == RuleId::kX3; }), 1)
+      << dump(r);
+}
+
+// The smallest over-return is excused too: a crypto DISCARD of B = 3 for P = 2 (X2 by 1),
+// written back as a Flow of 3, leaves the broker one permit above Q: the deviation, not E2.
+TEST(MonitorDeviation, X2_AnOverReturnOfOneExcusesAnOverGrantOfOne) {
+  Trace t;
+  t.wire_subscribed(std::nullopt)
+      .subscribed(1, 16)
+      .add(message(1, 2, AckSet::from_indexes({0, 2}), 3))
+      .add(recv(1, 2, AckSet::from_indexes({0, 2})))
+      .add(Metadata{.cmd = n(1), .batch_size = 3})
+      .add(Transfer{.cmd = n(1), .path = TransferPath::kCrypto})
+      .add(DirectReturn{.cmd = n(1), .n = 3, .path = "crypto"})
+      .add(settle(1, 0))
+      .add(flow(3, 1));
+  const MonitorReport r = check(model(16, 2), t);
+  EXPECT_THAT(r.violations, IsEmpty()) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX2, {"to 17, above Q = 16", "over-grant by 1",
+                                                 "explained by known deviation X2"}));
 }
 
 // A deviation that over-returns (X2) accounts for a balance above Q, never for one below it:
