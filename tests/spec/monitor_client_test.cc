@@ -391,13 +391,8 @@ TEST(MonitorClient, K5_M1_EachIsReportedOnceOverSeveralQuiescences) {
   EXPECT_EQ(std::count_if(k5.violations.begin(), k5.violations.end(),
                           [](const Finding& f) { return f.rule == RuleId::kK5; }), 1)
       << dump(k5);
-  Trace unreturned;
-  unreturned.subscribed(1, 4)
-      .add(recv(1, 1))
-      .add(Metadata{.cmd = n(1), .batch_size = 1})
-      .add(claim(1, "m0"))
-      .add(settle(1, 0))
-      .add(quiescent())
+  Trace unreturned = settled_with_message_out();
+  unreturned.add(quiescent())
       .add(quiescent());
   const MonitorReport m1 = check(client(), unreturned);
   EXPECT_EQ(std::count_if(m1.violations.begin(), m1.violations.end(),
@@ -442,13 +437,8 @@ TEST(MonitorClient, E3_AReturnOfNothingAfterTheIncarnationEndedCrossesNothing) {
 // A message dropped (its incarnation ended) is finished: returning it afterwards is a second
 // return (M3), not a message never handed off (M1).
 TEST(MonitorClient, M3_AMessageReturnedAfterItWasDroppedIsASecondReturn) {
-  Trace t;
-  t.subscribed(1, 4)
-      .add(recv(1, 1))
-      .add(Metadata{.cmd = n(1), .batch_size = 1})
-      .add(claim(1, "m0"))
-      .add(settle(1, 0))
-      .add(IncClose{.inc = n(1), .reason = CloseReason::kClosed})
+  Trace t = settled_with_message_out();
+  t.add(IncClose{.inc = n(1), .reason = CloseReason::kClosed})
       .add(Drop{.msg = s("m0"), .n = 1})
       .add(msg_return("m0"));
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kM3, {"message m0 returned 1 again"}));

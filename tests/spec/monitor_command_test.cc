@@ -232,13 +232,8 @@ TEST(MonitorClient, C5_AConnectionClosedForAnOutOfRangeValueIsNotBlamedOnInconsi
 // A restored message is no longer outstanding, and restoring a settled command's last
 // message finishes it (E1 judged then).
 TEST(MonitorClient, M1_E1_ARestoredMessageIsNotOutstandingAndItsCommandCanFinish) {
-  Trace t;
-  t.subscribed(1, 4)
-      .add(recv(1, 1))
-      .add(Metadata{.cmd = n(1), .batch_size = 1})
-      .add(claim(1, "m0"))
-      .add(settle(1, 0))
-      .add(Restore{.cmd = n(1), .msg = s("m0")});
+  Trace t = settled_with_message_out();
+  t.add(Restore{.cmd = n(1), .msg = s("m0")});
   const MonitorReport finished = check(client(), t);
   EXPECT_TRUE(Reports(finished.violations, RuleId::kE1,
                       {"command 1 finished having returned 0 of its P = 1"}));

@@ -225,6 +225,17 @@ inline Trace crypto_fail() {
   return t;
 }
 
+// Command 1 of P = 1 settled while its one message m0 is still handed off (permit state 1, Q = 4).
+inline Trace settled_with_message_out() {
+  Trace t;
+  t.subscribed(1, 4)
+      .add(recv(1, 1))
+      .add(Metadata{.cmd = n(1), .batch_size = 1})
+      .add(claim(1, "m0"))
+      .add(settle(1, 0));
+  return t;
+}
+
 }  // namespace permitcheck::spec::monitor_testing
 
 #endif  // PERMITCHECK_TESTS_SPEC_MONITOR_TESTING_H_
