@@ -157,6 +157,22 @@ TEST(ReaderBatch, ALineWithAControlCharacterGivesTheSameErrorBothWays) {
   }
 }
 
+// A second fuzzer find (ci/fuzz, trace_reader_fuzz, chunk 405): the same error both ways.
+TEST(ReaderBatch, AFuzzerFoundTraceWithACarriageReturnAndNulsGivesTheSameErrorBothWays) {
+  const std::string text(
+      "# a wire tap: reconnect, duplicate{\"trace\":\"pip491-permits\",\"trace\":\"pip491-pe491-p"
+      "ermits\",\"vurce\" Flow, quiescence\n{\"trace\":\"pip491-permits\",\"version\":1,\"source\""
+      ":\"wire\",\"ruleset\":\"legacy\",\"q\":1000}\n{\"ev\":\"connect\",\"cnx\":\"10.0.0.1]:6650"
+      "\":\"client\"}}\n{\"ev\":\"subscribe\",\"cnx\":\"10.0.0.1:6650\",\"consumer\":184467440737"
+      "09551615,\"inci1\"\":\"}\n{\"ev\":\"su\x0d""\x00""\x00""\x00""ibe_ok\",\"cnx\":\"10.0.0.1:"
+      "6650\",\"\nconsu\"source\"1e40mer\":{\"tra0ce",
+      408);
+  const std::string expected = outcome(text, /*batched=*/false, 1 << 16, 1024);
+  for (std::size_t chunk : {std::size_t{405}, std::size_t{1}, std::size_t{64}, std::size_t{4096}}) {
+    EXPECT_EQ(outcome(text, /*batched=*/true, chunk, 1024), expected) << "chunk " << chunk;
+  }
+}
+
 // Traces built from good and bad lines at random, read with random chunk sizes.
 RC_GTEST_PROP(ReaderBatch, RandomTracesReadTheSameBothWays, ()) {
   std::vector<std::string> pool = kValidLines;

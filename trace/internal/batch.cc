@@ -60,6 +60,7 @@ bool Batch::start(LineSource& lines) {
     skip_to(lines, content_.front().begin, content_.front().number - 1);
     return false;
   }
+  data_ = data;
   base_ = content_.front().json;
   const std::size_t json_size = size_ - base_;
   // A capacity that only grows: simdjson reallocates its buffers whenever it changes.
@@ -73,6 +74,13 @@ bool Batch::start(LineSource& lines) {
   open_ = true;
   if (!at_line(0)) abandon(lines, 0);
   return true;
+}
+
+bool Batch::document_ends_line(std::size_t k) {
+  const std::string_view doc = it_.source();  // from the document's start to its closing brace
+  std::size_t end = content_[k].end - 1;      // the line's "\n"
+  while (end > content_[k].json && (data_[end - 1] == ' ' || data_[end - 1] == '\r')) --end;
+  return doc.data() + doc.size() == data_ + end;
 }
 
 bool Batch::at_line(std::size_t k) {
@@ -99,7 +107,11 @@ bool Batch::next(LineSource& lines, LineParser& parser, spec::Event* out,
   // Content line k is one document on one line when the next document starts where content
   // line k+1 starts (there is one: the last content line is never decoded here).
   const std::size_t k = next_;
-  const bool decoded = parser.fast_event((*it_).value_unsafe(), out);
+  // The document must also end where line k's text ends: fast_event reads only the fields it
+  // needs, and the stream may take text after the object (a stray "}", a fuzzer find) into
+  // the same document, which the line-at-a-time path reports as text after the object.
+  const bool whole = document_ends_line(k);
+  const bool decoded = whole && parser.fast_event((*it_).value_unsafe(), out);
   ++it_;
   const bool aligned = at_line(k + 1);
   next_ = k + 1;

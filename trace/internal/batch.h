@@ -46,6 +46,8 @@ class Batch {
   bool start(LineSource& lines);
   // Whether the stream is at a document that starts where content line k starts.
   bool at_line(std::size_t k);
+  // The document at it_ ends where content line k's text ends (trailing spaces and CR aside).
+  bool document_ends_line(std::size_t k);
   // Moves the LineSource to `offset` of the batch's bytes, just after line `last_line`.
   void skip_to(LineSource& lines, std::size_t offset, std::uint64_t last_line);
   // Gives up the batch from content line k on: its lines are read one at a time.
@@ -62,6 +64,7 @@ class Batch {
   std::size_t size_ = 0;          // bytes of the batch (whole lines)
   std::uint64_t last_line_ = 0;   // number of its last line
   std::size_t base_ = 0;          // offset of its first document
+  const char* data_ = nullptr;    // the batch's bytes (the LineSource's buffer)
   bool open_ = false;
   std::uint64_t slow_until_ = 0;  // lines up to this one are read one at a time
 };
