@@ -10,12 +10,14 @@
 #include <thread>
 
 #include "protocol/frame.h"
+#include "tests/capture/capture_testing.h"
 #include "tests/conformance/raw_client.h"
 
 namespace permitcheck::conformance {
 namespace {
 
 using testing::RawClient;
+namespace frames = capture::testing::frames;
 
 // A LOOKUP is answered with the broker's own URL, or with BrokerOptions::advertised_url (a tap
 // in front of it), never with proxy_through_service_url: the client goes where it is told.
@@ -100,29 +102,11 @@ TEST(BrokerTiming, AFlowIsTimedFromTheClientsPreviousCommandNotFromADelivery) {
   ASSERT_TRUE(broker.start().ok());
   RawClient client(broker.port());
   ASSERT_TRUE(client.connected());
-  wire::BaseCommand cmd;
-  cmd.set_type(wire::BaseCommand::CONNECT);
-  cmd.mutable_connect()->set_client_version("raw-test");
-  cmd.mutable_connect()->set_protocol_version(21);
-  ASSERT_TRUE(client.send(cmd));
+  ASSERT_TRUE(client.send_frame(frames::connect()));
   ASSERT_TRUE(client.receive().has_value());
-  cmd.Clear();
-  cmd.set_type(wire::BaseCommand::SUBSCRIBE);
-  auto* sub = cmd.mutable_subscribe();
-  sub->set_topic("persistent://public/default/permitcheck");
-  sub->set_subscription("s");
-  sub->set_subtype(1);  // Shared
-  sub->set_consumer_id(1);
-  sub->set_request_id(1);
-  ASSERT_TRUE(client.send(cmd));
+  ASSERT_TRUE(client.send_frame(frames::subscribe(1, 1)));
   ASSERT_TRUE(client.receive().has_value());
-  auto flow = [&](int permits) {
-    wire::BaseCommand f;
-    f.set_type(wire::BaseCommand::FLOW);
-    f.mutable_flow()->set_consumer_id(1);
-    f.mutable_flow()->set_messagepermits(permits);
-    return client.send(f);
-  };
+  auto flow = [&](std::uint32_t permits) { return client.send_frame(frames::flow(1, permits)); };
   auto flows = [&](int n) {
     return broker.wait_until([n](const BrokerView& v) { return v.flows >= n; }, milliseconds(5000));
   };
@@ -140,14 +124,7 @@ TEST(BrokerTiming, AFlowIsTimedFromTheClientsPreviousCommandNotFromADelivery) {
   EXPECT_LT(broker.view().slowest_flow, milliseconds(300));
 
   // Its acknowledgement, then a Flow 300 ms later: timed.
-  cmd.Clear();
-  cmd.set_type(wire::BaseCommand::ACK);
-  cmd.mutable_ack()->set_consumer_id(1);
-  cmd.mutable_ack()->set_ack_type(wire::CommandAck::Individual);
-  auto* id = cmd.mutable_ack()->add_message_id();
-  id->set_ledgerid(in->message().message_id().ledgerid());
-  id->set_entryid(in->message().message_id().entryid());
-  ASSERT_TRUE(client.send(cmd));
+  ASSERT_TRUE(client.send_frame(frames::ack(1, in->message().message_id().entryid())));
   ASSERT_TRUE(broker.wait_until([](const BrokerView& v) { return v.outstanding == 0; },
                                 milliseconds(5000)));
   std::this_thread::sleep_for(milliseconds(300));

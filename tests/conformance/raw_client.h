@@ -44,6 +44,10 @@ class RawClient {
     return capture::testing::send_all(fd_, encode_command(cmd));
   }
 
+  // Whether the whole of an already encoded frame (tests/capture/capture_testing.h's frames)
+  // was written.
+  bool send_frame(const std::string& frame) { return capture::testing::send_all(fd_, frame); }
+
   // The next whole frame, or nullopt on timeout, close or a frame that does not decode.
   std::optional<wire::BaseCommand> receive() {
     char buf[65536];

@@ -67,21 +67,15 @@ TEST(MonitorMemory, SizeCountsAndSizesEachPartWhereItsStateIs) {
 // the permit states opened on it.
 TEST(MonitorMemory, AConnectionsPartGrowsWithTheConsumersAndStatesOnIt) {
   auto wire_part = [](std::uint64_t consumers) {
-    Monitor m(wire(4, 2));
     Trace t;
     for (std::uint64_t c = 0; c < consumers; ++c) t.wire_subscribed(4, "c1", c);
-    std::uint64_t line = 2;
-    for (const Event& e : t.events()) m.on_event(e, line++);
-    return m.size().part_bytes[5];
+    return streamed_size(wire(4, 2), t).part_bytes[5];
   };
   EXPECT_GT(wire_part(40), wire_part(1));
   auto client_part = [](std::uint64_t states) {
-    Monitor m(client(4, 2));
     Trace t;
     for (std::uint64_t i = 1; i <= states; ++i) t.subscribed(i, 4, "c1", i);
-    std::uint64_t line = 2;
-    for (const Event& e : t.events()) m.on_event(e, line++);
-    return m.size().part_bytes[5];
+    return streamed_size(client(4, 2), t).part_bytes[5];
   };
   EXPECT_GT(client_part(40), client_part(1));
 }
@@ -89,23 +83,18 @@ TEST(MonitorMemory, AConnectionsPartGrowsWithTheConsumersAndStatesOnIt) {
 // The end of a client connection leaves nothing of it: its permit states have ended and its
 // list of them is gone.
 TEST(MonitorMemory, AClientConnectionsEndLeavesNoListOfItsStates) {
-  Monitor m(client(4, 2), MonitorOptions{.retain_ledger = false});
   Trace t;
   t.subscribed(1, 4, "c1").add(Disconnect{.cnx = s("c1")});
-  std::uint64_t line = 2;
-  for (const Event& e : t.events()) m.on_event(e, line++);
-  EXPECT_EQ(m.size().connections, 0u);
+  EXPECT_EQ(streamed_size(client(4, 2), t).connections, 0u);
 }
 
 // Closing the last consumer on a connection leaves no list of its consumers there.
 TEST(MonitorMemory, ClosingAConnectionsLastConsumerLeavesNoListOfConsumers) {
-  Monitor m(wire(4, 2), MonitorOptions{.retain_ledger = false});
   Trace t;
   t.wire_subscribed(4, "c1", 7).add(CloseConsumer{.cnx = s("c1"), .consumer = 7});
-  std::uint64_t line = 2;
-  for (const Event& e : t.events()) m.on_event(e, line++);
-  EXPECT_EQ(m.size().wire_consumers, 0u);
-  EXPECT_EQ(m.size().connections, 0u);
+  const MonitorSize size = streamed_size(wire(4, 2), t);
+  EXPECT_EQ(size.wire_consumers, 0u);
+  EXPECT_EQ(size.connections, 0u);
 }
 
 // A finding names the line its event was passed with, whatever the caller numbers them from.

@@ -82,30 +82,26 @@ TEST(MonitorClient, S5_S6_K4_DeadLetterAndDuplicateSkipsStayCommandOwned) {
 // The skip-release marker speaks of the skip just before it: right after a dead-letter skip
 // it is S5; after any other event in between it is no longer that skip's.
 TEST(MonitorClient, S5_ASkipReleaseIsJudgedOnlyRightAfterItsSkip) {
-  auto trace = [](bool event_between) {
+  // A batch of 4, index 1 skipped as dead-letter, then `after`.
+  auto after_skip = [](std::initializer_list<Event> after) {
     Trace t;
     t.subscribed(1, 4)
         .add(recv(1, 4))
         .add(Metadata{.cmd = n(1), .batch_size = 4})
         .add(claim(1, "m0", 0))
         .add(Skip{.cmd = n(1), .index = 1, .reason = SkipReason::kDeadLetter});
-    if (event_between) t.add(claim(1, "m2", 2));
-    t.add(Extension{std::string(kSkipReleaseEvent)});
+    for (const Event& e : after) t.add(e);
     return t;
   };
-  // Another extension event right after the skip says nothing of it.
-  Trace other;
-  other.subscribed(1, 4)
-      .add(recv(1, 4))
-      .add(Metadata{.cmd = n(1), .batch_size = 4})
-      .add(Skip{.cmd = n(1), .index = 1, .reason = SkipReason::kDeadLetter})
-      .add(Extension{"x-unimplemented-SEEK"});
-  const MonitorReport unrelated = check(client(4, 2), other);
-  EXPECT_THAT(unrelated.violations, Not(Contains(HasRule(RuleId::kS5)))) << dump(unrelated);
-  EXPECT_TRUE(FirstViolation(check(client(4, 2), trace(false)), RuleId::kS5,
+  const Extension release{std::string(kSkipReleaseEvent)};
+  EXPECT_TRUE(FirstViolation(check(client(4, 2), after_skip({release})), RuleId::kS5,
                              {"dead-letter message at index 1 of command 1"}));
-  const MonitorReport later = check(client(4, 2), trace(true));
+  const MonitorReport later = check(client(4, 2), after_skip({claim(1, "m2", 2), release}));
   EXPECT_THAT(later.violations, Not(Contains(HasRule(RuleId::kS5)))) << dump(later);
+  // Another extension event right after the skip says nothing of it.
+  const MonitorReport unrelated =
+      check(client(4, 2), after_skip({Extension{"x-unimplemented-SEEK"}}));
+  EXPECT_THAT(unrelated.violations, Not(Contains(HasRule(RuleId::kS5)))) << dump(unrelated);
 }
 
 TEST(MonitorClient, K7_DeadLetterNonBatchedReturnedDirectlyAndSettledIsDouble) {

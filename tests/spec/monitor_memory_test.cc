@@ -398,14 +398,6 @@ std::size_t kept_bytes(const MonitorSize& size) {
   return size.part_bytes[1] + size.part_bytes[2] + size.part_bytes[3];
 }
 
-MonitorSize streamed_size(const TraceHeader& h, const Trace& t) {
-  Monitor m(h, MonitorOptions{.retain_ledger = false});
-  for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
-  m.finish();
-  EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
-  return m.size();
-}
-
 // States numbered in order, a new consumer id each, ending alike: their compact parts (the
 // consumer id in a rising run, the rest one shared shape; the command's state in a rising
 // run) cost almost nothing per cycle. Kept whole they cost about 700 bytes a cycle.

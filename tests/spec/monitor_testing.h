@@ -225,6 +225,15 @@ inline Trace crypto_fail() {
   return t;
 }
 
+// The size of a streaming monitor (retain_ledger off) after `t`, finished; `t` must be clean.
+inline MonitorSize streamed_size(const TraceHeader& h, const Trace& t) {
+  Monitor m(h, MonitorOptions{.retain_ledger = false});
+  for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
+  m.finish();
+  EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
+  return m.size();
+}
+
 // Command 1 of P = 1 settled while its one message m0 is still handed off (permit state 1, Q = 4).
 inline Trace settled_with_message_out() {
   Trace t;
