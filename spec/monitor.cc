@@ -71,8 +71,9 @@ std::string_view MonitorSize::largest() const {
   return kPartNames[best];
 }
 
-// An estimate in constant time: table capacities times slot sizes; text ids longer than the
-// small-string buffer and ack_set words are not counted.
+// An estimate: table capacities times slot sizes; text ids longer than the small-string
+// buffer and ack_set words are not counted. Linear in the wire consumers and connections
+// (their own sets and lists are sized one by one), constant in everything else.
 MonitorSize Monitor::size() const {
   const State& s = *state_;
   using monitor_internal::ClientIncarnation;
@@ -91,9 +92,11 @@ MonitorSize Monitor::size() const {
                               s.cnx_sent_field.size(), s.unattached_on_cnx.size()});
   out.ledgers = s.ledgers.size();
   out.findings = s.violations.size() + s.deviations.size();
-  // In-flight sets of the wire incarnations hold one Id per wire-only command in flight.
-  out.part_bytes[0] = table_bytes(s.cmds.capacity(), sizeof(std::pair<const Id, Command>)) +
-                      table_bytes(s.cmds.size() * 8 / 7, sizeof(Id));
+  // The commands, and each wire incarnation's set of the commands in flight on it.
+  std::size_t in_flight = 0;
+  for (const auto& [key, w] : s.wire) in_flight += table_bytes(w.in_flight.capacity(), sizeof(Id));
+  out.part_bytes[0] =
+      table_bytes(s.cmds.capacity(), sizeof(std::pair<const Id, Command>)) + in_flight;
   out.part_bytes[1] = s.retired.bytes() + s.retired_incs.bytes() +
                       s.shapes.capacity() * sizeof(Retired) +
                       table_bytes(s.shape_index.capacity(),

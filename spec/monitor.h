@@ -117,7 +117,8 @@ class Monitor {
 
   const Ruleset& rules() const;
 
-  // What the monitor holds now (constant time).
+  // What the monitor holds now: linear in the wire consumers and connections, constant in
+  // the commands, messages and permit states.
   MonitorSize size() const;
 
  private:

@@ -88,7 +88,7 @@ void fill(trace::TraceReader& reader, Block* block) {
   }
 }
 
-// The memory limit is checked this often (MonitorSize is constant time, but not free).
+// The memory limit is checked this often (MonitorSize walks the wire consumers and connections).
 constexpr std::uint64_t kMemoryCheckEvery = 1024;
 
 // "line N: memory limit of 1.0 GiB (--max-memory) reached: ..., most in commands in flight".

@@ -734,6 +734,37 @@ TEST(MonitorCommand, K6_DirectReturnOfZeroUnitsIsNotNegative) {
   EXPECT_TRUE(Reports(check(client(4, 2), negative).violations, RuleId::kK6, {"returns -1 units directly"}));
 }
 
+// A finished command named again comes back into the table of commands in flight, which may
+// grow and move them all: the command looked up just before must still be found where it now
+// is. Tried at every table size up to 80 commands in flight, so some revival grows the table.
+TEST(MonitorCommand, ACommandLookedUpBeforeARevivalIsFoundWhereTheTableMovedIt) {
+  for (std::uint64_t live = 2; live <= 80; ++live) {
+    SCOPED_TRACE(testing::Message() << live << " commands in flight");
+    Trace t;
+    t.subscribed(1, 1000)
+        .add(recv(1000, 1))
+        .add(Metadata{.cmd = n(1000), .batch_size = 1})
+        .add(claim(1000, "m0"))
+        .add(settle(1000, 0))
+        .add(msg_return("m0"));  // command 1000 finished
+    for (std::uint64_t i = 1; i <= live; ++i) {
+      t.add(recv(i, 1)).add(Metadata{.cmd = n(i), .batch_size = 1});
+    }
+    t.add(claim(live, "mL"))
+        .add(msg_return("m0"))  // a second return: names finished command 1000 again
+        .add(settle(live, 0))
+        .add(claim(1, "m1"))
+        .add(msg_return("mL"));
+    Monitor m(client(1000, 500));
+    for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
+    const std::optional<CommandLedger> l = m.ledger(n(live));
+    ASSERT_TRUE(l.has_value());
+    EXPECT_TRUE(l->settled);
+    EXPECT_EQ(l->returned, 1);
+    if (testing::Test::HasFailure()) break;
+  }
+}
+
 TEST(MonitorMemory, FinishedClientCommandLeavesTheCommandsInFlight) {
   Monitor m(client(4, 2));
   Trace t;

@@ -17,6 +17,7 @@
 #include "rapidcheck/gtest.h"
 #include "spec/monitor.h"
 #include "tests/spec/monitor_testing.h"
+#include "tests/testing/address_sanitizer.h"
 #include "tests/testing/limited_child.h"
 
 namespace permitcheck::spec {
@@ -203,6 +204,29 @@ TEST(MonitorMemory, WireCommandsInFlightAtAResubscribeAreReleased) {
   EXPECT_EQ(m.size().commands, 0u);
 }
 
+// A command the client received and settled leaves the in-flight set of the wire incarnation
+// it came on: a consumer that lives for the whole trace does not keep an id per command.
+TEST(MonitorMemory, SettledCommandsLeaveTheirLongLivedWireIncarnationsInFlightSet) {
+  Monitor m(model(4, 1), MonitorOptions{.retain_ledger = false});
+  Trace start;
+  start.wire_subscribed(std::nullopt).subscribed(1, 4);
+  std::uint64_t line = 2;
+  for (const Event& e : start.events()) m.on_event(e, line++);
+  constexpr std::uint64_t kCommands = 5000;
+  for (std::uint64_t i = 0; i < kCommands; ++i) {
+    m.on_event(message(i, 1, {}, 1), line++);
+    m.on_event(recv(i, 1), line++);
+    m.on_event(Metadata{.cmd = n(i), .batch_size = 1}, line++);
+    m.on_event(settle(i, 1), line++);
+    m.on_event(flow(1, 1), line++);
+  }
+  m.finish();
+  EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
+  const MonitorSize size = m.size();
+  EXPECT_EQ(size.commands, 0u);
+  EXPECT_LT(size.part_bytes[0], 64 * sizeof(Id)) << "commands in flight";
+}
+
 TEST(MonitorMemory, EndedPermitStatesLeaveTheirConnectionsList) {
   Monitor m(client(4, 2), MonitorOptions{.retain_ledger = false});
   std::uint64_t line = 2;
@@ -223,7 +247,7 @@ TEST(MonitorMemory, EndedPermitStatesLeaveTheirConnectionsList) {
 // limited to 64 MiB (RLIMIT_DATA). Before closed incarnations were released, the first part
 // alone peaked at 519 MiB.
 TEST(MonitorMemory, MillionSubscribeCloseCyclesFitIn64MiB) {
-#if defined(__SANITIZE_ADDRESS__)
+#if PERMITCHECK_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space and keeps "
                   "freed memory in quarantine: the limit is checked in the plain build";
 #endif
@@ -281,7 +305,7 @@ int finished_client_commands_in_child(std::uint64_t events, std::size_t limit_mi
 // id_runs.h), at most 48 bytes per command here (its 4 messages' run). Before, the records
 // took about 130 bytes per event: 399 MiB for the same trace in `permitcheck validate`.
 TEST(MonitorMemory, ThreeMillionEventClientTraceOfFinishedCommandsFitsIn24MiB) {
-#if defined(__SANITIZE_ADDRESS__)
+#if PERMITCHECK_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves far more address space than the limit: the limit "
                   "is checked in the plain build";
 #endif

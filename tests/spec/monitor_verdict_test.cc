@@ -16,6 +16,7 @@
 #include "rapidcheck.h"
 #include "rapidcheck/gtest.h"
 #include "tests/spec/monitor_testing.h"
+#include "tests/testing/address_sanitizer.h"
 #include "tests/testing/limited_child.h"
 
 namespace permitcheck::spec {
@@ -266,7 +267,7 @@ TEST(MonitorMemory, SizeNamesTheLargestPart) {
 // 1 million acknowledged wire messages, Flows keeping up, validated in a child process whose
 // heap is limited to 64 MiB (setrlimit RLIMIT_DATA): it finishes clean instead of bad_alloc.
 TEST(MonitorMemory, MillionAcknowledgedWireMessagesFitIn64MiB) {
-#if defined(__SANITIZE_ADDRESS__)
+#if PERMITCHECK_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space and keeps "
                   "freed memory in quarantine: the limit is checked in the plain build";
 #endif

@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/address_sanitizer.h"
 #include "tests/testing/limited_child.h"
 #include "validate/validate.h"
 
@@ -186,7 +187,7 @@ void expect_child_passes_under_64mib(int threads, Body body, const char* codes) 
 // With the limit out of reach and the heap limited to 64 MiB (RLIMIT_DATA, in a child), the
 // never-acknowledged trace runs out of memory: an error, not std::bad_alloc escaping.
 TEST(ValidateMemory, OutOfMemoryIsAnErrorNotACrash) {
-#if defined(__SANITIZE_ADDRESS__)
+#if PERMITCHECK_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space: the limit "
                   "is checked in the plain build";
 #endif
@@ -231,7 +232,7 @@ struct AcknowledgedWireTrace : GeneratedTrace {
 };
 
 TEST(ValidateMemory, MillionAcknowledgedWireMessagesPassUnderA64MiBHeap) {
-#if defined(__SANITIZE_ADDRESS__)
+#if PERMITCHECK_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space: the limit "
                   "is checked in the plain build";
 #endif
@@ -243,7 +244,7 @@ TEST(ValidateMemory, MillionAcknowledgedWireMessagesPassUnderA64MiBHeap) {
 // the monitor keeps of finished commands and messages is compact (spec/internal/id_runs.h).
 // Before, the same trace peaked at about 110 MiB.
 TEST(ValidateMemory, FinishedClientCommandsPassUnderA64MiBHeap) {
-#if defined(__SANITIZE_ADDRESS__)
+#if PERMITCHECK_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space: the limit "
                   "is checked in the plain build";
 #endif
@@ -257,7 +258,7 @@ TEST(ValidateMemory, FinishedClientCommandsPassUnderA64MiBHeap) {
 // spec/internal/id_runs.h). Before, the same trace peaked at 878 MiB (about 700 bytes of the
 // monitor's estimate per cycle).
 TEST(ValidateMemory, MillionPermitStateCyclesPassUnderA64MiBHeap) {
-#if defined(__SANITIZE_ADDRESS__)
+#if PERMITCHECK_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves far more than 64 MiB of address space: the limit "
                   "is checked in the plain build";
 #endif
