@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages permitcheck builds against. Idempotent: when every
 # package is already present it does nothing (no apt-get update, no network). Then
-# ci/install-node-clients.sh, ci/install-python-client.sh and ci/install-go-client.sh install
-# the clients under conformance/clients/ from their registries.
+# ci/install-{node-clients,python-client,go-client,java-client}.sh install the clients under
+# conformance/clients/ from their registries, the four at once.
 set -euo pipefail
 
 PACKAGES=(
@@ -37,16 +37,36 @@ if [ ${#missing[@]} -ne 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The Node.js clients `permitcheck conform` is tested against (npm ci; idempotent too).
-bash "$(dirname "$0")/install-node-clients.sh"
-
-# The official clients: the C++ client through PyPI pulsar-client, and the Go client (each
-# idempotent). A missing toolchain is reported and does not stop the build: the tests of that
-# client then skip, saying why.
-bash "$(dirname "$0")/install-python-client.sh" ||
+# The clients under conformance/clients/, each from its registry: the Node.js clients
+# `permitcheck conform` is tested against (npm ci), the C++ client through PyPI pulsar-client,
+# the Go client, and the Java-client consumer (Maven Central). Each installer is idempotent and
+# touches only its own tool's cache, so the four run at once; their output is printed in this
+# order when all have finished. The Node.js clients are required, and so is the Java client
+# when Maven is installed. A missing Python 3.11 or Go toolchain, or Maven, is reported and does
+# not stop the build: the tests of that client then skip, saying why.
+here="$(dirname "$0")"
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+bash "$here/install-node-clients.sh" >"$logs/node" 2>&1 & node=$!
+bash "$here/install-python-client.sh" >"$logs/python" 2>&1 & python=$!
+bash "$here/install-go-client.sh" >"$logs/go" 2>&1 & go=$!
+if command -v mvn >/dev/null 2>&1; then
+  bash "$here/install-java-client.sh" >"$logs/java" 2>&1 & java=$!
+else
+  echo "ci/install-deps.sh: no mvn on PATH: the Java client (conformance/clients/java) is not built" >"$logs/java"
+  java=""
+fi
+node_rc=0; python_rc=0; go_rc=0; java_rc=0
+wait "$node" || node_rc=$?
+wait "$python" || python_rc=$?
+wait "$go" || go_rc=$?
+if [ -n "$java" ]; then wait "$java" || java_rc=$?; fi
+cat "$logs/node" "$logs/python" "$logs/go" "$logs/java" >&2
+[ "$python_rc" -eq 0 ] ||
   echo "ci/install-deps.sh: the C++ client (conformance/clients/cpp) is not installed" >&2
-bash "$(dirname "$0")/install-go-client.sh" ||
+[ "$go_rc" -eq 0 ] ||
   echo "ci/install-deps.sh: the Go client (conformance/clients/go) is not built" >&2
-# The Java-client consumer (Maven Central; idempotent). Without Maven it is skipped, loudly:
-# the Java conformance tests then skip, saying so.
-if command -v mvn >/dev/null 2>&1; then bash "$(dirname "$0")/install-java-client.sh"; else echo "ci/install-deps.sh: no mvn on PATH: the Java client (conformance/clients/java) is not built" >&2; fi
+if [ "$node_rc" -ne 0 ] || [ "$java_rc" -ne 0 ]; then
+  echo "ci/install-deps.sh: installing the Node.js clients (npm ci) or building the Java client (mvn) failed" >&2
+  exit 1
+fi

@@ -128,13 +128,11 @@ struct Quiesce : StepCommand {
 
 template <typename C>
 rc::Gen<StepPtr> make(const ModelState& s) {
-  return rc::gen::exec([s]() -> StepPtr {
-    if constexpr (std::is_constructible_v<C, const ModelState&>) {
-      return std::make_shared<const C>(s);
-    } else {
-      return std::make_shared<const C>();
-    }
-  });
+  if constexpr (std::is_constructible_v<C, const ModelState&>) {
+    return rc::gen::exec([s]() -> StepPtr { return std::make_shared<const C>(s); });
+  } else {
+    return rc::gen::exec([]() -> StepPtr { return std::make_shared<const C>(); });
+  }
 }
 
 }  // namespace

@@ -186,7 +186,7 @@ BrokerConsumer::SendOutcome BrokerConsumer::send_messages(const std::vector<Stor
 
   // B5: individual-ack subscriptions count the admitted messages as unacked.
   if (dispatcher.has_aggregate()) {
-    std::int64_t batch_sum = 0;
+    [[maybe_unused]] std::int64_t batch_sum = 0;  // read only by the seeded mutant
     for (const Ready& r : ready) batch_sum += batch_size_of(*r.entry);
     const std::int64_t increase = PC_MUTANT(kUnackedUsesBatchSize, batch_sum, out.finalized_sum);
     unacked_ += increase;
