@@ -465,5 +465,41 @@ TEST(MonitorWire, WireMessagePermitsJudgeAReceiveThatDoesNotRecordThem) {
   EXPECT_TRUE(Clean(r));
 }
 
+// The trace format makes a command id unique, but a recorder can still reuse one on the wire;
+// the monitor then judges the command by its latest MESSAGE: the consumer it went to last owns
+// it (the first consumer's end does not release it) ...
+TEST(MonitorWire, ACommandIdSentAgainToASecondConsumerBelongsToTheSecond) {
+  Trace t;
+  t.wire_subscribed(16, "c1", 0)
+      .add(Subscribe{.cnx = s("c1"), .consumer = 1})
+      .add(SubscribeOk{.cnx = s("c1"), .consumer = 1})
+      .subscribed(1, 16, "c1", 1)
+      .add(Message{.cnx = s("c1"), .consumer = 0, .cmd = n(7), .message_permits = 2, .batch_size = 2})
+      .add(Message{.cnx = s("c1"), .consumer = 1, .cmd = n(7), .message_permits = 2, .batch_size = 2})
+      .add(CloseConsumer{.cnx = s("c1"), .consumer = 0})
+      .add(recv(7, std::nullopt))
+      .add(Resolve{.cmd = n(7), .p = 2, .source = PermitSource::kExplicit});
+  Monitor m(model(16, 8));
+  for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
+  EXPECT_TRUE(Clean({m.violations(), m.deviations()}));
+  const std::optional<CommandLedger> l = m.ledger(n(7));
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(l->p, 2);  // the wire's value, still known when the client receives it
+}
+
+// ... and a client's earlier validation of it does not stand for the later one (C1).
+TEST(MonitorWire, C1_AResolveAfterTheIdIsSentAgainIsJudgedByTheLaterMessage) {
+  Trace t;
+  t.wire_subscribed(16)
+      .subscribed(1, 16)
+      .add(message(7, 2, {}, 2))
+      .add(recv(7, std::nullopt))
+      .add(Metadata{.cmd = n(7), .batch_size = 2})
+      .add(message(7, 1, {}, 1))
+      .add(Resolve{.cmd = n(7), .p = 2, .source = PermitSource::kExplicit});
+  EXPECT_TRUE(Reports(check(model(16, 8), t).violations, RuleId::kC1,
+                      {"command 7 resolved P = 2", "the ladder gives 1"}));
+}
+
 }  // namespace
 }  // namespace permitcheck::spec
