@@ -227,6 +227,32 @@ TEST(MonitorMemory, SettledCommandsLeaveTheirLongLivedWireIncarnationsInFlightSe
   EXPECT_LT(size.part_bytes[0], 64 * sizeof(Id)) << "commands in flight";
 }
 
+// ... while a command still in flight is counted there: the same commands received, once
+// arriving on a wire incarnation (which lists each until it is settled) and once with no wire
+// events, differ in part 0 by at least that list.
+TEST(MonitorMemory, CommandsInFlightOnAWireIncarnationCountItsInFlightSet) {
+  constexpr std::uint64_t kCommands = 1000;
+  const auto received = [&](bool on_the_wire) {
+    Monitor m(model(2 * kCommands, 1), MonitorOptions{.retain_ledger = false});
+    Trace start;
+    if (on_the_wire) start.wire_subscribed(std::nullopt);
+    start.subscribed(1, 2 * kCommands);
+    std::uint64_t line = 2;
+    for (const Event& e : start.events()) m.on_event(e, line++);
+    for (std::uint64_t i = 0; i < kCommands; ++i) {
+      if (on_the_wire) m.on_event(message(i, 1, {}, 1), line++);
+      m.on_event(recv(i, 1), line++);
+    }
+    EXPECT_THAT(m.violations(), IsEmpty()) << dump(m.violations());
+    return m.size();
+  };
+  const MonitorSize wire = received(true);
+  const MonitorSize client_only = received(false);
+  EXPECT_EQ(wire.commands, kCommands);
+  EXPECT_EQ(client_only.commands, kCommands);
+  EXPECT_GE(wire.part_bytes[0], client_only.part_bytes[0] + kCommands * sizeof(Id));
+}
+
 TEST(MonitorMemory, EndedPermitStatesLeaveTheirConnectionsList) {
   Monitor m(client(4, 2), MonitorOptions{.retain_ledger = false});
   std::uint64_t line = 2;
