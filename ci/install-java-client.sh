@@ -36,6 +36,13 @@ if [ -n "$version" ]; then
     0.*|1.*|2.[0-3].*) args+=("-Dconsumer.src=$PWD/src/pre-2.4/java") ;;
   esac
 fi
+# The slf4j-simple binding must match the release's slf4j-api, or its logs vanish (NOP logger):
+# releases up to 3.2 are on slf4j 1.7 (all four of catalogue-versions), so they get the 1.7
+# binding from the start; a guess the resolved slf4j-api contradicts is built again below.
+simple=2.0.17
+case $version in
+  0.*|1.*|2.*|3.[0-2].*) simple=1.7.36 ;;
+esac
 
 want=$( (cat pom.xml "$self"; find src -type f | sort | xargs cat; echo "$version") | sha256sum | cut -d" " -f1)
 stamp="$out/.permitcheck-build.sha256"
@@ -44,10 +51,15 @@ if [ -f "$stamp" ] && [ -f "$out/consumer.jar" ] && [ "$(cat "$stamp")" = "$want
 fi
 echo "ci/install-java-client.sh: mvn package (pulsar-client ${version:-as pinned}) into $out" >&2
 rm -rf "$out"
-mvn -q -B -Dstyle.color=never "${args[@]}" package >&2
-# A release on slf4j 1.7 needs the 1.7 simple binding, or its logs vanish (NOP logger).
+mvn -q -B -Dstyle.color=never "${args[@]}" -Dslf4j.simple.version="$simple" package >&2
+other=""
 if ls "$out"/lib/slf4j-api-1.* >/dev/null 2>&1 && ls "$out"/lib/slf4j-simple-2.* >/dev/null 2>&1; then
+  other=1.7.36
+elif ls "$out"/lib/slf4j-api-2.* >/dev/null 2>&1 && ls "$out"/lib/slf4j-simple-1.* >/dev/null 2>&1; then
+  other=2.0.17
+fi
+if [ -n "$other" ]; then
   rm -rf "$out"
-  mvn -q -B -Dstyle.color=never "${args[@]}" -Dslf4j.simple.version=1.7.36 package >&2
+  mvn -q -B -Dstyle.color=never "${args[@]}" -Dslf4j.simple.version="$other" package >&2
 fi
 echo "$want" > "$stamp"
