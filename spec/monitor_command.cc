@@ -245,6 +245,10 @@ void Monitor::State::on(const Claim& e) {
     violation(RuleId::kC3, absl::StrCat(cmd_name(*c), " hands off message ", e.msg.to_string(),
                                         " although validation failed: ",
                                         c->inconsistent_reason));
+  } else if (e.index && c->batch_size && (*e.index < 0 || *e.index >= *c->batch_size)) {
+    // K2: only a deliverable index is claimed, and a batch's indexes are 0..B-1.
+    violation(RuleId::kK2, absl::StrCat(cmd_name(*c), " hands off index ", *e.index,
+                                        ", outside its batch of B = ", *c->batch_size));
   } else if (e.index && !c->ack_set.absent() && !c->ack_set.is_deliverable(*e.index)) {
     violation(RuleId::kK3, absl::StrCat(cmd_name(*c), " hands off index ", *e.index,
                                         ", which its ack_set clears (outside P)"));

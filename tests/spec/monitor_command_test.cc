@@ -430,6 +430,22 @@ TEST(MonitorClient, K3_HandingOffAClearedIndexIsReported) {
                              {"command 1 hands off index 1", "its ack_set clears"}));
 }
 
+TEST(MonitorClient, K2_HandingOffAnIndexOutsideTheBatchIsReported) {
+  for (const std::int64_t b : {std::int64_t{1}, std::int64_t{8}, std::int64_t{64}}) {
+    Trace t;
+    t.subscribed(1, 128)
+        .add(recv(1, std::nullopt))
+        .add(Metadata{.cmd = n(1), .batch_size = b})
+        .add(claim(1, "last", b - 1))  // the last index of the batch: fine
+        .add(claim(1, "beyond", b));
+    const MonitorReport r = check(client(128, 64), t);
+    EXPECT_TRUE(FirstViolation(r, RuleId::kK2, {"command 1 hands off index " + std::to_string(b),
+                                                "outside its batch of B = " + std::to_string(b)}))
+        << "B = " << b;
+    EXPECT_EQ(r.violations.front().line, 8u) << "B = " << b;  // the second claim, not the first
+  }
+}
+
 TEST(MonitorClient, ClearedIndexesNeverTouchTheBudget) {
   Trace t;
   t.subscribed(1, 4)
