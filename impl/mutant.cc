@@ -83,6 +83,10 @@ constexpr std::array kMutants = {
                "a Flow that makes available positive does not trigger a read"},
     MutantInfo{Mutant::kZeroQueueGrantsTwo, "zero_queue_grants_two", "E5",
                "a zero-queue receive() grants 2 permits instead of 1"},
+    MutantInfo{Mutant::kAckIgnored, "ack_ignored", "E6",
+               "the broker ignores acknowledgements: entries stay pending at their consumer"},
+    MutantInfo{Mutant::kKeySharedNoNextRead, "key_shared_no_next_read", "B13",
+               "Key_Shared does not read on after a send that left backlog and permits"},
 };
 
 }  // namespace

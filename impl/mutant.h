@@ -58,6 +58,8 @@ enum class Mutant {
   kSendAtZeroPermits,               // B12: single active sends one entry at zero permits
   kFlowWithoutRead,                 // B13: a Flow does not trigger a read
   kZeroQueueGrantsTwo,              // E5: a zero-queue receive() grants 2 permits
+  kAckIgnored,                      // E6: the broker ignores acknowledgements
+  kKeySharedNoNextRead,             // B13: Key_Shared reads no further after a send
 };
 
 struct MutantInfo {

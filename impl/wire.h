@@ -64,6 +64,7 @@ struct CommandFlow {
 };
 struct CommandSubscribe {
   std::uint64_t consumer_id = 0;
+  std::int64_t epoch = 0;  // the client's consumer epoch: the broker's consumer starts at it
 };
 struct CommandSuccess {
   std::uint64_t consumer_id = 0;

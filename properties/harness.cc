@@ -81,6 +81,9 @@ void Harness::run_all(std::string shown) {
          .step = steps_.size() + 1});
   }
   after_step(std::move(shown));
+  // B13 while the application still holds what it was sent (settle() would consume it, and
+  // the acknowledgements trigger reads of their own): idle, so any read due has run.
+  if (world_->idle()) check_dispatch_progress();
 }
 void Harness::consume(int consumer, int n, std::string shown) {
   world_->consume(consumer % world_->consumers(), n);
@@ -91,13 +94,20 @@ void Harness::receive_async(int consumer, std::string shown) {
   after_step(std::move(shown));
 }
 void Harness::redeliver(int consumer, std::string shown) {
+  forget_chunks(consumer % world_->consumers());
   world_->redeliver(consumer % world_->consumers());
   after_step(std::move(shown));
 }
 void Harness::redeliver_after_close(int closed, int consumer, std::string shown) {
   world_->close_consumer(closed % world_->consumers(), /*graceful=*/false);
+  forget_chunks(consumer % world_->consumers());
   world_->redeliver(consumer % world_->consumers());
   after_step(std::move(shown));
+}
+void Harness::forget_chunks(int consumer) {
+  // A redelivery clears the client's chunk contexts with its queue (S2 follows them).
+  auto tc = trace_consumers_.find(static_cast<std::uint64_t>(consumer));
+  if (tc != trace_consumers_.end()) chunk_next_.erase(tc->second.inc);
 }
 void Harness::close_consumer(int consumer, bool graceful, std::string shown) {
   world_->close_consumer(consumer % world_->consumers(), graceful);
@@ -140,10 +150,26 @@ void Harness::follow_consumers(const spec::Event& e) {
   } else if (const auto* f = std::get_if<spec::IncFlowEnabled>(&e)) {
     if (TraceConsumer* c = of_inc(f->inc.as_number())) c->flow_enabled = true;
   } else if (const auto* c = std::get_if<spec::IncClose>(&e)) {
+    chunk_next_.erase(c->inc.as_number());  // its chunk contexts end with it
     if (TraceConsumer* tc = of_inc(c->inc.as_number())) {
       tc->live = false;
       tc->closed = c->reason == spec::CloseReason::kClosed;
     }
+  } else if (const auto* fl = std::get_if<spec::Flow>(&e); fl != nullptr && fl->inc) {
+    // N5 from the trace: after the initial grant, a Flow drains an accumulator that reached T,
+    // so it carries at least T (an early Flow returns permits the threshold should batch).
+    TraceConsumer* tc = of_inc(fl->inc->as_number());
+    if (tc == nullptr) return;  // an ended incarnation's Flow: the monitor judges it (N5, N6)
+    const std::int64_t t = rulebook_threshold(config_);  // T from the rulebook, not impl
+    if (tc->flowed && fl->permits < t && !config_.options.zero_queue) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kN5,
+           .text = absl::StrCat("N5: Flow of ", fl->permits, " for incarnation ", tc->inc,
+                                " below the threshold T = ", t,
+                                " (only the initial grant may carry less)"),
+           .step = step});
+    }
+    tc->flowed = true;
   } else if (const auto* fl = std::get_if<spec::Flow>(&e); fl != nullptr && !fl->inc) {
     // A zero-queue receive() grants without naming the incarnation (its Flows are outside
     // the monitor's wire checks): N4 from the trace, only while the consumer's latest
@@ -196,6 +222,12 @@ void Harness::follow_consumers(const spec::Event& e) {
     unsettled_cmds_.insert(cmd_number(r->cmd));
   } else if (const auto* cl = std::get_if<spec::Claim>(&e)) {
     cmds_with_progress_.insert(cmd_number(cl->cmd));
+  } else if (std::holds_alternative<spec::Restore>(e)) {
+    left_unacknowledged_ = true;  // a failed hand-off: the message waits for a redelivery
+  } else if (const auto* sk = std::get_if<spec::Skip>(&e)) {
+    cmds_with_progress_.insert(cmd_number(sk->cmd));  // a skip is no X3/X4 hold
+    // Skipped before startMessageId: never acknowledged, as a reader's.
+    if (sk->reason == spec::SkipReason::kBeforeStart) left_unacknowledged_ = true;
   } else if (const auto* dr = std::get_if<spec::DirectReturn>(&e)) {
     cmds_with_progress_.insert(cmd_number(dr->cmd));
   } else if (const auto* co = std::get_if<spec::Corrupt>(&e)) {
@@ -215,12 +247,87 @@ void Harness::follow_consumers(const spec::Event& e) {
     unsettled_cmds_.erase(cmd);
     const std::shared_ptr<const impl::Payload> payload = world_->payload_of(cmd);
     auto inc = inc_of_cmd_.find(cmd);
+    if (payload != nullptr && payload->chunked() && inc != inc_of_cmd_.end() && !stage_of_.contains(cmd)) {
+      follow_chunk(cmd, *payload, inc->second, st->n);
+    }
     if (payload == nullptr || inc == inc_of_cmd_.end() || cmds_with_progress_.contains(cmd)) return;
     const bool crypto_fail = payload->encrypted && !payload->chunked() &&
                              config_.options.crypto_action == impl::CryptoAction::kFail;
     if (crypto_fail || payload->chunked()) {
       if (TraceConsumer* tc = of_inc(inc->second)) tc->holding = true;
     }
+  }
+}
+
+void Harness::follow_chunk(std::uint64_t cmd, const impl::Payload& chunk, std::uint64_t inc,
+                           std::int64_t settled) {
+  // The incarnation's chunk contexts, as the rulebook's chunk path keeps them: a chunk is in
+  // order when its id is the next its message's context expects (0 without a context); the
+  // final one closes the context, and an out-of-order one without a context opens none.
+  std::map<std::int64_t, int>& contexts = chunk_next_[inc];
+  auto it = contexts.find(chunk.chunk_uuid);
+  const int next = it == contexts.end() ? 0 : it->second;
+  const bool in_order = chunk.chunk_id == next;
+  if (in_order && chunk.chunk_id + 1 < chunk.num_chunks) {
+    contexts[chunk.chunk_uuid] = next + 1;
+  } else if (in_order) {
+    contexts.erase(chunk.chunk_uuid);
+  }
+  // S2: an in-order chunk returns 1 (non-final) or is delivered (final); one that returned and
+  // delivered nothing took X4's branch for duplicate or out-of-order chunks, which holds its unit.
+  if (in_order && settled == 0 && !cmds_with_progress_.contains(cmd)) {
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kS2,
+         .text = absl::StrCat("S2: chunk ", chunk.chunk_id, " of ", chunk.num_chunks, " (command ", cmd,
+                              ") arrived in order but returned and delivered nothing, as X4's "
+                              "branch for an out-of-order chunk does"),
+         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+  }
+}
+
+void Harness::check_dispatch_progress() {
+  if (rules_ == spec::RulesetId::kLegacy ||
+      config_.dispatcher == spec::DispatcherKind::kNonPersistentShared ||  // no stored backlog
+      config_.dispatcher == spec::DispatcherKind::kNonPersistentKeyShared) {
+    return;
+  }
+  // The backlog: what the broker says it holds, or a published entry no send ever carried
+  // (an entry the broker lost track of holds no backlog by its own account).
+  const bool never_sent = sent_entries_.size() < deliverable_published_;
+  const std::optional<std::int64_t> aggregate = world_->dispatcher_aggregate();
+  if (!(never_sent || world_->broker_backlog()) || (aggregate && *aggregate <= 0)) return;
+  const std::size_t step = finished_ ? steps_.size() + 1 : steps_.size();
+  const std::vector<impl::World::BrokerConsumerView> live = world_->broker_consumers();
+  if (live.empty()) return;
+  const bool all_positive = std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0; });
+  if (spec::is_sticky_key(config_.dispatcher)) {
+    // Key_Shared serves a key only at its owner, and holds a key back while another consumer
+    // has it pending (draining). With every consumer's permits positive and no key held back
+    // (one consumer, or nothing pending at any: by the stored entries' own account, a batch
+    // left partly acknowledged stays pending), backlog is an entry nothing will dispatch.
+    const bool none_pending = std::all_of(live.begin(), live.end(), [](const auto& b) { return b.pending == 0; });
+    if (!all_positive || (live.size() > 1 && !none_pending)) return;
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kB13,
+         .text = never_sent
+                     ? absl::StrCat("B13: settled with ", deliverable_published_ - sent_entries_.size(),
+                                    " published entr(ies) never sent while every consumer has permits")
+                     : "B13: settled with Key_Shared backlog and no key held back while every consumer "
+                       "has permits; nothing was dispatched",
+         .step = step});
+    return;
+  }
+  // Single active: only the active consumer is served; which one that is the trace does not
+  // say, so judge only when every live consumer has permits.
+  const bool single = config_.dispatcher == spec::DispatcherKind::kSingleActive;
+  for (const impl::World::BrokerConsumerView& b : live) {
+    if (b.available <= 0 || (single && !all_positive)) continue;
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kB13,
+         .text = absl::StrCat("B13: settled with backlog while broker consumer ", b.inc, " has ",
+                              b.available, " available permit(s); nothing was dispatched"),
+         .step = step});
+    return;
   }
 }
 
@@ -244,6 +351,16 @@ bool Harness::quiesce_from_trace() {
            .step = finished_ ? steps_.size() + 1 : steps_.size()});
       continue;
     }
+    // N4: the initial grant of Q is written as soon as the state is Flow-enabled (rulebook
+    // 12.5); a Flow-enabled incarnation that never wrote one is never sent anything.
+    if (!it->second.flowed && !config_.options.zero_queue && config_.q > 0) {
+      add({.source = "quiesce",
+           .rule = spec::RuleId::kN4,
+           .text = absl::StrCat("N4: consumer ", k, "'s incarnation ", it->second.inc,
+                                " is Flow-enabled but never wrote its initial grant of Q = ",
+                                config_.q),
+           .step = finished_ ? steps_.size() + 1 : steps_.size()});
+    }
     if (it->second.holding) continue;  // X3/X4 hold units until the incarnation ends
     // A zero-queue consumer's broker permits are its waiting receive()s, not Q - accumulator,
     // so the monitor's E5 does not apply to it (its Flows carry no incarnation); judged below.
@@ -266,30 +383,29 @@ bool Harness::quiesce_from_trace() {
            .step = finished_ ? steps_.size() + 1 : steps_.size()});
     }
   }
-  // B13 (E6): settled with backlog while a consumer (and the aggregate) has permits: nothing
-  // triggered the read that should have served it.
-  // The backlog: what the broker says it holds, or a published entry no send ever carried
-  // (an entry the broker lost track of holds no backlog by its own account).
-  const std::optional<std::int64_t> aggregate = world_->dispatcher_aggregate();
-  const bool backlog = world_->broker_backlog() || sent_entries_.size() < deliverable_published_;
-  if (backlog && rules_ != spec::RulesetId::kLegacy && (!aggregate || *aggregate > 0) &&
-      !spec::is_sticky_key(config_.dispatcher) &&  // Key_Shared may hold a key back (draining)
-      config_.dispatcher != spec::DispatcherKind::kNonPersistentShared &&  // no stored backlog
-      config_.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared) {
-    const std::vector<impl::World::BrokerConsumerView> live = world_->broker_consumers();
-    // Single active: only the active consumer is served; which one that is the trace does not
-    // say, so judge only when every live consumer has permits.
-    const bool single = config_.dispatcher == spec::DispatcherKind::kSingleActive;
-    const bool all_positive = std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0; });
-    for (const impl::World::BrokerConsumerView& b : live) {
-      if (b.available <= 0 || (single && !all_positive)) continue;
-      add({.source = "quiesce",
-           .rule = spec::RuleId::kB13,
-           .text = absl::StrCat("B13: settled with backlog while broker consumer ", b.inc, " has ",
-                                b.available, " available permit(s); nothing was dispatched"),
-           .step = finished_ ? steps_.size() + 1 : steps_.size()});
-      break;
-    }
+  check_dispatch_progress();
+  // E6: settle() consumed every queued message and the client acknowledges what it consumed,
+  // skipped or discarded, so a stored entry still pending at a live broker consumer whose
+  // client holds nothing back (X3, X4) is one whose acknowledgement never completed it. It is
+  // not redelivered while that consumer lives, so the subscription never drains, and the
+  // consumer's unacked count (B5) only grows until the broker's unacked limit stops dispatch.
+  // (A run in which the client left a message unacknowledged on purpose, or holds chunks of a
+  // message not yet complete, is not judged.)
+  const bool open_chunks = std::any_of(chunk_next_.begin(), chunk_next_.end(),
+                                       [](const auto& inc) { return !inc.second.empty(); });
+  for (const impl::World::BrokerConsumerView& b : world_->broker_consumers()) {
+    if (left_unacknowledged_ || open_chunks) break;
+    if (b.pending == 0) continue;
+    auto tc = trace_consumers_.find(b.consumer_id);
+    if (tc != trace_consumers_.end() && tc->second.holding) continue;
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kE6,
+         .text = absl::StrCat("E6: settled with ", b.pending, " entr(ies) pending at broker consumer ",
+                              b.inc, " (consumer ", b.consumer_id,
+                              ") whose client consumed and acknowledged everything it was sent; "
+                              "they are never completed or redelivered while it lives"),
+         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+    break;
   }
   // C5: an inconsistent command is acknowledged with a validation error (its connection open).
   for (const auto& [cmd, cnx] : unacked_inconsistent_) {
@@ -309,28 +425,6 @@ bool Harness::quiesce_from_trace() {
     break;
   }
   unwritten_cmds_.clear();
-  // Key_Shared may hold a key back while another consumer has it pending, and serves a key
-  // only at its owner. Settled with nothing pending at any live consumer (by the stored
-  // entries' own account: a batch left partly acknowledged stays pending) and every
-  // consumer's permits positive, backlog (an entry no send ever carried, or one the broker
-  // stores undispatched) is an entry nothing will ever dispatch (B13).
-  const bool never_sent = sent_entries_.size() < deliverable_published_;
-  if ((never_sent || world_->broker_backlog()) && rules_ != spec::RulesetId::kLegacy &&
-      config_.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared &&
-      spec::is_sticky_key(config_.dispatcher) && (!aggregate || *aggregate > 0)) {
-    const std::vector<impl::World::BrokerConsumerView> live = world_->broker_consumers();
-    if (!live.empty() &&
-        std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0 && b.pending == 0; })) {
-      add({.source = "quiesce",
-           .rule = spec::RuleId::kB13,
-           .text = never_sent
-                       ? absl::StrCat("B13: settled with ", deliverable_published_ - sent_entries_.size(),
-                                      " published entr(ies) never sent while every consumer has permits")
-                       : "B13: settled with Key_Shared backlog and nothing pending while every consumer "
-                         "has permits; nothing was dispatched",
-           .step = finished_ ? steps_.size() + 1 : steps_.size()});
-    }
-  }
   return true;
 }
 

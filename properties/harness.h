@@ -111,7 +111,14 @@ class Harness {
   // Flow-enabled and holding nothing back; a consumer whose last incarnation ended with no
   // replacement (or never became Flow-enabled) is a stall (E6). False if it did not settle.
   bool quiesce_from_trace();
+  // B13 (E6) on an idle world: backlog while a consumer (and the aggregate) has permits, and no
+  // key held back, means nothing triggered the read that should have served it.
+  void check_dispatch_progress();
   void follow_consumers(const spec::Event& e);
+  // S2 against X4: follows `inc`'s chunk contexts through chunk command `cmd`, which settled
+  // returning `settled`; an in-order chunk that took the X4 branch is reported.
+  void follow_chunk(std::uint64_t cmd, const impl::Payload& chunk, std::uint64_t inc, std::int64_t settled);
+  void forget_chunks(int consumer);  // a redelivery clears the consumer's chunk contexts
   void collect();
   void add(Problem p);
   std::optional<std::string> legacy_signature(const spec::Finding& f, bool deviation) const;
@@ -155,10 +162,11 @@ class Harness {
     bool flow_enabled = false;
     bool holding = false;  // X3 (crypto FAIL) or X4 (chunk failure branch) holds units
     bool closed = false;   // the client closed the consumer itself (S7): it stays closed
+    bool flowed = false;   // a Flow was written for this incarnation (its first: the grant of Q)
   };
   std::map<std::uint64_t, TraceConsumer> trace_consumers_;
   std::map<std::uint64_t, std::uint64_t> inc_of_cmd_;          // cmd -> client inc (recv)
-  std::set<std::uint64_t> cmds_with_progress_;                 // claims, direct returns, corrupt
+  std::set<std::uint64_t> cmds_with_progress_;                 // claims, direct returns, corrupt, skips
   // B13 from the trace: entries published with something to deliver, and those a `send`
   // finalized at least once (by the stored payload the command carries).
   std::size_t deliverable_published_ = 0;
@@ -173,6 +181,13 @@ class Harness {
   // error ends the one being handled without one).
   std::set<std::uint64_t> unsettled_cmds_;
   std::set<const impl::Payload*> sent_entries_;
+  // E6 from the trace: the client left a message unacknowledged on purpose (a failed hand-off
+  // waits for a redelivery; a skip before startMessageId is never acknowledged), so entries
+  // may stay pending at a live consumer.
+  bool left_unacknowledged_ = false;
+  // S2 from what the run was given: each client incarnation's chunk contexts, message uuid ->
+  // the chunk id it expects next.
+  std::map<std::uint64_t, std::map<std::int64_t, int>> chunk_next_;
 };
 
 }  // namespace permitcheck::properties

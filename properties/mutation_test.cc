@@ -1,6 +1,7 @@
 // The mutation score: the rev-d conformance property run against every seeded single-point
 // mutant of the implementation (test-only build permitcheck_impl_mutants) must kill at least
 // 95% of them. Prints the table: mutant, rule, killed by, cases needed, counterexample length.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -106,6 +107,66 @@ TEST(HarnessQuiescence, E5_AZeroQueueConsumerHoldingMoreThanItsWaitingReceiveIsR
     EXPECT_EQ(e5, mutant == impl::Mutant::kNone ? 0 : 1);
     if (mutant == impl::Mutant::kNone) {
       EXPECT_TRUE(h.problems().empty()) << h.problems().front().text;
+    }
+  }
+}
+
+// The problems of `h` the harness itself found with `rule`.
+long own_problems(const Harness& h, spec::RuleId rule) {
+  return std::count_if(h.problems().begin(), h.problems().end(),
+                       [rule](const Problem& p) { return p.source == "quiesce" && p.rule == rule; });
+}
+
+// E6 at quiescence (the harness's own check), fed a known-bad broker: the seeded mutant
+// ack_ignored drops every acknowledgement, so the entries the client consumed stay pending at
+// their live consumer for good. The same run without the mutant leaves nothing pending.
+TEST(HarnessQuiescence, E6_EntriesLeftPendingAfterTheClientAcknowledgedThemAreReported) {
+  ASSERT_TRUE(impl::mutants_compiled_in()) << "linked against the default implementation";
+  for (const spec::DispatcherKind kind : {spec::DispatcherKind::kPersistentShared, spec::DispatcherKind::kSingleActive,
+                                          spec::DispatcherKind::kPersistentKeyShared}) {
+    for (const impl::Mutant mutant : {impl::Mutant::kAckIgnored, impl::Mutant::kNone}) {
+      SCOPED_TRACE(mutant == impl::Mutant::kNone ? "no mutant" : "ack_ignored");
+      SCOPED_TRACE(static_cast<int>(kind));
+      impl::WorldConfig c;
+      c.dispatcher = kind;
+      c.consumers = 1;
+      c.q = 4;
+      c.mutant = mutant;
+      Harness h(c, Goal::never());
+      h.start();
+      impl::EntrySpec e;
+      h.publish({e, e}, "publish 2 x B=1");
+      h.finish();
+      EXPECT_EQ(own_problems(h, spec::RuleId::kE6), mutant == impl::Mutant::kNone ? 0 : 1);
+      if (mutant == impl::Mutant::kNone) {
+        for (const Problem& p : h.failures()) ADD_FAILURE() << format_problem(p);
+      }
+    }
+  }
+}
+
+// B13 while the application holds what it was sent (the harness judges it after a run_all
+// that leaves the world idle), fed a known-bad broker: the seeded mutant
+// key_shared_no_next_read reads nothing further after a send. Six entries and Q = 8 for one
+// Key_Shared consumer: the first read carries four, and two stay in the backlog while the
+// consumer has 4 permits. Without the mutant all six are sent.
+TEST(HarnessDispatch, B13_BacklogLeftWhileAnIdleKeySharedConsumerHasPermitsIsReported) {
+  ASSERT_TRUE(impl::mutants_compiled_in()) << "linked against the default implementation";
+  for (const impl::Mutant mutant : {impl::Mutant::kKeySharedNoNextRead, impl::Mutant::kNone}) {
+    SCOPED_TRACE(mutant == impl::Mutant::kNone ? "no mutant" : "key_shared_no_next_read");
+    impl::WorldConfig c;
+    c.dispatcher = spec::DispatcherKind::kPersistentKeyShared;
+    c.consumers = 1;
+    c.q = 8;
+    c.mutant = mutant;
+    Harness h(c, Goal::never());
+    h.start();
+    impl::EntrySpec e;
+    h.publish({e, e, e, e, e, e}, "publish 6 x B=1");
+    h.run_all("run every queue until idle");
+    EXPECT_EQ(own_problems(h, spec::RuleId::kB13), mutant == impl::Mutant::kNone ? 0 : 1);
+    if (mutant == impl::Mutant::kNone) {
+      for (const Problem& p : h.failures()) ADD_FAILURE() << format_problem(p);
     }
   }
 }

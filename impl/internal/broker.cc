@@ -115,8 +115,10 @@ std::vector<std::int64_t> broker_ack_set(const StoredEntry& e) {
 
 // ---- BrokerConsumer ----
 
-BrokerConsumer::BrokerConsumer(BrokerContext& ctx, int serial, std::uint64_t consumer_id, int cnx)
-    : ctx_(ctx),
+BrokerConsumer::BrokerConsumer(BrokerContext& ctx, int serial, std::uint64_t consumer_id, int cnx,
+                               std::int64_t consumer_epoch)
+    : epoch(consumer_epoch),
+      ctx_(ctx),
       mutant_(ctx.mutant_),
       serial_(serial),
       consumer_id_(consumer_id),
@@ -313,7 +315,8 @@ Broker::Broker(const WorldConfig& config, Scheduler& scheduler, Network& network
            .corrupt_next_field = std::nullopt,
            .corrupted_cmds = {},
            .sent_payloads = {},
-           .mutant_ = config.mutant} {
+           .mutant_ = config.mutant},
+      mutant_(config.mutant) {
   dispatcher_ = make_dispatcher(config.dispatcher, ctx_, sub_);
 }
 
@@ -341,7 +344,7 @@ void Broker::on_frame(int cnx, const Frame& frame) {
       return;
     }
     const int serial = static_cast<int>(consumers_.size()) + 1;
-    consumers_.push_back(std::make_unique<BrokerConsumer>(ctx_, serial, sub->consumer_id, cnx));
+    consumers_.push_back(std::make_unique<BrokerConsumer>(ctx_, serial, sub->consumer_id, cnx, sub->epoch));
     BrokerConsumer* c = consumers_.back().get();
     if (ctx_.observer) ctx_.observer->consumer_added(c->inc(), c->consumer_id());
     dispatcher_->add_consumer(c);
@@ -373,6 +376,7 @@ void Broker::on_frame(int cnx, const Frame& frame) {
 }
 
 void Broker::on_ack(BrokerConsumer* c, const CommandAck& ack) {
+  if (PC_MUTANT(kAckIgnored, true, false)) return;
   if (!dispatcher_->persistent()) return;
   StoredEntry* e = sub_.entry(ack.entry);
   if (e == nullptr || e->done) return;

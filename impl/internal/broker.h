@@ -83,7 +83,9 @@ class Dispatcher;
 // The broker consumer of one incarnation (Pulsar's org.apache.pulsar.broker.service.Consumer).
 class BrokerConsumer {
  public:
-  BrokerConsumer(BrokerContext& ctx, int serial, std::uint64_t consumer_id, int cnx);
+  // `consumer_epoch`: the epoch the client subscribed with (its redeliveries so far).
+  BrokerConsumer(BrokerContext& ctx, int serial, std::uint64_t consumer_id, int cnx,
+                 std::int64_t consumer_epoch);
 
   struct SendOutcome {
     spec::Send send;                        // entries with admission verdicts and finalized P
@@ -227,6 +229,7 @@ class Broker {
   std::unique_ptr<Dispatcher> dispatcher_;
   std::vector<std::unique_ptr<BrokerConsumer>> consumers_;
   bool fail_next_subscribe_ = false;
+  [[maybe_unused]] Mutant mutant_;  // read by PC_MUTANT in the mutant build only
 };
 
 }  // namespace permitcheck::impl::internal

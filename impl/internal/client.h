@@ -120,6 +120,8 @@ class ConsumerImpl {
 
   void process(const ClientMessage& msg);
   void acknowledge(const ClientMessage& msg);
+  // Acknowledges the message at `pos`, or every chunk's entry of an assembled chunked message.
+  void send_acks(std::uint64_t cmd, MessagePosition pos, const std::vector<std::int64_t>& chunk_entries);
   void send_ack(std::uint64_t cmd, CommandAck ack);
   void enqueue(ClientMessage msg);
   void close_gauges(const ClientMessage& msg);

@@ -208,7 +208,7 @@ class ConsumerImpl::Handling {
   void single_rev_d(std::vector<std::int64_t> chunk_entries) {
     const MessagePosition pos{m_.entry, 0};
     if (const std::optional<spec::SkipReason> reason = skip_reason(pos, 0)) {
-      skip_rev_d(0, *reason);
+      skip_rev_d(0, *reason, chunk_entries);
     } else if (pl_.handoff_fails_at == 0) {
       if (!failed_hand_off(0)) return inconsistent_at(0);
     } else if (!hand_off(0, pos, std::move(chunk_entries))) {
@@ -241,7 +241,8 @@ class ConsumerImpl::Handling {
   }
 
   // K4: a skip claims nothing; the unit stays command-owned.
-  void skip_rev_d(std::int64_t index, spec::SkipReason reason) {
+  void skip_rev_d(std::int64_t index, spec::SkipReason reason,
+                  const std::vector<std::int64_t>& chunk_entries = {}) {
     c_.record(spec::Skip{.cmd = cmd_, .index = index, .reason = reason});
     if (reason == spec::SkipReason::kBeforeStart &&
         PC_MUTANT(kBeforeStartReturnsNothing, true, false)) {
@@ -257,7 +258,7 @@ class ConsumerImpl::Handling {
                 reason == spec::SkipReason::kDeadLetter)) {
       direct(1, std::string(spec::skip_reason_name(reason)));  // F1: the old early return stays
     }
-    skip_side_effects(index, reason);
+    skip_side_effects(index, reason, chunk_entries);
   }
 
   // K2: claim, the hand-off fails, restore. False when no unit is left (K8).
@@ -381,7 +382,7 @@ class ConsumerImpl::Handling {
       if (*reason == spec::SkipReason::kDuplicate || *reason == spec::SkipReason::kDeadLetter) {
         direct(1, std::string(spec::skip_reason_name(*reason)));
       }
-      skip_side_effects(0, *reason);
+      skip_side_effects(0, *reason, chunk_entries);
     } else if (pl_.handoff_fails_at == 0) {
       failed_hand_off(0);
     } else {
@@ -442,7 +443,9 @@ class ConsumerImpl::Handling {
     return std::nullopt;
   }
 
-  void skip_side_effects(std::int64_t index, spec::SkipReason reason) {
+  // `chunk_entries`: the entries of an assembled chunked message, acknowledged with it.
+  void skip_side_effects(std::int64_t index, spec::SkipReason reason,
+                         const std::vector<std::int64_t>& chunk_entries = {}) {
     if (reason == spec::SkipReason::kBeforeStart) return;
     if (reason == spec::SkipReason::kDeadLetter) {
       ++c_.dead_lettered_;  // S5: dead-letter handling holds the message object
@@ -452,7 +455,7 @@ class ConsumerImpl::Handling {
         c_.record(spec::Extension{.ev = std::string(spec::kSkipReleaseEvent)});
       }
     }
-    c_.send_ack(m_.cmd, CommandAck{.consumer_id = c_.id_, .entry = m_.entry, .indexes = {index}});
+    c_.send_acks(m_.cmd, MessagePosition{m_.entry, index}, chunk_entries);
   }
 
   void corrupt(spec::FailureStage stage, std::optional<std::int64_t> index) {
@@ -581,7 +584,7 @@ void ConsumerImpl::connection_opened(int cnx) {
     if (!zero_queue()) {
       record(spec::Subscribe{.cnx = cnx_id(cnx), .consumer = id_, .inc = Id::number(inc)});
     }
-    client_.send(cnx, CommandSubscribe{.consumer_id = id_});
+    client_.send(cnx, CommandSubscribe{.consumer_id = id_, .epoch = epoch_});
     if (!legacy() && PC_MUTANT(kFlowBeforeSubscribeOk, true, false) && permits_->inc == inc) {
       permits_->flow_enabled = true;
       record(spec::IncFlowEnabled{.inc = Id::number(inc)});

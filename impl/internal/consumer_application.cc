@@ -90,14 +90,18 @@ void ConsumerImpl::process(const ClientMessage& msg) {
 }
 
 void ConsumerImpl::acknowledge(const ClientMessage& msg) {
-  if (msg.chunk_entries.empty()) {
-    acked_.insert(msg.pos);
-    send_ack(msg.cmd, CommandAck{.consumer_id = id_, .entry = msg.pos.entry, .indexes = {msg.pos.index}});
-    return;
+  if (msg.chunk_entries.empty()) acked_.insert(msg.pos);
+  for (std::int64_t entry : msg.chunk_entries) acked_.insert(MessagePosition{entry, 0});
+  send_acks(msg.cmd, msg.pos, msg.chunk_entries);
+}
+
+void ConsumerImpl::send_acks(std::uint64_t cmd, MessagePosition pos,
+                             const std::vector<std::int64_t>& chunk_entries) {
+  if (chunk_entries.empty()) {
+    send_ack(cmd, CommandAck{.consumer_id = id_, .entry = pos.entry, .indexes = {pos.index}});
   }
-  for (std::int64_t entry : msg.chunk_entries) {
-    acked_.insert(MessagePosition{entry, 0});
-    send_ack(msg.cmd, CommandAck{.consumer_id = id_, .entry = entry, .indexes = {0}});
+  for (std::int64_t entry : chunk_entries) {
+    send_ack(cmd, CommandAck{.consumer_id = id_, .entry = entry, .indexes = {0}});
   }
 }
 
@@ -112,7 +116,6 @@ void ConsumerImpl::send_ack(std::uint64_t cmd, CommandAck ack) {
 }
 
 void ConsumerImpl::redeliver_unacknowledged_messages() {
-  if (single_active()) ++epoch_;  // Failover/Exclusive consumers start a new epoch
   for (const ClientMessage& msg : incoming_) {
     close_gauges(msg);
     if (msg.processor_owned) continue;
@@ -129,6 +132,10 @@ void ConsumerImpl::redeliver_unacknowledged_messages() {
   held_.clear();
   const int cnx = cnx_;
   if (cnx < 0 || !ready_ || !client_.open(cnx)) return;
+  // Failover/Exclusive consumers start a new epoch, only with the command that tells the
+  // broker: one raised while reconnecting would be ahead of the epoch the replacement
+  // subscribed with, and every later message would be discarded as stale.
+  if (single_active()) ++epoch_;
   const std::int64_t epoch = epoch_;
   client_.execute(cnx, [this, cnx, epoch] {
     client_.send(cnx, CommandRedeliverUnacknowledgedMessages{.consumer_id = id_, .epoch = epoch});

@@ -203,6 +203,7 @@ class PersistentKeyShared : public StickyKeyBase {
     const std::vector<StoredEntry*> entries = read_batch(&replay);
     if (entries.empty()) return;
     if (send_by_key(entries) && sub_.has_backlog() && total_available_permits_ > 0) {
+      if (PC_MUTANT(kKeySharedNoNextRead, true, false)) return;
       schedule_read();
     }
   }
@@ -230,6 +231,7 @@ class PersistentKeySharedClassic : public StickyKeyBase {
     const std::vector<StoredEntry*> entries = read_batch(&replay);
     if (entries.empty()) return;
     if (send_by_key(entries) && sub_.has_backlog() && total_available_permits_ > 0) {
+      if (PC_MUTANT(kKeySharedNoNextRead, true, false)) return;
       schedule_read();
     }
   }

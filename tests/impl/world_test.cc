@@ -224,5 +224,78 @@ TEST(ImplClient, ZeroQueueBatchClosesTheConsumerNotTheConnection) {
   }
 }
 
+// A Failover consumer that redelivered (epoch 1) and is then replaced subscribes with its
+// epoch, so the replacement's messages carry it and are consumed, not discarded as stale (M2).
+// A broker consumer that started again at epoch 0 left every later message pending for good.
+TEST(ImplClient, AReplacementSubscribesWithTheConsumersEpoch) {
+  for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
+    SCOPED_TRACE(mode_name(mode));
+    WorldConfig c = config(mode, /*q=*/2);
+    c.dispatcher = spec::DispatcherKind::kSingleActive;
+    World w(c);
+    w.start();
+    w.redeliver(0);
+    w.run_all();
+    w.close_consumer(0, /*graceful=*/false);
+    w.run_all();
+    w.publish({batch(1)});
+    w.run_all();
+    EXPECT_EQ(w.consume(0, 1), 1);
+    ASSERT_TRUE(w.quiesce());
+    EXPECT_TRUE(all_of<spec::Extension>(w).empty()) << "discarded as stale";
+    EXPECT_FALSE(w.broker_backlog());
+    for (const World::BrokerConsumerView& b : w.broker_consumers()) EXPECT_EQ(b.pending, 0) << b.inc;
+  }
+}
+
+// A redelivery asked while the replacement's Subscribe is still unanswered tells the broker
+// nothing, so it must not start a new epoch either: the replacement subscribed with the old
+// one, and a client epoch ahead of it would discard every later message as stale.
+TEST(ImplClient, ARedeliveryWhileResubscribingKeepsTheEpoch) {
+  for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
+    SCOPED_TRACE(mode_name(mode));
+    WorldConfig c = config(mode, /*q=*/2);
+    c.dispatcher = spec::DispatcherKind::kSingleActive;
+    World w(c);
+    w.start();
+    w.close_consumer(0, /*graceful=*/false);
+    w.step(1);  // the client learns of the close and sends the replacement's Subscribe
+    w.redeliver(0);
+    w.run_all();
+    w.publish({batch(1)});
+    w.run_all();
+    EXPECT_EQ(w.consume(0, 1), 1);
+    ASSERT_TRUE(w.quiesce());
+    EXPECT_TRUE(all_of<spec::Extension>(w).empty()) << "discarded as stale";
+    for (const World::BrokerConsumerView& b : w.broker_consumers()) EXPECT_EQ(b.pending, 0) << b.inc;
+  }
+}
+
+// A chunked message skipped as a dead letter is acknowledged in every chunk's entry, as a
+// consumed one is: a redelivery past maxRedeliverCount = 0 leaves nothing pending.
+TEST(ImplClient, ADeadLetteredChunkedMessageAcknowledgesEveryChunk) {
+  for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
+    SCOPED_TRACE(mode_name(mode));
+    WorldConfig c = config(mode, /*q=*/2);
+    c.dispatcher = spec::DispatcherKind::kSingleActive;
+    c.options.max_redeliver_count = 0;
+    World w(c);
+    w.start();
+    EntrySpec first;
+    first.payload.chunk_uuid = 3;
+    first.payload.num_chunks = 2;
+    EntrySpec last = first;
+    last.payload.chunk_id = 1;
+    w.publish({first, last});
+    w.run_all();
+    w.redeliver(0);  // both chunks come back with redelivery count 1: a dead letter
+    ASSERT_TRUE(w.quiesce());
+    const std::vector<spec::Skip> skips = all_of<spec::Skip>(w);
+    ASSERT_EQ(skips.size(), 1u);
+    EXPECT_EQ(skips[0].reason, spec::SkipReason::kDeadLetter);
+    for (const World::BrokerConsumerView& b : w.broker_consumers()) EXPECT_EQ(b.pending, 0) << b.inc;
+  }
+}
+
 }  // namespace
 }  // namespace permitcheck::impl

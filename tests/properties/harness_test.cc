@@ -3,6 +3,7 @@
 #include "properties/harness.h"
 
 #include <algorithm>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "properties/spec_model.h"
@@ -69,6 +70,11 @@ class HarnessTestPeer {
   static void feed(Harness& h, const spec::Event& e) { h.follow_consumers(e); }
   // As if an entry with something to deliver had been published (what publish() counts).
   static void count_published(Harness& h) { ++h.deliverable_published_; }
+  // As if chunk command `cmd` carrying `chunk` settled on client incarnation `inc`.
+  static void settle_chunk(Harness& h, std::uint64_t cmd, const impl::Payload& chunk, std::uint64_t inc,
+                           std::int64_t settled) {
+    h.follow_chunk(cmd, chunk, inc, settled);
+  }
 };
 
 namespace {
@@ -144,6 +150,83 @@ TEST(HarnessQuiescence, K5_ReceivedCommandNeverSettledIsReportedWhenItsConnectio
   HarnessTestPeer::feed(settled, spec::Settle{.cmd = Id::number(900), .n = 1});
   HarnessTestPeer::feed(settled, spec::Disconnect{.cnx = Id::text("c1")});
   EXPECT_EQ(own_problems(settled, spec::RuleId::kK5), 0);
+}
+
+// N4: an incarnation the trace shows Flow-enabled writes its initial grant of Q; one that never
+// does is never sent anything, and fails at quiescence. Legacy Pulsar grants Q as well.
+TEST(HarnessQuiescence, N4_AFlowEnabledIncarnationThatNeverWroteItsInitialGrantIsReported) {
+  for (const spec::RulesetId rules : {spec::RulesetId::kRevD, spec::RulesetId::kLegacy}) {
+    SCOPED_TRACE(std::string(spec::ruleset(rules).name));
+    impl::WorldConfig c = one_consumer();
+    if (rules == spec::RulesetId::kLegacy) c.mode = impl::Mode::kLegacy;
+    Harness h(c, Goal::never(), rules);
+    h.start();
+    HarnessTestPeer::feed(h, spec::IncOpen{.inc = Id::number(70), .cnx = Id::text("c1"), .consumer = 0});
+    HarnessTestPeer::feed(h, spec::IncFlowEnabled{.inc = Id::number(70)});
+    h.quiesce("quiesce");
+    EXPECT_EQ(own_problems(h, spec::RuleId::kN4), 1);
+
+    Harness granted(c, Goal::never(), rules);  // the same with its grant: no N4
+    granted.start();
+    HarnessTestPeer::feed(granted, spec::IncOpen{.inc = Id::number(70), .cnx = Id::text("c1"), .consumer = 0});
+    HarnessTestPeer::feed(granted, spec::IncFlowEnabled{.inc = Id::number(70)});
+    HarnessTestPeer::feed(granted, spec::Flow{.cnx = Id::text("c1"), .consumer = 0, .permits = 4,
+                                              .inc = Id::number(70)});
+    granted.quiesce("quiesce");
+    EXPECT_EQ(own_problems(granted, spec::RuleId::kN4), 0);
+  }
+}
+
+// N5: after the initial grant, a Flow drains an accumulator that reached T, so it carries at
+// least T (Q = 4: T = 2). A Flow of 1 is an early one; a Flow of exactly T is not.
+TEST(HarnessFlow, N5_AFlowBelowTheThresholdAfterTheInitialGrantIsReported) {
+  for (const std::int64_t permits : {1, 2}) {
+    SCOPED_TRACE(permits);
+    Harness h(one_consumer(), Goal::never());
+    h.start();
+    const std::optional<std::uint64_t> inc = h.world().client_consumer(0).inc;
+    ASSERT_TRUE(inc.has_value());
+    HarnessTestPeer::feed(h, spec::Flow{.cnx = Id::text("c1"), .consumer = 0, .permits = permits,
+                                        .inc = Id::number(*inc)});
+    EXPECT_EQ(own_problems(h, spec::RuleId::kN5), permits < 2 ? 1 : 0);
+  }
+}
+
+impl::Payload chunk_of_two(int id) {
+  impl::Payload p;
+  p.chunk_uuid = 7;
+  p.chunk_id = id;
+  p.num_chunks = 2;
+  return p;
+}
+
+// S2 against X4: the harness follows the incarnation's chunk contexts. A chunk in order (chunk
+// 0 without a context, or the one its context expects) returns 1 or is delivered; one that
+// returned and delivered nothing took X4's out-of-order branch. An out-of-order chunk may, and
+// a redelivery clears the contexts, so the chunk after it is out of order.
+TEST(HarnessChunks, S2_AnInOrderChunkThatReturnedAndDeliveredNothingIsReported) {
+  Harness h(one_consumer(), Goal::never());
+  h.start();
+  const std::uint64_t inc = h.world().client_consumer(0).inc.value_or(0);
+  HarnessTestPeer::settle_chunk(h, 900, chunk_of_two(1), inc, 0);  // out of order: X4 may hold it
+  EXPECT_EQ(own_problems(h, spec::RuleId::kS2), 0);
+  HarnessTestPeer::settle_chunk(h, 901, chunk_of_two(0), inc, 0);  // in order, returned nothing
+  EXPECT_EQ(own_problems(h, spec::RuleId::kS2), 1);
+
+  Harness ordered(one_consumer(), Goal::never());
+  ordered.start();
+  HarnessTestPeer::feed(ordered, spec::DirectReturn{.cmd = Id::number(900), .n = 1});
+  HarnessTestPeer::settle_chunk(ordered, 900, chunk_of_two(0), inc, 0);  // returned its 1 (S2)
+  HarnessTestPeer::settle_chunk(ordered, 901, chunk_of_two(1), inc, 0);  // expected next: took X4
+  EXPECT_EQ(own_problems(ordered, spec::RuleId::kS2), 1);
+
+  Harness redelivered(one_consumer(), Goal::never());
+  redelivered.start();
+  HarnessTestPeer::feed(redelivered, spec::DirectReturn{.cmd = Id::number(900), .n = 1});
+  HarnessTestPeer::settle_chunk(redelivered, 900, chunk_of_two(0), inc, 0);
+  redelivered.redeliver(0, "consumer 0 redelivers: its chunk contexts are cleared");
+  HarnessTestPeer::settle_chunk(redelivered, 901, chunk_of_two(1), inc, 0);  // now out of order
+  EXPECT_EQ(own_problems(redelivered, spec::RuleId::kS2), 0);
 }
 
 // B13 for a sticky-key dispatcher: settled, nothing pending anywhere and every consumer with
