@@ -214,7 +214,7 @@ void Harness::follow_consumers(const spec::Event& e) {
       if (!entry.p) continue;
       unwritten_cmds_.insert(cmd_number(entry.cmd));
       if (const std::shared_ptr<const impl::Payload> p = world_->payload_of(cmd_number(entry.cmd))) {
-        sent_entries_.insert(p.get());
+        redeliveries_of_cmd_[cmd_number(entry.cmd)] = sends_of_entry_[p.get()]++;
       }
     }
   } else if (const auto* r = std::get_if<spec::Recv>(&e)) {
@@ -222,12 +222,16 @@ void Harness::follow_consumers(const spec::Event& e) {
     unsettled_cmds_.insert(cmd_number(r->cmd));
   } else if (const auto* cl = std::get_if<spec::Claim>(&e)) {
     cmds_with_progress_.insert(cmd_number(cl->cmd));
-  } else if (std::holds_alternative<spec::Restore>(e)) {
+    last_claim_ = *cl;
+    check_dead_letter(cmd_number(cl->cmd), /*dead_lettered=*/false, step);
+  } else if (const auto* rs = std::get_if<spec::Restore>(&e)) {
     left_unacknowledged_ = true;  // a failed hand-off: the message waits for a redelivery
+    check_restore(*rs, step);
   } else if (const auto* sk = std::get_if<spec::Skip>(&e)) {
     cmds_with_progress_.insert(cmd_number(sk->cmd));  // a skip is no X3/X4 hold
     // Skipped before startMessageId: never acknowledged, as a reader's.
     if (sk->reason == spec::SkipReason::kBeforeStart) left_unacknowledged_ = true;
+    if (sk->reason == spec::SkipReason::kDeadLetter) check_dead_letter(cmd_number(sk->cmd), true, step);
   } else if (const auto* dr = std::get_if<spec::DirectReturn>(&e)) {
     cmds_with_progress_.insert(cmd_number(dr->cmd));
   } else if (const auto* co = std::get_if<spec::Corrupt>(&e)) {
@@ -257,6 +261,42 @@ void Harness::follow_consumers(const spec::Event& e) {
       if (TraceConsumer* tc = of_inc(inc->second)) tc->holding = true;
     }
   }
+}
+
+void Harness::check_dead_letter(std::uint64_t cmd, bool dead_lettered, std::size_t step) {
+  // S5 from what the run was given: a message goes to dead-letter handling when its redelivery
+  // count is past maxRedeliverCount, and only then. The count is how many commands carried its
+  // entry before this one (each send makes it pending, and only a pending entry is redelivered).
+  const std::optional<int> max = config_.options.max_redeliver_count;
+  auto count = redeliveries_of_cmd_.find(cmd);
+  if (!max || count == redeliveries_of_cmd_.end() || (count->second > *max) == dead_lettered) return;
+  add({.source = "quiesce",
+       .rule = spec::RuleId::kS5,
+       .text = dead_lettered
+                   ? absl::StrCat("S5: command ", cmd, " was skipped as a dead letter at redelivery count ",
+                                  count->second, ", not past maxRedeliverCount = ", *max)
+                   : absl::StrCat("S5: command ", cmd, " was handed off at redelivery count ", count->second,
+                                  ", past maxRedeliverCount = ", *max, ": it goes to dead-letter handling"),
+       .step = step});
+}
+
+void Harness::check_restore(const spec::Restore& restore, std::size_t step) {
+  // K2 from what the run was given: a hand-off fails only where the run injected a failure
+  // (the entry's `handoff_fails_at`); a unit restored elsewhere is a message the application
+  // never gets.
+  const std::uint64_t cmd = cmd_number(restore.cmd);
+  const std::shared_ptr<const impl::Payload> payload = world_->payload_of(cmd);
+  if (payload == nullptr || !last_claim_ || !(last_claim_->msg == restore.msg) || !last_claim_->index) return;
+  if (*last_claim_->index == payload->handoff_fails_at) return;
+  add({.source = "quiesce",
+       .rule = spec::RuleId::kK2,
+       .text = absl::StrCat("K2: the hand-off of index ", *last_claim_->index, " of command ", cmd,
+                            " failed and was restored, but the run made none fail there (",
+                            payload->handoff_fails_at < 0
+                                ? std::string("no hand-off of it fails")
+                                : absl::StrCat("index ", payload->handoff_fails_at, " fails"),
+                            ")"),
+       .step = step});
 }
 
 void Harness::follow_chunk(std::uint64_t cmd, const impl::Payload& chunk, std::uint64_t inc,
@@ -293,7 +333,7 @@ void Harness::check_dispatch_progress() {
   }
   // The backlog: what the broker says it holds, or a published entry no send ever carried
   // (an entry the broker lost track of holds no backlog by its own account).
-  const bool never_sent = sent_entries_.size() < deliverable_published_;
+  const bool never_sent = sends_of_entry_.size() < deliverable_published_;
   const std::optional<std::int64_t> aggregate = world_->dispatcher_aggregate();
   if (!(never_sent || world_->broker_backlog()) || (aggregate && *aggregate <= 0)) return;
   const std::size_t step = finished_ ? steps_.size() + 1 : steps_.size();
@@ -310,7 +350,7 @@ void Harness::check_dispatch_progress() {
     add({.source = "quiesce",
          .rule = spec::RuleId::kB13,
          .text = never_sent
-                     ? absl::StrCat("B13: settled with ", deliverable_published_ - sent_entries_.size(),
+                     ? absl::StrCat("B13: settled with ", deliverable_published_ - sends_of_entry_.size(),
                                     " published entr(ies) never sent while every consumer has permits")
                      : "B13: settled with Key_Shared backlog and no key held back while every consumer "
                        "has permits; nothing was dispatched",

@@ -119,6 +119,11 @@ class Harness {
   // returning `settled`; an in-order chunk that took the X4 branch is reported.
   void follow_chunk(std::uint64_t cmd, const impl::Payload& chunk, std::uint64_t inc, std::int64_t settled);
   void forget_chunks(int consumer);  // a redelivery clears the consumer's chunk contexts
+  // S5: `cmd` was skipped as a dead letter (or handed off) at the redelivery count the
+  // harness counted; reported when that count is not (or is) past maxRedeliverCount.
+  void check_dead_letter(std::uint64_t cmd, bool dead_lettered, std::size_t step);
+  // K2: a restored unit whose hand-off the run did not make fail is reported.
+  void check_restore(const spec::Restore& restore, std::size_t step);
   void collect();
   void add(Problem p);
   std::optional<std::string> legacy_signature(const spec::Finding& f, bool deviation) const;
@@ -180,7 +185,11 @@ class Harness {
   // K5 from the trace: received commands without their terminal transition yet (a protocol
   // error ends the one being handled without one).
   std::set<std::uint64_t> unsettled_cmds_;
-  std::set<const impl::Payload*> sent_entries_;
+  // Each stored entry (by the payload its commands carry) -> how many commands a send
+  // finalized for it so far; a command's redelivery count is how many came before it (S5).
+  std::map<const impl::Payload*, int> sends_of_entry_;
+  std::map<std::uint64_t, int> redeliveries_of_cmd_;
+  std::optional<spec::Claim> last_claim_;  // K2: a restore names the claim just before it
   // E6 from the trace: the client left a message unacknowledged on purpose (a failed hand-off
   // waits for a redelivery; a skip before startMessageId is never acknowledged), so entries
   // may stay pending at a live consumer.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "properties/spec_model.h"
@@ -227,6 +228,59 @@ TEST(HarnessChunks, S2_AnInOrderChunkThatReturnedAndDeliveredNothingIsReported) 
   redelivered.redeliver(0, "consumer 0 redelivers: its chunk contexts are cleared");
   HarnessTestPeer::settle_chunk(redelivered, 901, chunk_of_two(1), inc, 0);  // now out of order
   EXPECT_EQ(own_problems(redelivered, spec::RuleId::kS2), 0);
+}
+
+// The commands the broker's sends finalized so far, in order.
+std::vector<std::uint64_t> sent_cmds(const Harness& h) {
+  std::vector<std::uint64_t> out;
+  for (const spec::Event& e : h.world().events()) {
+    if (const auto* s = std::get_if<spec::Send>(&e)) {
+      for (const spec::SentEntry& entry : s->entries) {
+        if (entry.p) out.push_back(entry.cmd.as_number());
+      }
+    }
+  }
+  return out;
+}
+
+// S5: with maxRedeliverCount = 0 the first delivery is handed off and the redelivery (count 1)
+// goes to dead-letter handling, as the implementation does. A dead-letter skip of the first
+// delivery is premature, and a hand-off of the redelivery is a missed dead letter.
+TEST(HarnessDeadLetter, S5_ADeadLetterBeforeTheThresholdAndAHandOffPastItAreReported) {
+  impl::WorldConfig c = one_consumer();
+  c.dispatcher = spec::DispatcherKind::kSingleActive;
+  c.options.max_redeliver_count = 0;
+  Harness h(c, Goal::never());
+  h.start();
+  h.publish({impl::EntrySpec{}}, "publish B=1");
+  h.run_all("run every queue until idle");
+  h.redeliver(0, "consumer 0 redelivers");
+  h.run_all("run every queue until idle");
+  const std::vector<std::uint64_t> cmds = sent_cmds(h);
+  ASSERT_EQ(cmds.size(), 2u);
+  EXPECT_EQ(own_problems(h, spec::RuleId::kS5), 0) << "the implementation follows the threshold";
+  HarnessTestPeer::feed(h, spec::Skip{.cmd = Id::number(cmds[0]), .index = 0,
+                                      .reason = spec::SkipReason::kDeadLetter});
+  EXPECT_EQ(own_problems(h, spec::RuleId::kS5), 1);
+  HarnessTestPeer::feed(h, spec::Claim{.cmd = Id::number(cmds[1]), .msg = Id::text("m"), .index = 0});
+  EXPECT_EQ(own_problems(h, spec::RuleId::kS5), 2);
+}
+
+// K2: a hand-off fails only where the run injected the failure. The implementation's own
+// restore of an injected failure passes; a restore of an index nothing made fail is reported.
+TEST(HarnessHandOff, K2_ARestoreWhereNoHandOffWasMadeToFailIsReported) {
+  Harness h(one_consumer(), Goal::never());
+  h.start();
+  impl::EntrySpec failing;
+  failing.payload.handoff_fails_at = 0;
+  h.publish({failing, impl::EntrySpec{}}, "publish B=1 handoff-fails@0, B=1");
+  h.run_all("run every queue until idle");
+  const std::vector<std::uint64_t> cmds = sent_cmds(h);
+  ASSERT_EQ(cmds.size(), 2u);
+  EXPECT_EQ(own_problems(h, spec::RuleId::kK2), 0) << "the injected failure is restored";
+  HarnessTestPeer::feed(h, spec::Claim{.cmd = Id::number(cmds[1]), .msg = Id::text("m"), .index = 0});
+  HarnessTestPeer::feed(h, spec::Restore{.cmd = Id::number(cmds[1]), .msg = Id::text("m")});
+  EXPECT_EQ(own_problems(h, spec::RuleId::kK2), 1);
 }
 
 // B13 for a sticky-key dispatcher: settled, nothing pending anywhere and every consumer with
