@@ -433,8 +433,10 @@ bool Harness::quiesce_from_trace() {
   // message not yet complete, is not judged.)
   const bool open_chunks = std::any_of(chunk_next_.begin(), chunk_next_.end(),
                                        [](const auto& inc) { return !inc.second.empty(); });
-  for (const impl::World::BrokerConsumerView& b : world_->broker_consumers()) {
-    if (left_unacknowledged_ || open_chunks) break;
+  const std::vector<impl::World::BrokerConsumerView> judged =
+      left_unacknowledged_ || open_chunks ? std::vector<impl::World::BrokerConsumerView>{}
+                                          : world_->broker_consumers();
+  for (const impl::World::BrokerConsumerView& b : judged) {
     if (b.pending == 0) continue;
     auto tc = trace_consumers_.find(b.consumer_id);
     if (tc != trace_consumers_.end() && tc->second.holding) continue;

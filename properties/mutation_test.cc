@@ -49,99 +49,83 @@ TEST(MutationScore, NoMutantIsActiveByDefault) {
   EXPECT_TRUE(r.passed) << format_failure(r);
 }
 
-// B13 at quiescence (the harness's own check), fed a known-bad broker: the seeded mutant
-// flow_without_read applies a Flow without starting a read. The broker closes the consumer
-// while it holds one of the entries (nothing is acknowledged); the replacement's initial Flow
-// starts nothing, so the entries stay in the backlog while it has permits. The same run
-// without the mutant reports nothing. (The sticky-key branch is fed a hand-built trace in
-// tests/properties/harness_test.cc.)
-TEST(HarnessQuiescence, B13_BacklogLeftWhileTheConsumerHasPermitsIsReported) {
-  ASSERT_TRUE(impl::mutants_compiled_in()) << "linked against the default implementation";
-  {
-    for (const impl::Mutant mutant : {impl::Mutant::kFlowWithoutRead, impl::Mutant::kNone}) {
-      SCOPED_TRACE(mutant == impl::Mutant::kNone ? "no mutant" : "flow_without_read");
-      impl::WorldConfig c;
-      c.dispatcher = spec::DispatcherKind::kPersistentShared;
-      c.consumers = 1;
-      c.q = 1;
-      c.mutant = mutant;
-      Harness h(c, Goal::never());
-      h.start();
-      impl::EntrySpec e;
-      h.publish({e, e, e, e}, "publish 4 x B=1");
-      h.close_consumer(0, false, "broker closes consumer 0 at once");
-      h.finish();
-      const auto b13 = std::count_if(h.problems().begin(), h.problems().end(), [](const Problem& p) {
-        return p.source == "quiesce" && p.rule == spec::RuleId::kB13;
-      });
-      EXPECT_EQ(b13, mutant == impl::Mutant::kNone ? 0 : 1);
-    }
-  }
-}
-
-// E5 for a zero-queue consumer at quiescence (the harness's own check), fed a known-bad
-// client: the seeded mutant zero_queue_grants_two grants 2 permits for a receive() that finds
-// the queue empty. Receives on an empty topic leave the broker consumer 2 permits; the same
-// run without the mutant leaves the 1 of its waiting receive() and reports nothing.
-TEST(HarnessQuiescence, E5_AZeroQueueConsumerHoldingMoreThanItsWaitingReceiveIsReported) {
-  ASSERT_TRUE(impl::mutants_compiled_in()) << "linked against the default implementation";
-  for (const impl::Mutant mutant : {impl::Mutant::kZeroQueueGrantsTwo, impl::Mutant::kNone}) {
-    SCOPED_TRACE(mutant == impl::Mutant::kNone ? "no mutant" : "zero_queue_grants_two");
-    impl::WorldConfig c;
-    c.dispatcher = spec::DispatcherKind::kPersistentShared;
-    c.consumers = 1;
-    c.q = 0;
-    c.t = 0;
-    c.options.zero_queue = true;
-    c.mutant = mutant;
-    Harness h(c, Goal::never());
-    h.start();
-    for (int i = 0; i < 3; ++i) {
-      h.consume(0, 1, "receive() on an empty queue");
-      h.run_all("run every task");
-    }
-    h.finish();
-    const auto e5 = std::count_if(h.problems().begin(), h.problems().end(), [](const Problem& p) {
-      return p.source == "quiesce" && p.rule == spec::RuleId::kE5;
-    });
-    EXPECT_EQ(e5, mutant == impl::Mutant::kNone ? 0 : 1);
-    if (mutant == impl::Mutant::kNone) {
-      EXPECT_TRUE(h.problems().empty()) << h.problems().front().text;
-    }
-  }
-}
-
 // The problems of `h` the harness itself found with `rule`.
 long own_problems(const Harness& h, spec::RuleId rule) {
   return std::count_if(h.problems().begin(), h.problems().end(),
                        [rule](const Problem& p) { return p.source == "quiesce" && p.rule == rule; });
 }
 
+// Runs `scenario` on a harness of `config` twice: with the seeded `mutant`, the harness's own
+// check of `rule` reports it once; without, nothing at all is reported.
+template <typename Scenario>
+void expect_reported_only_with(impl::Mutant mutant, impl::WorldConfig config, spec::RuleId rule,
+                               Scenario scenario) {
+  ASSERT_TRUE(impl::mutants_compiled_in()) << "linked against the default implementation";
+  for (const impl::Mutant m : {mutant, impl::Mutant::kNone}) {
+    SCOPED_TRACE(m == impl::Mutant::kNone ? "no mutant" : "the seeded mutant");
+    config.mutant = m;
+    Harness h(config, Goal::never());
+    h.start();
+    scenario(h);
+    EXPECT_EQ(own_problems(h, rule), m == impl::Mutant::kNone ? 0 : 1);
+    if (m == impl::Mutant::kNone) {
+      for (const Problem& p : h.problems()) ADD_FAILURE() << format_problem(p);
+    }
+  }
+}
+
+impl::WorldConfig one_consumer(spec::DispatcherKind dispatcher, std::int64_t q) {
+  impl::WorldConfig c;
+  c.dispatcher = dispatcher;
+  c.consumers = 1;
+  c.q = q;
+  return c;
+}
+
+// B13 at quiescence (the harness's own check), fed a known-bad broker: the seeded mutant
+// flow_without_read applies a Flow without starting a read. The broker closes the consumer
+// while it holds one of the entries (nothing is acknowledged); the replacement's initial Flow
+// starts nothing, so the entries stay in the backlog while it has permits. (The sticky-key
+// branch is fed a hand-built trace in tests/properties/harness_test.cc.)
+TEST(HarnessQuiescence, B13_BacklogLeftWhileTheConsumerHasPermitsIsReported) {
+  expect_reported_only_with(impl::Mutant::kFlowWithoutRead, one_consumer(spec::DispatcherKind::kPersistentShared, 1),
+                            spec::RuleId::kB13, [](Harness& h) {
+                              impl::EntrySpec e;
+                              h.publish({e, e, e, e}, "publish 4 x B=1");
+                              h.close_consumer(0, false, "broker closes consumer 0 at once");
+                              h.finish();
+                            });
+}
+
+// E5 for a zero-queue consumer at quiescence (the harness's own check), fed a known-bad
+// client: the seeded mutant zero_queue_grants_two grants 2 permits for a receive() that finds
+// the queue empty. Receives on an empty topic leave the broker consumer 2 permits; without the
+// mutant it keeps the 1 of its waiting receive().
+TEST(HarnessQuiescence, E5_AZeroQueueConsumerHoldingMoreThanItsWaitingReceiveIsReported) {
+  impl::WorldConfig c = one_consumer(spec::DispatcherKind::kPersistentShared, 0);
+  c.t = 0;
+  c.options.zero_queue = true;
+  expect_reported_only_with(impl::Mutant::kZeroQueueGrantsTwo, c, spec::RuleId::kE5, [](Harness& h) {
+    for (int i = 0; i < 3; ++i) {
+      h.consume(0, 1, "receive() on an empty queue");
+      h.run_all("run every task");
+    }
+    h.finish();
+  });
+}
+
 // E6 at quiescence (the harness's own check), fed a known-bad broker: the seeded mutant
 // ack_ignored drops every acknowledgement, so the entries the client consumed stay pending at
-// their live consumer for good. The same run without the mutant leaves nothing pending.
+// their live consumer for good. Without the mutant nothing stays pending.
 TEST(HarnessQuiescence, E6_EntriesLeftPendingAfterTheClientAcknowledgedThemAreReported) {
-  ASSERT_TRUE(impl::mutants_compiled_in()) << "linked against the default implementation";
   for (const spec::DispatcherKind kind : {spec::DispatcherKind::kPersistentShared, spec::DispatcherKind::kSingleActive,
                                           spec::DispatcherKind::kPersistentKeyShared}) {
-    for (const impl::Mutant mutant : {impl::Mutant::kAckIgnored, impl::Mutant::kNone}) {
-      SCOPED_TRACE(mutant == impl::Mutant::kNone ? "no mutant" : "ack_ignored");
-      SCOPED_TRACE(static_cast<int>(kind));
-      impl::WorldConfig c;
-      c.dispatcher = kind;
-      c.consumers = 1;
-      c.q = 4;
-      c.mutant = mutant;
-      Harness h(c, Goal::never());
-      h.start();
+    SCOPED_TRACE(static_cast<int>(kind));
+    expect_reported_only_with(impl::Mutant::kAckIgnored, one_consumer(kind, 4), spec::RuleId::kE6, [](Harness& h) {
       impl::EntrySpec e;
       h.publish({e, e}, "publish 2 x B=1");
       h.finish();
-      EXPECT_EQ(own_problems(h, spec::RuleId::kE6), mutant == impl::Mutant::kNone ? 0 : 1);
-      if (mutant == impl::Mutant::kNone) {
-        for (const Problem& p : h.failures()) ADD_FAILURE() << format_problem(p);
-      }
-    }
+    });
   }
 }
 
@@ -151,24 +135,13 @@ TEST(HarnessQuiescence, E6_EntriesLeftPendingAfterTheClientAcknowledgedThemAreRe
 // Key_Shared consumer: the first read carries four, and two stay in the backlog while the
 // consumer has 4 permits. Without the mutant all six are sent.
 TEST(HarnessDispatch, B13_BacklogLeftWhileAnIdleKeySharedConsumerHasPermitsIsReported) {
-  ASSERT_TRUE(impl::mutants_compiled_in()) << "linked against the default implementation";
-  for (const impl::Mutant mutant : {impl::Mutant::kKeySharedNoNextRead, impl::Mutant::kNone}) {
-    SCOPED_TRACE(mutant == impl::Mutant::kNone ? "no mutant" : "key_shared_no_next_read");
-    impl::WorldConfig c;
-    c.dispatcher = spec::DispatcherKind::kPersistentKeyShared;
-    c.consumers = 1;
-    c.q = 8;
-    c.mutant = mutant;
-    Harness h(c, Goal::never());
-    h.start();
-    impl::EntrySpec e;
-    h.publish({e, e, e, e, e, e}, "publish 6 x B=1");
-    h.run_all("run every queue until idle");
-    EXPECT_EQ(own_problems(h, spec::RuleId::kB13), mutant == impl::Mutant::kNone ? 0 : 1);
-    if (mutant == impl::Mutant::kNone) {
-      for (const Problem& p : h.failures()) ADD_FAILURE() << format_problem(p);
-    }
-  }
+  expect_reported_only_with(impl::Mutant::kKeySharedNoNextRead,
+                            one_consumer(spec::DispatcherKind::kPersistentKeyShared, 8), spec::RuleId::kB13,
+                            [](Harness& h) {
+                              impl::EntrySpec e;
+                              h.publish({e, e, e, e, e, e}, "publish 6 x B=1");
+                              h.run_all("run every queue until idle");
+                            });
 }
 
 }  // namespace

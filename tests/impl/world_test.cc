@@ -224,27 +224,38 @@ TEST(ImplClient, ZeroQueueBatchClosesTheConsumerNotTheConnection) {
   }
 }
 
+// A Failover (single active) world of one consumer, Q = 2.
+WorldConfig failover(Mode mode) {
+  WorldConfig c = config(mode, /*q=*/2);
+  c.dispatcher = spec::DispatcherKind::kSingleActive;
+  return c;
+}
+
+// Publishes one message after whatever `w` went through: consumer 0 receives it, nothing is
+// discarded as stale (M2), and once settled nothing stays pending at a broker consumer.
+void expect_delivered_and_drained(World& w) {
+  w.publish({batch(1)});
+  w.run_all();
+  EXPECT_EQ(w.consume(0, 1), 1);
+  ASSERT_TRUE(w.quiesce());
+  EXPECT_TRUE(all_of<spec::Extension>(w).empty()) << "discarded as stale";
+  for (const World::BrokerConsumerView& b : w.broker_consumers()) EXPECT_EQ(b.pending, 0) << b.inc;
+}
+
 // A Failover consumer that redelivered (epoch 1) and is then replaced subscribes with its
 // epoch, so the replacement's messages carry it and are consumed, not discarded as stale (M2).
 // A broker consumer that started again at epoch 0 left every later message pending for good.
 TEST(ImplClient, AReplacementSubscribesWithTheConsumersEpoch) {
   for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
     SCOPED_TRACE(mode_name(mode));
-    WorldConfig c = config(mode, /*q=*/2);
-    c.dispatcher = spec::DispatcherKind::kSingleActive;
-    World w(c);
+    World w(failover(mode));
     w.start();
     w.redeliver(0);
     w.run_all();
     w.close_consumer(0, /*graceful=*/false);
     w.run_all();
-    w.publish({batch(1)});
-    w.run_all();
-    EXPECT_EQ(w.consume(0, 1), 1);
-    ASSERT_TRUE(w.quiesce());
-    EXPECT_TRUE(all_of<spec::Extension>(w).empty()) << "discarded as stale";
+    expect_delivered_and_drained(w);
     EXPECT_FALSE(w.broker_backlog());
-    for (const World::BrokerConsumerView& b : w.broker_consumers()) EXPECT_EQ(b.pending, 0) << b.inc;
   }
 }
 
@@ -254,20 +265,13 @@ TEST(ImplClient, AReplacementSubscribesWithTheConsumersEpoch) {
 TEST(ImplClient, ARedeliveryWhileResubscribingKeepsTheEpoch) {
   for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
     SCOPED_TRACE(mode_name(mode));
-    WorldConfig c = config(mode, /*q=*/2);
-    c.dispatcher = spec::DispatcherKind::kSingleActive;
-    World w(c);
+    World w(failover(mode));
     w.start();
     w.close_consumer(0, /*graceful=*/false);
     w.step(1);  // the client learns of the close and sends the replacement's Subscribe
     w.redeliver(0);
     w.run_all();
-    w.publish({batch(1)});
-    w.run_all();
-    EXPECT_EQ(w.consume(0, 1), 1);
-    ASSERT_TRUE(w.quiesce());
-    EXPECT_TRUE(all_of<spec::Extension>(w).empty()) << "discarded as stale";
-    for (const World::BrokerConsumerView& b : w.broker_consumers()) EXPECT_EQ(b.pending, 0) << b.inc;
+    expect_delivered_and_drained(w);
   }
 }
 
@@ -276,8 +280,7 @@ TEST(ImplClient, ARedeliveryWhileResubscribingKeepsTheEpoch) {
 TEST(ImplClient, ADeadLetteredChunkedMessageAcknowledgesEveryChunk) {
   for (Mode mode : {Mode::kRevD, Mode::kLegacy}) {
     SCOPED_TRACE(mode_name(mode));
-    WorldConfig c = config(mode, /*q=*/2);
-    c.dispatcher = spec::DispatcherKind::kSingleActive;
+    WorldConfig c = failover(mode);
     c.options.max_redeliver_count = 0;
     World w(c);
     w.start();
