@@ -226,7 +226,7 @@ void Harness::follow_consumers(const spec::Event& e) {
     check_dead_letter(cmd_number(cl->cmd), /*dead_lettered=*/false, step);
   } else if (const auto* rs = std::get_if<spec::Restore>(&e)) {
     left_unacknowledged_ = true;  // a failed hand-off: the message waits for a redelivery
-    check_restore(*rs, step);
+    check_restore(cmd_number(rs->cmd), rs->msg, step);
   } else if (const auto* sk = std::get_if<spec::Skip>(&e)) {
     cmds_with_progress_.insert(cmd_number(sk->cmd));  // a skip is no X3/X4 hold
     // Skipped before startMessageId: never acknowledged, as a reader's.
@@ -260,114 +260,6 @@ void Harness::follow_consumers(const spec::Event& e) {
     if (crypto_fail || payload->chunked()) {
       if (TraceConsumer* tc = of_inc(inc->second)) tc->holding = true;
     }
-  }
-}
-
-void Harness::check_dead_letter(std::uint64_t cmd, bool dead_lettered, std::size_t step) {
-  // S5 from what the run was given: a message goes to dead-letter handling when its redelivery
-  // count is past maxRedeliverCount, and only then. The count is how many commands carried its
-  // entry before this one (each send makes it pending, and only a pending entry is redelivered).
-  const std::optional<int> max = config_.options.max_redeliver_count;
-  auto count = redeliveries_of_cmd_.find(cmd);
-  if (!max || count == redeliveries_of_cmd_.end() || (count->second > *max) == dead_lettered) return;
-  add({.source = "quiesce",
-       .rule = spec::RuleId::kS5,
-       .text = dead_lettered
-                   ? absl::StrCat("S5: command ", cmd, " was skipped as a dead letter at redelivery count ",
-                                  count->second, ", not past maxRedeliverCount = ", *max)
-                   : absl::StrCat("S5: command ", cmd, " was handed off at redelivery count ", count->second,
-                                  ", past maxRedeliverCount = ", *max, ": it goes to dead-letter handling"),
-       .step = step});
-}
-
-void Harness::check_restore(const spec::Restore& restore, std::size_t step) {
-  // K2 from what the run was given: a hand-off fails only where the run injected a failure
-  // (the entry's `handoff_fails_at`); a unit restored elsewhere is a message the application
-  // never gets.
-  const std::uint64_t cmd = cmd_number(restore.cmd);
-  const std::shared_ptr<const impl::Payload> payload = world_->payload_of(cmd);
-  if (payload == nullptr || !last_claim_ || !(last_claim_->msg == restore.msg) || !last_claim_->index) return;
-  if (*last_claim_->index == payload->handoff_fails_at) return;
-  add({.source = "quiesce",
-       .rule = spec::RuleId::kK2,
-       .text = absl::StrCat("K2: the hand-off of index ", *last_claim_->index, " of command ", cmd,
-                            " failed and was restored, but the run made none fail there (",
-                            payload->handoff_fails_at < 0
-                                ? std::string("no hand-off of it fails")
-                                : absl::StrCat("index ", payload->handoff_fails_at, " fails"),
-                            ")"),
-       .step = step});
-}
-
-void Harness::follow_chunk(std::uint64_t cmd, const impl::Payload& chunk, std::uint64_t inc,
-                           std::int64_t settled) {
-  // The incarnation's chunk contexts, as the rulebook's chunk path keeps them: a chunk is in
-  // order when its id is the next its message's context expects (0 without a context); the
-  // final one closes the context, and an out-of-order one without a context opens none.
-  std::map<std::int64_t, int>& contexts = chunk_next_[inc];
-  auto it = contexts.find(chunk.chunk_uuid);
-  const int next = it == contexts.end() ? 0 : it->second;
-  const bool in_order = chunk.chunk_id == next;
-  if (in_order && chunk.chunk_id + 1 < chunk.num_chunks) {
-    contexts[chunk.chunk_uuid] = next + 1;
-  } else if (in_order) {
-    contexts.erase(chunk.chunk_uuid);
-  }
-  // S2: an in-order chunk returns 1 (non-final) or is delivered (final); one that returned and
-  // delivered nothing took X4's branch for duplicate or out-of-order chunks, which holds its unit.
-  if (in_order && settled == 0 && !cmds_with_progress_.contains(cmd)) {
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kS2,
-         .text = absl::StrCat("S2: chunk ", chunk.chunk_id, " of ", chunk.num_chunks, " (command ", cmd,
-                              ") arrived in order but returned and delivered nothing, as X4's "
-                              "branch for an out-of-order chunk does"),
-         .step = finished_ ? steps_.size() + 1 : steps_.size()});
-  }
-}
-
-void Harness::check_dispatch_progress() {
-  if (rules_ == spec::RulesetId::kLegacy ||
-      config_.dispatcher == spec::DispatcherKind::kNonPersistentShared ||  // no stored backlog
-      config_.dispatcher == spec::DispatcherKind::kNonPersistentKeyShared) {
-    return;
-  }
-  // The backlog: what the broker says it holds, or a published entry no send ever carried
-  // (an entry the broker lost track of holds no backlog by its own account).
-  const bool never_sent = sends_of_entry_.size() < deliverable_published_;
-  const std::optional<std::int64_t> aggregate = world_->dispatcher_aggregate();
-  if (!(never_sent || world_->broker_backlog()) || (aggregate && *aggregate <= 0)) return;
-  const std::size_t step = finished_ ? steps_.size() + 1 : steps_.size();
-  const std::vector<impl::World::BrokerConsumerView> live = world_->broker_consumers();
-  if (live.empty()) return;
-  const bool all_positive = std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0; });
-  if (spec::is_sticky_key(config_.dispatcher)) {
-    // Key_Shared serves a key only at its owner, and holds a key back while another consumer
-    // has it pending (draining). With every consumer's permits positive and no key held back
-    // (one consumer, or nothing pending at any: by the stored entries' own account, a batch
-    // left partly acknowledged stays pending), backlog is an entry nothing will dispatch.
-    const bool none_pending = std::all_of(live.begin(), live.end(), [](const auto& b) { return b.pending == 0; });
-    if (!all_positive || (live.size() > 1 && !none_pending)) return;
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kB13,
-         .text = never_sent
-                     ? absl::StrCat("B13: settled with ", deliverable_published_ - sends_of_entry_.size(),
-                                    " published entr(ies) never sent while every consumer has permits")
-                     : "B13: settled with Key_Shared backlog and no key held back while every consumer "
-                       "has permits; nothing was dispatched",
-         .step = step});
-    return;
-  }
-  // Single active: only the active consumer is served; which one that is the trace does not
-  // say, so judge only when every live consumer has permits.
-  const bool single = config_.dispatcher == spec::DispatcherKind::kSingleActive;
-  for (const impl::World::BrokerConsumerView& b : live) {
-    if (b.available <= 0 || (single && !all_positive)) continue;
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kB13,
-         .text = absl::StrCat("B13: settled with backlog while broker consumer ", b.inc, " has ",
-                              b.available, " available permit(s); nothing was dispatched"),
-         .step = step});
-    return;
   }
 }
 

@@ -10,7 +10,9 @@
 // A Problem is one thing found: a monitor violation or known deviation (with its rule ID), a
 // disagreement with the SpecModel, or a prefetch-gauge leak (M2). Problems that follow from an
 // injected wire fault or from a known deviation are marked `explained`. Each is also matched
-// against the legacy signatures L1-L11 (rulebook section 10).
+// against the legacy signatures L1-L11 (rulebook section 10). The checks that judge the
+// implementation by what the harness itself knows of the run (injected faults, chunk contexts,
+// redelivery counts, an idle world) are defined in harness_checks.cc.
 #ifndef PERMITCHECK_PROPERTIES_HARNESS_H_
 #define PERMITCHECK_PROPERTIES_HARNESS_H_
 
@@ -122,8 +124,9 @@ class Harness {
   // S5: `cmd` was skipped as a dead letter (or handed off) at the redelivery count the
   // harness counted; reported when that count is not (or is) past maxRedeliverCount.
   void check_dead_letter(std::uint64_t cmd, bool dead_lettered, std::size_t step);
-  // K2: a restored unit whose hand-off the run did not make fail is reported.
-  void check_restore(const spec::Restore& restore, std::size_t step);
+  // K2: a restored unit (message `msg` of command `cmd`) whose hand-off the run did not make
+  // fail is reported.
+  void check_restore(std::uint64_t cmd, const spec::Id& msg, std::size_t step);
   void collect();
   void add(Problem p);
   std::optional<std::string> legacy_signature(const spec::Finding& f, bool deviation) const;
