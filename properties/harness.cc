@@ -135,7 +135,7 @@ void Harness::follow_consumers(const spec::Event& e) {
   const auto forgive_cnx = [this](const spec::Id& cnx) {
     std::erase_if(unacked_inconsistent_, [&](const auto& kv) { return kv.second == cnx.to_string(); });
   };
-  const std::size_t step = finished_ ? steps_.size() + 1 : steps_.size();
+  const std::size_t step = current_step();
   if (const auto* o = std::get_if<spec::IncOpen>(&e)) {
     if (auto old = trace_consumers_.find(o->consumer); old != trace_consumers_.end() && old->second.closed) {
       add({.source = "quiesce",
@@ -280,7 +280,7 @@ bool Harness::quiesce_from_trace() {
                                                    " ended and no replacement subscribed")
                                     : absl::StrCat("its incarnation ", it->second.inc,
                                                    " never became Flow-enabled")),
-           .step = finished_ ? steps_.size() + 1 : steps_.size()});
+           .step = current_step()});
       continue;
     }
     // N4: the initial grant of Q is written as soon as the state is Flow-enabled (rulebook
@@ -291,7 +291,7 @@ bool Harness::quiesce_from_trace() {
            .text = absl::StrCat("N4: consumer ", k, "'s incarnation ", it->second.inc,
                                 " is Flow-enabled but never wrote its initial grant of Q = ",
                                 config_.q),
-           .step = finished_ ? steps_.size() + 1 : steps_.size()});
+           .step = current_step()});
     }
     if (it->second.holding) continue;  // X3/X4 hold units until the incarnation ends
     // A zero-queue consumer's broker permits are its waiting receive()s, not Q - accumulator,
@@ -312,42 +312,18 @@ bool Harness::quiesce_from_trace() {
                                 b.consumer_id, ") has ", b.available,
                                 " available permit(s) at quiescence; a waiting receive() "
                                 "grants 1, and only one waits"),
-           .step = finished_ ? steps_.size() + 1 : steps_.size()});
+           .step = current_step()});
     }
   }
   check_dispatch_progress();
-  // E6: settle() consumed every queued message and the client acknowledges what it consumed,
-  // skipped or discarded, so a stored entry still pending at a live broker consumer whose
-  // client holds nothing back (X3, X4) is one whose acknowledgement never completed it. It is
-  // not redelivered while that consumer lives, so the subscription never drains, and the
-  // consumer's unacked count (B5) only grows until the broker's unacked limit stops dispatch.
-  // (A run in which the client left a message unacknowledged on purpose, or holds chunks of a
-  // message not yet complete, is not judged.)
-  const bool open_chunks = std::any_of(chunk_next_.begin(), chunk_next_.end(),
-                                       [](const auto& inc) { return !inc.second.empty(); });
-  const std::vector<impl::World::BrokerConsumerView> judged =
-      left_unacknowledged_ || open_chunks ? std::vector<impl::World::BrokerConsumerView>{}
-                                          : world_->broker_consumers();
-  for (const impl::World::BrokerConsumerView& b : judged) {
-    if (b.pending == 0) continue;
-    auto tc = trace_consumers_.find(b.consumer_id);
-    if (tc != trace_consumers_.end() && tc->second.holding) continue;
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kE6,
-         .text = absl::StrCat("E6: settled with ", b.pending, " entr(ies) pending at broker consumer ",
-                              b.inc, " (consumer ", b.consumer_id,
-                              ") whose client consumed and acknowledged everything it was sent; "
-                              "they are never completed or redelivered while it lives"),
-         .step = finished_ ? steps_.size() + 1 : steps_.size()});
-    break;
-  }
+  check_drained();
   // C5: an inconsistent command is acknowledged with a validation error (its connection open).
   for (const auto& [cmd, cnx] : unacked_inconsistent_) {
     add({.source = "quiesce",
          .rule = spec::RuleId::kC5,
          .text = absl::StrCat("C5: inconsistent command ", cmd, " on ", cnx,
                               " was never acknowledged with a validation error"),
-         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+         .step = current_step()});
   }
   unacked_inconsistent_.clear();
   // B7: settled, every command a send finalized was written to its consumer.
@@ -355,7 +331,7 @@ bool Harness::quiesce_from_trace() {
     add({.source = "quiesce",
          .rule = spec::RuleId::kB7,
          .text = absl::StrCat("B7: command ", cmd, " was finalized by a send but never reached the client"),
-         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+         .step = current_step()});
     break;
   }
   unwritten_cmds_.clear();
@@ -384,6 +360,8 @@ void Harness::finish() {
   collect();
   if (coverage_ != nullptr) coverage_->finish(steps_.size());
 }
+
+std::size_t Harness::current_step() const { return finished_ ? steps_.size() + 1 : steps_.size(); }
 
 void Harness::after_step(std::string shown) {
   steps_.push_back(std::move(shown));
@@ -578,7 +556,7 @@ void Harness::add(Problem p) {
 }
 
 void Harness::collect() {
-  const std::size_t step = finished_ ? steps_.size() + 1 : steps_.size();
+  const std::size_t step = current_step();
   const std::vector<spec::Event>& events = world_->events();
   for (; next_event_ < events.size(); ++next_event_) {
     const spec::Event& e = events[next_event_];

@@ -116,6 +116,11 @@ class Harness {
   // B13 (E6) on an idle world: backlog while a consumer (and the aggregate) has permits, and no
   // key held back, means nothing triggered the read that should have served it.
   void check_dispatch_progress();
+  // E6 at quiescence: no stored entry stays pending at a live broker consumer once its client
+  // has consumed and acknowledged everything (unless the run left one unacknowledged on purpose).
+  void check_drained();
+  // The step a problem found now belongs to: the last one, or the final quiescence after it.
+  std::size_t current_step() const;
   void follow_consumers(const spec::Event& e);
   // S2 against X4: follows `inc`'s chunk contexts through chunk command `cmd`, which settled
   // returning `settled`; an in-order chunk that took the X4 branch is reported.

@@ -66,7 +66,33 @@ void Harness::follow_chunk(std::uint64_t cmd, const impl::Payload& chunk, std::u
          .text = absl::StrCat("S2: chunk ", chunk.chunk_id, " of ", chunk.num_chunks, " (command ", cmd,
                               ") arrived in order but returned and delivered nothing, as X4's "
                               "branch for an out-of-order chunk does"),
-         .step = finished_ ? steps_.size() + 1 : steps_.size()});
+         .step = current_step()});
+  }
+}
+
+void Harness::check_drained() {
+  // E6: settle() consumed every queued message and the client acknowledges what it consumed,
+  // skipped or discarded, so a stored entry still pending at a live broker consumer whose
+  // client holds nothing back (X3, X4) is one whose acknowledgement never completed it. It is
+  // not redelivered while that consumer lives, so the subscription never drains, and the
+  // consumer's unacked count (B5) only grows until the broker's unacked limit stops dispatch.
+  // A run in which the client left a message unacknowledged on purpose, or holds chunks of a
+  // message not yet complete, is not judged.
+  const bool open_chunks = std::any_of(chunk_next_.begin(), chunk_next_.end(),
+                                       [](const auto& inc) { return !inc.second.empty(); });
+  if (left_unacknowledged_ || open_chunks) return;
+  for (const impl::World::BrokerConsumerView& b : world_->broker_consumers()) {
+    if (b.pending == 0) continue;
+    auto tc = trace_consumers_.find(b.consumer_id);
+    if (tc != trace_consumers_.end() && tc->second.holding) continue;
+    add({.source = "quiesce",
+         .rule = spec::RuleId::kE6,
+         .text = absl::StrCat("E6: settled with ", b.pending, " entr(ies) pending at broker consumer ",
+                              b.inc, " (consumer ", b.consumer_id,
+                              ") whose client consumed and acknowledged everything it was sent; "
+                              "they are never completed or redelivered while it lives"),
+         .step = current_step()});
+    return;
   }
 }
 
@@ -81,7 +107,7 @@ void Harness::check_dispatch_progress() {
   const bool never_sent = sends_of_entry_.size() < deliverable_published_;
   const std::optional<std::int64_t> aggregate = world_->dispatcher_aggregate();
   if (!(never_sent || world_->broker_backlog()) || (aggregate && *aggregate <= 0)) return;
-  const std::size_t step = finished_ ? steps_.size() + 1 : steps_.size();
+  const std::size_t step = current_step();
   const std::vector<impl::World::BrokerConsumerView> live = world_->broker_consumers();
   if (live.empty()) return;
   const bool all_positive = std::all_of(live.begin(), live.end(), [](const auto& b) { return b.available > 0; });

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "impl/internal/client.h"
 #include "impl/internal/mutant_point.h"
@@ -89,19 +90,29 @@ void ConsumerImpl::process(const ClientMessage& msg) {
   acknowledge(msg);
 }
 
+namespace {
+
+// What acknowledging a message covers: its own position, or each chunk's entry of an assembled
+// chunked message.
+std::vector<MessagePosition> acknowledged_positions(MessagePosition pos,
+                                                    const std::vector<std::int64_t>& chunk_entries) {
+  if (chunk_entries.empty()) return {pos};
+  std::vector<MessagePosition> out;
+  for (std::int64_t entry : chunk_entries) out.push_back(MessagePosition{entry, 0});
+  return out;
+}
+
+}  // namespace
+
 void ConsumerImpl::acknowledge(const ClientMessage& msg) {
-  if (msg.chunk_entries.empty()) acked_.insert(msg.pos);
-  for (std::int64_t entry : msg.chunk_entries) acked_.insert(MessagePosition{entry, 0});
+  for (const MessagePosition& p : acknowledged_positions(msg.pos, msg.chunk_entries)) acked_.insert(p);
   send_acks(msg.cmd, msg.pos, msg.chunk_entries);
 }
 
 void ConsumerImpl::send_acks(std::uint64_t cmd, MessagePosition pos,
                              const std::vector<std::int64_t>& chunk_entries) {
-  if (chunk_entries.empty()) {
-    send_ack(cmd, CommandAck{.consumer_id = id_, .entry = pos.entry, .indexes = {pos.index}});
-  }
-  for (std::int64_t entry : chunk_entries) {
-    send_ack(cmd, CommandAck{.consumer_id = id_, .entry = entry, .indexes = {0}});
+  for (const MessagePosition& p : acknowledged_positions(pos, chunk_entries)) {
+    send_ack(cmd, CommandAck{.consumer_id = id_, .entry = p.entry, .indexes = {p.index}});
   }
 }
 
