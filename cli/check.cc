@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/options.h"
 #include "cli/report.h"
+#include "spec/absl_view.h"
 #include "spec/ruleset.h"
 
 #ifdef PERMITCHECK_HAVE_PROPERTIES
@@ -15,8 +16,6 @@
 
 namespace permitcheck::cli {
 namespace {
-
-[[maybe_unused]] absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 const std::vector<std::string> kCheckFormats = {"text", "json", "junit"};
 

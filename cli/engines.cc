@@ -15,14 +15,13 @@
 #include "solver/prove.h"
 #ifdef PERMITCHECK_SOLVER_HAS_TRACE
 #include "solver/trace_output.h"
+#include "spec/absl_view.h"
 #endif
 #endif
 
 namespace permitcheck::cli {
 namespace {
 
-
-[[maybe_unused]] absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Parses --ruleset; prints the error and returns nullptr on failure.
 const spec::Ruleset* ruleset_or_error(const std::string& name, std::string_view command, std::ostream& err) {

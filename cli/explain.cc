@@ -10,11 +10,10 @@
 #include "absl/strings/str_join.h"
 #include "spec/rule_id.h"
 #include "trace/writer.h"
+#include "spec/absl_view.h"
 
 namespace permitcheck::cli {
 namespace {
-
-absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 std::string units(std::int64_t n) { return absl::StrCat(n, n == 1 ? " permit" : " permits"); }
 

@@ -4,11 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/report.h"
+#include "spec/absl_view.h"
 
 namespace permitcheck::cli {
 namespace {
-
-absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // The monitor with the trace's own line numbers.
 spec::MonitorReport run(const trace::Trace& t, spec::RulesetId id) {

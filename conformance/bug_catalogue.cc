@@ -13,7 +13,6 @@ namespace permitcheck::conformance {
 namespace {
 
 EntrySpec corrupt_single() { return EntrySpec{.fault = EntryFault::kChecksum}; }
-EntrySpec single() { return EntrySpec{}; }
 
 // A batch of B redelivered with the indexes CLEARED acknowledged before (ack_set).
 EntrySpec partial_batch(std::int64_t b, std::vector<std::int64_t> cleared) {

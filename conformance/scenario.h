@@ -76,6 +76,8 @@ struct EntrySpec {
   int truncate_at = 0;
   int extra_messages = 0;
 };
+// One message, unbatched and without a fault.
+inline EntrySpec single() { return EntrySpec{}; }
 
 struct ScenarioParams {
   ScenarioKind kind = ScenarioKind::kCompleteBatches;

@@ -8,7 +8,6 @@
 namespace permitcheck::conformance {
 namespace {
 
-EntrySpec single() { return EntrySpec{}; }
 EntrySpec batch(std::int64_t b) { return EntrySpec{.batch_size = b, .batched = true}; }
 EntrySpec faulty(std::int64_t b, EntryFault f) {
   return EntrySpec{.batch_size = b, .batched = b > 1, .fault = f};

@@ -5,11 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "spec/permit_state.h"
+#include "spec/absl_view.h"
 
 namespace permitcheck::properties {
 namespace {
-
-absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 enum class Fault { kNone, kChecksum, kMetadata, kDecompress, kParse, kHandoff, kCompacted,
                    kEncrypted, kCustom };

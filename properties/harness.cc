@@ -6,11 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "rapidcheck.h"
 #include "spec/finalize.h"
+#include "spec/absl_view.h"
 
 namespace permitcheck::properties {
 namespace {
-
-absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // impl's reason for an N7 protocol error (internal/consumer.cc).
 constexpr std::string_view kOverflowReason = "permit accumulator overflow";

@@ -16,11 +16,10 @@
 #include "spec/monitor.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
+#include "spec/absl_view.h"
 
 namespace permitcheck::properties {
 namespace {
-
-absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 std::optional<long long> env_int(const char* name) {
   const char* v = std::getenv(name);

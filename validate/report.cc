@@ -4,12 +4,11 @@
 #include "validate/json_out.h"
 #include "validate/junit.h"
 #include "spec/rule_id.h"
+#include "spec/absl_view.h"
 
 namespace permitcheck::validate {
 namespace {
 
-
-absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 std::string plural(std::size_t n, std::string_view one, std::string_view many) {
   return absl::StrCat(n, " ", av(n == 1 ? one : many));

@@ -130,7 +130,6 @@ class ConsumerImpl {
 
   Client& client_;
   [[maybe_unused]] Mutant mutant_;
-  int index_;
   std::uint64_t id_;
   int slot_;
   int cnx_ = -1;

@@ -522,7 +522,6 @@ class ConsumerImpl::Handling {
 ConsumerImpl::ConsumerImpl(Client& client, int index)
     : client_(client),
       mutant_(client.config().mutant),
-      index_(index),
       id_(static_cast<std::uint64_t>(index)),
       slot_(index % std::max(1, client.config().connections)) {}
 

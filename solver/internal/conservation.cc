@@ -201,10 +201,6 @@ std::optional<Witness> command_witness(const spec::Ruleset& rules, const spec::C
   return w;
 }
 
-// Counterexamples are small: each class of situation is first searched with 8-bit vectors (a
-// witness there is a witness for every larger bmax), and only at the full width when the small
-// one has none.
-inline constexpr int kSmallWidth = 8;
 inline constexpr std::chrono::milliseconds kRestTimeout{10000};
 
 CheckRun run_conservation(const spec::Ruleset& rules, const Bounds& b) {

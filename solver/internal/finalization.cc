@@ -231,14 +231,14 @@ std::string describe_send(spec::DispatcherKind kind, const std::vector<spec::Sen
   return out;
 }
 
-struct Encoded {
+struct FinalizationEncoding {
   SendVars v;
   std::vector<std::pair<spec::DispatcherKind, SendOutcome>> kinds;
 };
 
-Encoded encode(z3::context& ctx, const spec::Ruleset& rules, const Bounds& b,
-               bool abstract_candidates = false) {
-  Encoded e{make_send_vars(ctx, static_cast<unsigned>(b.kmax), ack_bits_of(b)), {}};
+FinalizationEncoding encode_finalization(z3::context& ctx, const spec::Ruleset& rules,
+                                          const Bounds& b, bool abstract_candidates = false) {
+  FinalizationEncoding e{make_send_vars(ctx, static_cast<unsigned>(b.kmax), ack_bits_of(b)), {}};
   for (spec::DispatcherKind kind : spec::all_dispatcher_kinds()) {
     e.kinds.emplace_back(kind, encode_send(rules, kind, e.v, popcount_of(b), abstract_candidates));
   }
@@ -247,10 +247,6 @@ Encoded encode(z3::context& ctx, const spec::Ruleset& rules, const Bounds& b,
 
 }  // namespace
 
-// Witnesses are searched with 8-bit ack_sets first (a witness there is one for every wider
-// bound), then at the full width.
-inline constexpr int kSmallWidth = 8;
-
 // A minimal witness that `kind` breaks the debit properties, or nullopt (unsat or unknown:
 // `unknown` says which).
 std::optional<Witness> find_witness(const spec::Ruleset& rules, spec::DispatcherKind kind,
@@ -258,7 +254,7 @@ std::optional<Witness> find_witness(const spec::Ruleset& rules, spec::Dispatcher
                                     std::string* disagreement) {
   z3::context ctx;
   Query q(ctx, limits_of(b));
-  const Encoded e = encode(ctx, rules, b);
+  const FinalizationEncoding e = encode_finalization(ctx, rules, b);
   q.add(send_domain(e.v));
   const SendOutcome* o = nullptr;
   for (const auto& [k, out] : e.kinds) {
@@ -317,7 +313,7 @@ std::optional<Witness> find_witness(const spec::Ruleset& rules, spec::Dispatcher
 CheckRun run_finalization(const spec::Ruleset& rules, const Bounds& b) {
   z3::context ctx;
   Query q(ctx, limits_of(b));
-  const Encoded a = encode(ctx, rules, b, /*abstract_candidates=*/true);  // the debits
+  const FinalizationEncoding a = encode_finalization(ctx, rules, b, /*abstract_candidates=*/true);  // the debits
   const SendOutcome concrete = encode_send(rules, spec::DispatcherKind::kPersistentShared, a.v,
                                            popcount_of(b));  // B2's candidates: the range of P
   q.add(send_domain(a.v));
@@ -379,7 +375,7 @@ CheckRun run_finalization(const spec::Ruleset& rules, const Bounds& b) {
 std::vector<VacuityItem> vacuity_finalization(const spec::Ruleset& rules, const Bounds& b) {
   z3::context ctx;
   Query q(ctx, limits_of(b));
-  const Encoded e = encode(ctx, rules, b);
+  const FinalizationEncoding e = encode_finalization(ctx, rules, b);
   q.add(send_domain(e.v));
   std::vector<VacuityItem> out;
   out.push_back(vacuity_item("assumptions: the send domain is satisfiable", q.check(), true));

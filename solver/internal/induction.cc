@@ -22,7 +22,7 @@
 namespace permitcheck::solver::internal {
 namespace {
 
-constexpr unsigned kActionBits = 4;
+constexpr unsigned kIndActionBits = 4;
 
 spec::Id ind_inc(std::uint64_t n) { return spec::Id::number(n); }
 spec::Id ind_cnx(int n) { return spec::Id::text(absl::StrCat("c", n)); }
@@ -46,7 +46,7 @@ IndState IndSystem::fresh_state(const std::string& name) {
 IndStep IndSystem::fresh_step(const std::string& name) {
   CommandVars cmd = make_command_vars(ctx_, bmax_, name + ".cmd");
   CommandOutcome out = encode_command(rules_, cmd);
-  IndStep step{ctx_.bv_const((name + ".action").c_str(), kActionBits),
+  IndStep step{ctx_.bv_const((name + ".action").c_str(), kIndActionBits),
                ctx_.int_const((name + ".n").c_str()), std::move(cmd), std::move(out),
                std::nullopt, std::nullopt};
   if (summaries_) {
@@ -57,7 +57,7 @@ IndStep IndSystem::fresh_step(const std::string& name) {
 }
 
 z3::expr IndSystem::action_is(const IndStep& step, IndAction a) const {
-  return step.action == ctx_.bv_val(static_cast<unsigned>(a), kActionBits);
+  return step.action == ctx_.bv_val(static_cast<unsigned>(a), kIndActionBits);
 }
 
 void IndSystem::credit(z3::expr& acc, z3::expr& tasks, const z3::expr& n) const {
@@ -116,7 +116,7 @@ IndState IndSystem::next(const IndState& s, const IndStep& step, z3::expr* guard
   const z3::expr entry_max =
       summaries_ ? ctx_.int_val(spec::kMaxPermits) : ctx_.int_val(bmax_);
 
-  *guard = z3::ule(step.action, ctx_.bv_val(kIndActions - 1, kActionBits)) &&
+  *guard = z3::ule(step.action, ctx_.bv_val(kIndActions - 1, kIndActionBits)) &&
            z3::implies(is(IndAction::kDispatch),
                        s.avail > 0 && n >= 1 && n <= entry_max) &&
            z3::implies(is(IndAction::kReceive), command_ok) &&

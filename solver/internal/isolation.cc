@@ -18,7 +18,7 @@
 namespace permitcheck::solver::internal {
 namespace {
 
-constexpr unsigned kActionBits = 3;
+constexpr unsigned kIsoActionBits = 3;
 constexpr unsigned kSlotBits = 3;
 constexpr unsigned kMaxHeld = 200;
 
@@ -98,9 +98,9 @@ z3::expr IsoModel::take_constraints() {
 void IsoModel::extend() {
   const int n = depth() + 1;
   const IsoState& s = states_.back();
-  IsoStepVars v{ctx_.bv_const(absl::StrCat("iso.", n, ".action").c_str(), kActionBits),
+  IsoStepVars v{ctx_.bv_const(absl::StrCat("iso.", n, ".action").c_str(), kIsoActionBits),
                 ctx_.bv_const(absl::StrCat("iso.", n, ".slot").c_str(), kSlotBits)};
-  auto act = [&](IsoAction a) { return v.action == ctx_.bv_val(static_cast<unsigned>(a), kActionBits); };
+  auto act = [&](IsoAction a) { return v.action == ctx_.bv_val(static_cast<unsigned>(a), kIsoActionBits); };
   auto is_slot = [&](int k) { return v.slot == ctx_.bv_val(k, kSlotBits); };
   const z3::expr yes = ctx_.bool_val(true);
   const z3::expr no = ctx_.bool_val(false);
@@ -217,7 +217,7 @@ void IsoModel::extend() {
 }
 
 z3::expr IsoModel::step_is(int t, IsoAction action) const {
-  return step(t).action == ctx_.bv_val(static_cast<unsigned>(action), kActionBits);
+  return step(t).action == ctx_.bv_val(static_cast<unsigned>(action), kIsoActionBits);
 }
 
 z3::expr IsoModel::returned_old_unit(int t) const {

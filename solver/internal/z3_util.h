@@ -99,6 +99,11 @@ class Query {
   int queries_ = 0;
 };
 
+// Counterexamples are small: the conservation and finalization checks first search each class
+// of situation with 8-bit vectors (a witness there is one for every larger bound), and at the
+// full width only when the small search finds none.
+inline constexpr int kSmallWidth = 8;
+
 struct Minimized {
   z3::model model;
   bool complete = true;  // false when a tightening query was unknown (model still valid)

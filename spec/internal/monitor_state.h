@@ -58,6 +58,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "spec/absl_view.h"
 #include "spec/command_budget.h"
 #include "spec/events.h"
 #include "spec/internal/id_runs.h"
@@ -68,9 +69,6 @@
 
 namespace permitcheck::spec {
 namespace monitor_internal {
-
-// Debian's abseil keeps its own absl::string_view, which absl::StrCat needs.
-inline absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Checked sums (issue 18): the monitor's totals saturate at the int64 bounds instead of
 // wrapping, so an absurd value reads as the over-grant, over-return or overflow it is (E2, N7,
@@ -373,7 +371,7 @@ struct Monitor::State {
   using Retired = monitor_internal::Retired;
   using EndedIncs = monitor_internal::EndedIncs;
   using FinishedMessages = monitor_internal::FinishedMessages;
-  static absl::string_view av(std::string_view s) { return monitor_internal::av(s); }
+  static absl::string_view av(std::string_view s) { return permitcheck::av(s); }
   static std::int64_t sat_add(std::int64_t a, std::int64_t b) {
     return monitor_internal::sat_add(a, b);
   }

@@ -16,12 +16,9 @@
 #include <string_view>
 
 #include "absl/strings/string_view.h"
+#include "spec/absl_view.h"
 
 namespace permitcheck::trace::internal {
-
-// Debian's Abseil has its own absl::string_view, which absl::StrCat does not build from a
-// std::string_view: pass std::string_view arguments through this.
-inline absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // A JSON number token, classified exactly (no rounding through double).
 struct NumberToken {
