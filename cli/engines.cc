@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/report.h"
+#include "spec/absl_view.h"
 #include "spec/ruleset.h"
 
 #ifdef PERMITCHECK_HAVE_SOLVER
@@ -15,13 +16,11 @@
 #include "solver/prove.h"
 #ifdef PERMITCHECK_SOLVER_HAS_TRACE
 #include "solver/trace_output.h"
-#include "spec/absl_view.h"
 #endif
 #endif
 
 namespace permitcheck::cli {
 namespace {
-
 
 // Parses --ruleset; prints the error and returns nullptr on failure.
 const spec::Ruleset* ruleset_or_error(const std::string& name, std::string_view command, std::ostream& err) {

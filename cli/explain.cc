@@ -8,9 +8,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "spec/absl_view.h"
 #include "spec/rule_id.h"
 #include "trace/writer.h"
-#include "spec/absl_view.h"
 
 namespace permitcheck::cli {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "spec/permit_state.h"
 #include "spec/absl_view.h"
+#include "spec/permit_state.h"
 
 namespace permitcheck::properties {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "rapidcheck.h"
-#include "spec/finalize.h"
 #include "spec/absl_view.h"
+#include "spec/finalize.h"
 
 namespace permitcheck::properties {
 namespace {

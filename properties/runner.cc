@@ -13,10 +13,10 @@
 #include "properties/generators.h"
 #include "rapidcheck.h"
 #include "rapidcheck/state.h"
+#include "spec/absl_view.h"
 #include "spec/monitor.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
-#include "spec/absl_view.h"
 
 namespace permitcheck::properties {
 namespace {

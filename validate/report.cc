@@ -3,8 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "validate/json_out.h"
 #include "validate/junit.h"
-#include "spec/rule_id.h"
 #include "spec/absl_view.h"
+#include "spec/rule_id.h"
 
 namespace permitcheck::validate {
 namespace {

@@ -313,7 +313,8 @@ std::optional<Witness> find_witness(const spec::Ruleset& rules, spec::Dispatcher
 CheckRun run_finalization(const spec::Ruleset& rules, const Bounds& b) {
   z3::context ctx;
   Query q(ctx, limits_of(b));
-  const FinalizationEncoding a = encode_finalization(ctx, rules, b, /*abstract_candidates=*/true);  // the debits
+  // the debits
+  const FinalizationEncoding a = encode_finalization(ctx, rules, b, /*abstract_candidates=*/true);
   const SendOutcome concrete = encode_send(rules, spec::DispatcherKind::kPersistentShared, a.v,
                                            popcount_of(b));  // B2's candidates: the range of P
   q.add(send_domain(a.v));
