@@ -1,6 +1,7 @@
-// The report layer of the `permitcheck` command: the exit codes every subcommand returns, and
-// the one set of writers they share (text escaping for JSON and XML, the JUnit XML writer, the
-// validate reports). Subcommands format their own content and hand it to these writers.
+// The report layer of the `permitcheck` command: the exit codes every subcommand returns
+// (spec/outcome.h), and the one set of writers they share (text escaping for JSON and XML, the
+// JUnit XML writer, the validate reports). Subcommands format their own content and hand it
+// to these writers.
 //
 //   JunitSuite suite{.name = "permitcheck check"};
 //   suite.cases.push_back({.classname = "permitcheck.check", .name = "holds"});
@@ -16,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "spec/outcome.h"
 #include "validate/json_out.h"
 #include "validate/junit.h"
 #include "validate/report.h"
@@ -23,12 +25,12 @@
 
 namespace permitcheck::cli {
 
-// Exit codes of every subcommand (README.md, "Exit codes"): 0 pass, 1 violation, 2 bad input
-// or usage.
-using validate::ExitCode;
-using validate::kExitBadInput;
-using validate::kExitPass;
-using validate::kExitViolation;
+// Exit codes of every subcommand: spec/outcome.h (docs/cli.md, "Outcomes and exit codes").
+using spec::ExitCode;
+using spec::kExitBadInput;
+using spec::kExitIncomplete;
+using spec::kExitPass;
+using spec::kExitViolation;
 
 using validate::append_json_string;
 using validate::format_junit;

@@ -14,15 +14,17 @@
 #include "absl/strings/str_join.h"
 #include "solver/interrupt.h"
 #include "solver/prove.h"
+#include "spec/outcome.h"
 #ifdef PERMITCHECK_SOLVER_HAS_TRACE
 #include "solver/trace_output.h"
 #endif
 
 namespace {
 
-constexpr int kPass = 0;
-constexpr int kViolation = 1;
-constexpr int kUsage = 2;
+// Exit codes: spec/outcome.h (docs/cli.md, "Outcomes and exit codes").
+constexpr int kPass = permitcheck::spec::kExitPass;
+constexpr int kViolation = permitcheck::spec::kExitViolation;
+constexpr int kUsage = permitcheck::spec::kExitBadInput;
 
 using permitcheck::solver::Bounds;
 using permitcheck::solver::Check;

@@ -24,17 +24,18 @@
 
 #include "spec/events.h"
 #include "spec/monitor.h"
+#include "spec/outcome.h"
 #include "spec/ruleset.h"
 
 namespace permitcheck::validate {
 
-// Exit codes of every permitcheck command (README.md, docs/cli.md): the one definition,
-// shared by validate's callers and every subcommand of cli/.
-enum ExitCode : int {
-  kExitPass = 0,       // every check passed
-  kExitViolation = 1,  // a check failed
-  kExitBadInput = 2,   // bad input or usage: the reason goes to stderr
-};
+// Exit codes: defined once in spec/outcome.h (docs/cli.md, "Outcomes and exit codes"); these
+// names are aliases kept for validate's callers.
+using spec::ExitCode;
+using spec::kExitBadInput;
+using spec::kExitIncomplete;
+using spec::kExitPass;
+using spec::kExitViolation;
 
 // 16 MiB: the longest line `validate` reads by default. The reader itself would take up to
 // 128 MiB, but a line that long costs about 1 GiB to parse; --max-line-bytes raises it.
