@@ -120,10 +120,13 @@ MonitorSize Monitor::size() const {
   for (const auto& [cnx, ids] : s.unattached_on_cnx) {
     lists += table_bytes(ids.capacity(), sizeof(Id));
   }
+  for (const auto& [cnx, closed] : s.closed_on_cnx) lists += closed.bytes();
   out.part_bytes[5] = table_bytes(s.wire_consumers_on_cnx.capacity() + s.incs_on_cnx.capacity(),
                                   sizeof(Id) + sizeof(std::vector<Id>)) +
                       table_bytes(s.unattached_on_cnx.capacity(),
                                   sizeof(Id) + sizeof(absl::flat_hash_set<Id>)) +
+                      table_bytes(s.closed_on_cnx.capacity(),
+                                  sizeof(Id) + sizeof(monitor_internal::IdRuns<std::uint8_t>)) +
                       lists + table_bytes(s.cnx_sent_field.capacity(), sizeof(Id) + 1);
   out.part_bytes[6] =
       table_bytes(s.ledgers.capacity(), sizeof(std::pair<const Id, CommandLedger>));

@@ -13,7 +13,12 @@ monitor_internal::WireIncarnation& Monitor::State::fresh_wire(const ConsumerKey&
   } else {
     release_in_flight(it->second);  // the previous incarnation ended with this subscribe
   }
-  it->second = WireIncarnation{.q = header.q};
+  bool replaces_closed = false;  // rulebook 12.12: the replacement of a closed incarnation
+  if (auto closed = closed_on_cnx.find(key.cnx); closed != closed_on_cnx.end()) {
+    replaces_closed = closed->second.take(Id::number(key.consumer)).has_value();
+    if (closed->second.empty()) closed_on_cnx.erase(closed);
+  }
+  it->second = WireIncarnation{.replaces_closed = replaces_closed, .q = header.q};
   wire_of_consumer.insert_or_assign(key.consumer, key);
   return it->second;
 }
@@ -96,6 +101,48 @@ void Monitor::State::on(const SubscribeOk& e) {
 
 void Monitor::State::on(const SubscribeFail& e) { release_wire({e.cnx, e.consumer}); }
 
+// The one decision on a Flow for a consumer whose wire incarnation on this connection is not
+// live and subscribed (`w`: its incarnation on record, if any), under the permit-state rules:
+// - none on record, the consumer closed by close_consumer and not yet subscribed again: an
+//   old Flow written before the replacement's Subscribe (N6 allows it; rulebook 12.12: the
+//   wire cannot tell it crossed the close, and the broker credits it to nobody): no violation;
+// - none on record otherwise (never subscribed here, or the Subscribe failed): N4;
+// - a Subscribe on record that has not succeeded, which replaced a closed incarnation: the
+//   Flow arrived after the replacement's Subscribe, N6 (if it is the replacement's own, N4
+//   is broken instead: the text says both);
+// - a Subscribe on record that has not succeeded, or an ended one: N4.
+std::optional<RuleId> Monitor::State::flow_before_subscribed(const ConsumerKey& key,
+                                                            const WireIncarnation* w) const {
+  if (w == nullptr) {
+    if (auto closed = closed_on_cnx.find(key.cnx);
+        closed != closed_on_cnx.end() && closed->second.find(Id::number(key.consumer))) {
+      return std::nullopt;  // 12.12, N6
+    }
+    // Only in a trace that records Subscribes (a wire trace, or one with any subscribe).
+    const bool records_subscribes = header.source == TraceSource::kWire || saw_subscribe;
+    return records_subscribes ? std::optional<RuleId>(RuleId::kN4) : std::nullopt;
+  }
+  if (!w->ended && w->replaces_closed) return RuleId::kN6;
+  return RuleId::kN4;
+}
+
+std::string Monitor::State::unsubscribed_flow_text(RuleId rule, std::int64_t permits,
+                                                   const ConsumerKey& key,
+                                                   const WireIncarnation* w) const {
+  const std::string flow = absl::StrCat("Flow of ", permits, " for ", describe(key));
+  if (w == nullptr) {
+    return absl::StrCat(flow, " with no Subscribe on record on that connection, or only an "
+                              "ended one");
+  }
+  if (rule == RuleId::kN6) {
+    return absl::StrCat(flow, " after the Subscribe of the incarnation replacing the closed "
+                              "one and before it succeeded: an old Flow written after the "
+                              "replacement's Subscribe (N6), or the replacement's own before "
+                              "its Subscribe succeeded (N4)");
+  }
+  return absl::StrCat(flow, " before its Subscribe succeeded");
+}
+
 void Monitor::State::on(const Flow& e) {
   const ConsumerKey key{e.cnx, e.consumer};
   if (e.permits < 0) {
@@ -106,45 +153,34 @@ void Monitor::State::on(const Flow& e) {
   bool reported = false;
   if (e.inc) reported = client_flow(e, *e.inc);
   auto it = wire.find(key);
-  if (it == wire.end()) {
-    // A Flow with no live Subscribe on record for the consumer on this connection (never
-    // subscribed, or its incarnation ended and was released), in a trace that records
-    // Subscribes (a wire trace, or one with any subscribe event), and not already judged on
-    // its permit state: N4. Legacy writes such Flows (L11).
-    const bool records_subscribes = header.source == TraceSource::kWire || saw_subscribe;
-    if (!reported && records_subscribes && rules->flow_recheck == FlowRecheck::kIdentity) {
-      violation(RuleId::kN4, absl::StrCat("Flow of ", e.permits, " for ", describe(key),
-                                          " with no Subscribe on record on that connection, "
-                                          "or only an ended one"));
-    }
-    return;
-  }
-  WireIncarnation& w = it->second;
-  if (w.ended || !w.subscribed_ok) {
-    // N4 is a rule of the permit-state rulesets; legacy writes such Flows (L11).
+  WireIncarnation* w = it == wire.end() ? nullptr : &it->second;
+  if (w == nullptr || w->ended || !w->subscribed_ok) {
+    // N4 and N6 are rules of the permit-state rulesets; legacy writes such Flows (L11).
     if (!reported && rules->flow_recheck == FlowRecheck::kIdentity) {
-      violation(RuleId::kN4, absl::StrCat("Flow of ", e.permits, " for ", describe(key),
-                                          " before its Subscribe succeeded"));
+      if (std::optional<RuleId> rule = flow_before_subscribed(key, w)) {
+        violation(*rule, unsubscribed_flow_text(*rule, e.permits, key, w));
+      }
     }
     // The broker has the consumer from its Subscribe on and credits the Flow (B10), so the
     // wire-derived available that B12 and E2 judge counts it; Q is still the first Flow
-    // after the Subscribe succeeded.
-    if (!w.ended) w.granted = sat_add(w.granted, e.permits);
+    // after the Subscribe succeeded. A Flow with no live incarnation is credited to nobody.
+    if (w != nullptr && !w->ended) w->granted = sat_add(w->granted, e.permits);
     return;
   }
-  w.granted = sat_add(w.granted, e.permits);
-  if (!w.q) {
-    w.q = e.permits;  // trace-format: the first Flow after subscribe_ok is Q
+  WireIncarnation& live = *w;
+  live.granted = sat_add(live.granted, e.permits);
+  if (!live.q) {
+    live.q = e.permits;  // trace-format: the first Flow after subscribe_ok is Q
     return;
   }
-  const std::int64_t available = sat_sub(w.granted, w.debited);
-  if (w.precise && invariants() && !reported && available > *w.q) {
+  const std::int64_t available = sat_sub(live.granted, live.debited);
+  if (live.precise && invariants() && !reported && available > *live.q) {
     std::string text = absl::StrCat("Flow of ", e.permits,
                                     " raises the broker's available permits of ", describe(key),
-                                    " to ", available, ", above Q = ", *w.q, " (over-grant by ",
-                                    available - *w.q, ")");
+                                    " to ", available, ", above Q = ", *live.q, " (over-grant by ",
+                                    available - *live.q, ")");
     const ClientIncarnation* inc = current_client_inc(key);
-    if (inc && inc->deviation && explained(*inc, available - *w.q)) {
+    if (inc && inc->deviation && explained(*inc, available - *live.q)) {
       deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
                                               av(rule_name(*inc->deviation))));
     } else {
@@ -246,7 +282,12 @@ void Monitor::State::on(const Ack& e) {
   if (Command* c = find_live(e.cmd)) release_wire_command(*c);
 }
 
-void Monitor::State::on(const CloseConsumer& e) { release_wire({e.cnx, e.consumer}); }
+// The incarnation ends; until its replacement's Subscribe, a Flow it wrote before the close
+// reached it may still arrive (rulebook 12.12), so the consumer is remembered as closed.
+void Monitor::State::on(const CloseConsumer& e) {
+  release_wire({e.cnx, e.consumer});
+  closed_on_cnx[e.cnx].insert(Id::number(e.consumer), 0);
+}
 
 void Monitor::State::on(const Disconnect& e) {
   if (auto it = wire_consumers_on_cnx.find(e.cnx); it != wire_consumers_on_cnx.end()) {
@@ -269,6 +310,7 @@ void Monitor::State::on(const Disconnect& e) {
     }
   }
   cnx_sent_field.erase(e.cnx);
+  closed_on_cnx.erase(e.cnx);
   end_client_incs_on(e.cnx);
 }
 

@@ -118,6 +118,9 @@ struct Label {
 struct WireIncarnation {
   bool subscribed_ok = false;
   bool ended = false;
+  // Its Subscribe replaced an incarnation closed by close_consumer on the same connection: a
+  // Flow before this one's Subscribe succeeded may be the old one's (N6, rulebook 12.12).
+  bool replaces_closed = false;
   bool precise = true;       // every debit on it was known
   std::int64_t granted = 0;  // sum of Flow permits (saturating)
   std::int64_t debited = 0;  // sum of P of its messages (saturating)
@@ -396,6 +399,10 @@ struct Monitor::State {
   // Per connection, so ending a connection costs what lives on it, not the whole trace.
   absl::flat_hash_map<Id, std::vector<Id>> incs_on_cnx;
   absl::flat_hash_map<Id, std::vector<std::uint64_t>> wire_consumers_on_cnx;
+  // Consumers closed by close_consumer, by connection, until their replacement's Subscribe or
+  // the connection's end: an old Flow arriving meanwhile is no violation (rulebook 12.12).
+  // Kept as runs of consumer ids (value 0), so consumers numbered in order cost one run.
+  absl::flat_hash_map<Id, monitor_internal::IdRuns<std::uint8_t>> closed_on_cnx;
   // Wire-only commands sent to no subscribed consumer of the connection: only their Ack or the
   // connection's end releases them.
   absl::flat_hash_map<Id, absl::flat_hash_set<Id>> unattached_on_cnx;
@@ -557,6 +564,12 @@ struct Monitor::State {
   // below) the exact balance.
   static bool explained(const ClientIncarnation& inc, std::int64_t excess);
 
+  // A Flow for `key` whose wire incarnation (`w`, if on record) is not live and subscribed:
+  // the rule it breaks, if any (N4, N6, rulebook 12.12), and the finding's text.
+  std::optional<RuleId> flow_before_subscribed(const ConsumerKey& key,
+                                               const WireIncarnation* w) const;
+  std::string unsubscribed_flow_text(RuleId rule, std::int64_t permits, const ConsumerKey& key,
+                                     const WireIncarnation* w) const;
   // Client side of a Flow carrying `inc` (N4-N6, E2). Returns true when it reported.
   bool client_flow(const Flow& e, const Id& id);
 

@@ -41,7 +41,7 @@ official_setup() {
       command -v java >/dev/null 2>&1 || skip "no java runtime on the PATH"
       [ -f "$root/conformance/clients/java/target/consumer.jar" ] ||
         skip "the Java client is not built (ci/install-java-client.sh)"
-      # Its pinned findings fail no scenario for sure (flow_around_close's N4 is a race), so
+      # Its pinned findings fail no scenario for sure (flow_around_close's N6 is a race), so
       # only `pass` and `bypass`: complete_batches, kept small (a JVM starts per run).
       [ "$mode" != fail ] || { echo "usage: the Java client has no pinned failing scenario" >&2; exit 2; }
       # A JVM per run: the Java preset's 30 s to the first Flow, not conform's default 10 s.

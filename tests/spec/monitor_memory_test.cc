@@ -615,7 +615,9 @@ RC_GTEST_PROP(MonitorMemory, LongPermitStateCyclesJudgeTheSameInBothModes, ()) {
 
 // ---- Late events naming a released incarnation: the same verdict in both modes ----
 
-TEST(MonitorMemory, N4_FlowForAClosedAndReleasedConsumerIsReportedInBothModes) {
+// A Flow for a closed and released consumer before its replacement's Subscribe is no violation
+// (rulebook 12.12); after the replacement's Subscribe it is N6, in both modes.
+TEST(MonitorMemory, N6_FlowForAClosedAndReleasedConsumerIsJudgedAlikeInBothModes) {
   Trace t;
   t.wire_subscribed(4);
   for (std::uint64_t c = 1; c <= 3; ++c) {
@@ -624,21 +626,32 @@ TEST(MonitorMemory, N4_FlowForAClosedAndReleasedConsumerIsReportedInBothModes) {
         .add(CloseConsumer{.cnx = s("c1"), .consumer = c});
   }
   t.add(Flow{.cnx = s("c1"), .consumer = 2, .permits = 1});
-  EXPECT_TRUE(FirstViolation(both(wire(), t), RuleId::kN4,
-                             {"Flow of 1 for consumer 2 on connection c1", "no Subscribe"}));
+  EXPECT_TRUE(Clean(both(wire(), t)));
+  t.add(Subscribe{.cnx = s("c1"), .consumer = 2})
+      .add(Flow{.cnx = s("c1"), .consumer = 2, .permits = 1});
+  EXPECT_TRUE(FirstViolation(both(wire(), t), RuleId::kN6,
+                             {"Flow of 1 for consumer 2 on connection c1",
+                              "replacing the closed one"}));
 }
 
-TEST(MonitorMemory, N4_FlowOfACurrentPermitStateForAClosedConsumerIsReportedInBothModes) {
-  Trace t;
-  t.wire_subscribed(std::nullopt)
-      .subscribed(1, 4)
-      .add(recv(1, 1))
-      .add(claim(1, "m0"))
-      .add(settle(1, 0))
-      .add(msg_return("m0"))  // its accumulator holds 1
-      .add(CloseConsumer{.cnx = s("c1"), .consumer = 0})
-      .add(flow(1, 1));
-  EXPECT_TRUE(FirstViolation(both(client(), t), RuleId::kN4, {"Flow of 1 for consumer 0"}));
+TEST(MonitorMemory, N6_FlowOfACurrentPermitStateForAClosedConsumerIsJudgedAlikeInBothModes) {
+  for (bool replaced : {false, true}) {
+    Trace t;
+    t.wire_subscribed(std::nullopt)
+        .subscribed(1, 4)
+        .add(recv(1, 1))
+        .add(claim(1, "m0"))
+        .add(settle(1, 0))
+        .add(msg_return("m0"))  // its accumulator holds 1
+        .add(CloseConsumer{.cnx = s("c1"), .consumer = 0});
+    if (replaced) t.add(Subscribe{.cnx = s("c1"), .consumer = 0});
+    t.add(flow(1, 1));
+    if (replaced) {
+      EXPECT_TRUE(FirstViolation(both(client(), t), RuleId::kN6, {"Flow of 1 for consumer 0"}));
+    } else {
+      EXPECT_TRUE(Clean(both(client(), t)));
+    }
+  }
 }
 
 // A message handed off on permit state 1, returned after 1 ended and 2 replaced it.
