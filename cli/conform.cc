@@ -1,5 +1,6 @@
 #include "cli/conform.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "conformance/client_presets.h"
 #include "conformance/conform.h"
 #include "spec/monitor.h"
+#include "spec/outcome.h"
 #include "trace/writer.h"
 #endif
 
@@ -30,8 +32,10 @@ ConformCommand::ConformCommand(CLI::App& app) {
       "conform",
       "Run the conformance scenarios against a real Pulsar client: a PIP-491 broker on "
       "127.0.0.1 delivers generated scenarios, records the wire trace and judges it with the "
-      "monitor; failures are shrunk by re-running the client. Exit 0 pass, 1 a finding, 2 usage "
-      "or the client could not start.");
+      "monitor; failures are shrunk by re-running the client. Exit 0 pass (NOT-APPLICABLE "
+      "scenarios aside), 1 a finding, 3 incomplete, 2 usage, a client that could not start or "
+      "nothing checked; SIGINT/SIGTERM: the finished scenarios' report, exit 130/143 "
+      "(docs/cli.md, \"Outcomes and exit codes\").");
   sub_->add_option("--client", client_,
                    "Command line starting the client; placeholders {url} {topic} {subscription} "
                    "{q} {delay_ms} {nack_every}");
@@ -167,19 +171,47 @@ std::string scenario_name(const ScenarioReport& s) {
   return std::string(conformance::scenario_info(s.kind).name);
 }
 
+// A scenario's outcome (spec/outcome.h) as the report names it; INCOMPLETE ones that did not
+// run to their end say why (NOT-RUN, NOT-FINISHED).
 std::string status(const ScenarioReport& s) {
   if (s.counterexample) return "FAIL";
+  if (s.skipped_never_started) return "NOT-RUN";
   if (s.deadline_reached) return s.runs == 0 ? "NOT-RUN" : "NOT-FINISHED";
-  return s.inconclusive() ? "INCONCLUSIVE" : "PASS";
+  return std::string(spec::outcome_name(s.outcome()));
 }
 
-// The verdict line: PASS, FAIL (a finding), or INCOMPLETE (the deadline, nothing failed).
+std::size_t not_applicable_count(const ConformReport& r) {
+  return static_cast<std::size_t>(std::count_if(
+      r.scenarios.begin(), r.scenarios.end(),
+      [](const ScenarioReport& s) { return s.outcome() == spec::Outcome::kNotApplicable; }));
+}
+
+// The verdict line: the run's outcome (docs/cli.md, "Outcomes and exit codes"), with why.
 std::string verdict(const ConformReport& r) {
-  if (r.passed()) return "PASS";
-  if (!r.has_counterexample() && r.deadline_reached()) {
-    return "INCOMPLETE (--deadline reached before every scenario ran; nothing failed)";
+  const std::string na =
+      not_applicable_count(r) == 0
+          ? ""
+          : absl::StrCat("; ", not_applicable_count(r), " scenario(s) NOT-APPLICABLE to this client");
+  if (r.client_could_not_start) {
+    return "NOTHING-CHECKED (the client never subscribed and sent a Flow)";
   }
-  return "FAIL";
+  if (r.interrupted) {
+    if (r.scenarios.empty()) return "INTERRUPTED (stopped by a signal before any scenario finished)";
+    return absl::StrCat("INTERRUPTED (stopped by a signal; ", r.scenarios.size(),
+                        " scenario(s) finished before it, reported above, together ",
+                        std::string(spec::outcome_name(r.outcome())), ")");
+  }
+  switch (r.outcome()) {
+    case spec::Outcome::kPass: return absl::StrCat("PASS", na);
+    case spec::Outcome::kFail: return absl::StrCat("FAIL", na);
+    case spec::Outcome::kIncomplete:
+      return absl::StrCat("INCOMPLETE (",
+                          r.deadline_reached() ? "--deadline reached before every scenario ran"
+                                               : "a scenario's window was not opened",
+                          "; nothing failed", na, ")");
+    case spec::Outcome::kNotApplicable: break;
+  }
+  return "NOTHING-CHECKED (every scenario is NOT-APPLICABLE to this client)";
 }
 
 std::vector<std::string> split_rows(std::string_view rows) {
@@ -216,8 +248,19 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
   std::ostringstream o;
   o << "permitcheck conform: " << command << "\n";
   o << "Judged as: " << r.applicable_rules << "\n\n";
+  if (r.interrupted) {
+    o << "INTERRUPTED by a signal: the report of the " << r.scenarios.size()
+      << " scenario(s) that finished before it; the others did not finish.\n\n";
+  }
   if (r.client_could_not_start) {
     o << "The client never subscribed and sent a Flow in any run: could not start.\n";
+    if (r.never_started) {
+      const conformance::ScenarioOutcome& c = *r.never_started;
+      if (c.client_failure) o << "client: " << *c.client_failure << "\n";
+      o << "client output (tail):\n"
+        << (c.client_log_tail.empty() ? "(none)" : c.client_log_tail) << "\n";
+    }
+    o << "\n";
   }
   o << "Scenarios:\n";
   for (const ScenarioReport& s : r.scenarios) {
@@ -230,6 +273,9 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
     for (const std::string& w : s.restarts) o << "       started again: " << w << "\n";
     std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
     for (const std::string& w : missed) o << "       not opened: " << w << "\n";
+    if (s.not_applicable()) {
+      for (const std::string& w : s.cannot_open) o << "       not applicable: " << w << "\n";
+    }
     if (!s.rows.empty()) {
       o << "       legacy rows opened: " << absl::StrJoin(s.rows, ",") << "\n";
     }
@@ -301,6 +347,8 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
 std::string format_json(const ConformReport& r, const std::string& command) {
   std::ostringstream o;
   o << "{\"client\": \"" << json_escape(command) << "\", \"ok\": " << (r.passed() ? "true" : "false")
+    << ", \"outcome\": \"" << spec::outcome_name(r.outcome()) << "\""
+    << ", \"interrupted\": " << (r.interrupted ? "true" : "false")
     << ", \"client_could_not_start\": " << (r.client_could_not_start ? "true" : "false")
     << ", \"deadline_reached\": " << (r.deadline_reached() ? "true" : "false")
     << ", \"judged_as\": \"" << json_escape(r.applicable_rules) << "\", \"scenarios\": [";
@@ -321,6 +369,7 @@ std::string format_json(const ConformReport& r, const std::string& command) {
     strings("windows", s.windows);
     const std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
     strings("not_opened", std::vector<std::string>(missed.begin(), missed.end()));
+    strings("not_applicable", s.not_applicable() ? s.cannot_open : std::vector<std::string>{});
     strings("legacy_rows", s.rows);
     strings("never_acked", s.never_acked);
     strings("restarts", s.restarts);
@@ -399,8 +448,12 @@ std::string format_junit(const ConformReport& r) {
     } else if (s.deadline_reached) {
       c.error = JunitCase::Failure{
           "not run", absl::StrCat("--deadline reached after ", s.runs, " run(s)"), ""};
+    } else if (s.skipped_never_started) {
+      c.error = JunitCase::Failure{"not run", "the client never subscribed", ""};
     } else if (s.inconclusive()) {
-      c.error = JunitCase::Failure{"inconclusive", "no run opened the scenario's window", ""};
+      c.error = JunitCase::Failure{"incomplete", "no run opened the scenario's window", ""};
+    } else if (s.not_applicable()) {
+      absl::StrAppend(&c.system_out, "NOT-APPLICABLE: ", absl::StrJoin(s.cannot_open, "; "), "\n");
     }
     suite.cases.push_back(std::move(c));
   }
@@ -514,6 +567,18 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     }
   }
 
+  // SIGINT/SIGTERM: the report of every scenario finished so far, marked interrupted, then exit
+  // 130/143 (conformance::set_interrupted_report); kept up to date as scenarios finish.
+  const auto interrupted_text = [this](conformance::ConformReport so_far) {
+    so_far.interrupted = true;
+    if (format_ == "json") return format_json(so_far, client_);
+    if (format_ == "junit") return format_junit(so_far);
+    return format_text(so_far, client_, /*full=*/true);
+  };
+  conformance::set_interrupted_report(interrupted_text(ConformReport{}), output_);
+  options.on_finished = [&](const ConformReport& so_far) {
+    conformance::set_interrupted_report(interrupted_text(so_far), output_);
+  };
   const ConformReport report = conformance::run_conformance(
       options, [&err](std::string_view line) { err << "conform: " << line; });
 
@@ -540,13 +605,16 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   if (report.client_could_not_start) return kExitBadInput;
-  if (report.passed()) return kExitPass;
-  if (!report.has_counterexample() && report.deadline_reached()) {
+  const spec::Outcome outcome = report.outcome();
+  if (outcome == spec::Outcome::kIncomplete && report.deadline_reached()) {
     err << "permitcheck conform: --deadline of " << deadline_s_
         << " s reached before every scenario ran; nothing failed in what ran\n";
-    return kExitBadInput;
   }
-  return kExitViolation;
+  if (outcome == spec::Outcome::kNotApplicable) {
+    err << "permitcheck conform: nothing checked: every scenario is NOT-APPLICABLE to this "
+           "client\n";
+  }
+  return spec::exit_code(outcome);  // 0 PASS, 1 FAIL, 3 INCOMPLETE, 2 nothing checked
 }
 
 #endif  // PERMITCHECK_HAVE_CONFORMANCE

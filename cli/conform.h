@@ -7,8 +7,10 @@
 //   app.parse(argc, argv);
 //   if (std::optional<int> code = conform.run(std::cout, std::cerr)) return *code;
 //
-// Exit 0 every scenario passed, 1 a finding (or an inconclusive scenario), 2 bad usage, the
-// client could not start, or --deadline came before every scenario ran (and nothing failed).
+// Exit (spec/outcome.h): 0 PASS (NOT-APPLICABLE scenarios aside), 1 a finding, 3 INCOMPLETE
+// (a window not opened though it could be, or --deadline came before every scenario ran, and
+// nothing failed), 2 bad usage, a client that never started, or every scenario
+// NOT-APPLICABLE (nothing checked); SIGINT/SIGTERM: the finished scenarios' report, 130/143.
 #ifndef PERMITCHECK_CLI_CONFORM_H_
 #define PERMITCHECK_CLI_CONFORM_H_
 

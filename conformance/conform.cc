@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "conformance/internal/process.h"
 
 namespace permitcheck::conformance {
 namespace {
@@ -43,12 +44,23 @@ std::string applicable_rules(bool knows_message_permits) {
          "all ack_set bits); W2/C4 do not apply";
 }
 
-bool ConformReport::passed() const {
-  if (client_could_not_start) return false;
-  for (const ScenarioReport& s : scenarios) {
-    if (!s.passed()) return false;
+spec::Outcome ScenarioReport::outcome() const {
+  if (counterexample) return spec::Outcome::kFail;
+  if (deadline_reached || skipped_never_started || inconclusive()) {
+    return spec::Outcome::kIncomplete;
   }
-  return true;
+  if (not_applicable()) return spec::Outcome::kNotApplicable;
+  return spec::Outcome::kPass;
+}
+
+spec::Outcome ConformReport::outcome() const {
+  spec::Outcome out = spec::Outcome::kNotApplicable;
+  for (const ScenarioReport& s : scenarios) out = spec::combine(out, s.outcome());
+  return out;
+}
+
+bool ConformReport::passed() const {
+  return !client_could_not_start && !interrupted && outcome() == spec::Outcome::kPass;
 }
 
 bool ConformReport::deadline_reached() const {
@@ -95,11 +107,21 @@ constexpr std::chrono::milliseconds kDeadlineMargin{200};
 // Whether no run may start any more.
 bool past(Clock::time_point until) { return Clock::now() + kDeadlineMargin >= until; }
 
+// What the scenarios running side by side share: whether any client ever started, and the
+// first run whose client never did while none had (the run then stops: reported once).
+struct Shared {
+  std::atomic<bool> any_started{false};
+  std::atomic<bool> gave_up{false};
+  std::mutex mu;
+  std::optional<ScenarioOutcome> never_started;  // guarded by mu
+};
+
 // One client run within the overall deadline `until`: nullopt when the deadline has passed,
 // or when the run was given only the time left and ended at the deadline (cut by it, its
 // verdict is not the client's).
 std::optional<ScenarioOutcome> run_within(const ClientSpec& spec, Clock::time_point until,
-                                          const ScenarioParams& params, ScenarioReport* sr) {
+                                          const ScenarioParams& params, ScenarioReport* sr,
+                                          Shared& shared) {
   using std::chrono::milliseconds;
   const Clock::time_point now = Clock::now();
   if (past(until)) return std::nullopt;
@@ -117,7 +139,17 @@ std::optional<ScenarioOutcome> run_within(const ClientSpec& spec, Clock::time_po
   const long fit = 1 + (spare.count() > 0 ? spare.count() / per_start.count() : 0);
   client.start_attempts =
       static_cast<int>(std::clamp<long>(fit, 1, std::max(1, spec.start_attempts)));
+  // Until some client of this conform run has started, a start is not retried: a client that
+  // never subscribes is reported after one `startup`, not after every attempt of every
+  // scenario. Once one has started, a slow start is retried as usual.
+  const bool known_to_start = shared.any_started.load();
+  if (!known_to_start) client.start_attempts = 1;
   ScenarioOutcome outcome = run_scenario(client, params);
+  if (!known_to_start && outcome.client_never_started && shared.any_started.load() &&
+      !past(until)) {
+    client.start_attempts = std::max(1, spec.start_attempts - 1);  // another run started meanwhile
+    outcome = run_scenario(client, params);
+  }
   ++sr->runs;  // cut or not, the client ran
   for (const std::string& f : outcome.failed_starts) {
     sr->restarts.push_back(absl::StrCat("run ", sr->runs, ", ", f));
@@ -125,6 +157,13 @@ std::optional<ScenarioOutcome> run_within(const ClientSpec& spec, Clock::time_po
   if (clamped && Clock::now() + kDeadlineMargin >= until) {
     ++sr->cut_runs;
     return std::nullopt;
+  }
+  if (!outcome.client_never_started) {
+    shared.any_started = true;
+  } else if (!shared.any_started.load()) {
+    std::lock_guard<std::mutex> lock(shared.mu);
+    if (!shared.never_started) shared.never_started = outcome;
+    shared.gave_up = true;
   }
   return outcome;
 }
@@ -136,6 +175,11 @@ void note_run(ScenarioReport& sr, const ScenarioOutcome& o) {
     }
   }
   for (const std::string& w : o.not_opened) sr.not_opened.push_back(w);
+  for (const std::string& w : o.cannot_open) {
+    if (std::find(sr.cannot_open.begin(), sr.cannot_open.end(), w) == sr.cannot_open.end()) {
+      sr.cannot_open.push_back(w);
+    }
+  }
   for (const std::string& r : o.rows) {
     if (std::find(sr.rows.begin(), sr.rows.end(), r) == sr.rows.end()) sr.rows.push_back(r);
   }
@@ -148,7 +192,7 @@ void note_run(ScenarioReport& sr, const ScenarioOutcome& o) {
 // Shrinks a failing fixed case: the first smaller variant with the same defect, repeated.
 void shrink_fixed(const ConformOptions& options, Clock::time_point until,
                   const ProgressFn& progress, ScenarioReport& sr, ScenarioParams current,
-                  ScenarioOutcome& outcome) {
+                  ScenarioOutcome& outcome, Shared& shared) {
   const std::set<spec::RuleId> original = rules_of(outcome);
   int budget = options.max_shrink_runs;
   bool improved = true;
@@ -156,7 +200,7 @@ void shrink_fixed(const ConformOptions& options, Clock::time_point until,
     improved = false;
     for (const ScenarioParams& next : shrink_candidates(current)) {
       if (budget-- <= 0) break;
-      std::optional<ScenarioOutcome> run = run_within(options.client, until, next, &sr);
+      std::optional<ScenarioOutcome> run = run_within(options.client, until, next, &sr, shared);
       if (!run) return;  // the deadline: the counterexample so far stands
       ScenarioOutcome& candidate = *run;
       if (same_defect(original, candidate)) {
@@ -177,7 +221,8 @@ namespace {
 
 // One scenario: its fixed cases, then the draws; the first failure shrunk.
 ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
-                       const ProgressFn& progress, ScenarioKind kind, int& started_runs) {
+                       const ProgressFn& progress, ScenarioKind kind, int& started_runs,
+                       Shared& shared) {
   const auto t0 = std::chrono::steady_clock::now();
   ScenarioReport sr{.kind = kind};
   const auto cut = [&] {
@@ -196,13 +241,21 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
         cut();
         break;
       }
+      if (shared.gave_up) {
+        sr.skipped_never_started = true;
+        break;
+      }
       if (progress) progress(absl::StrCat(name, " fixed: ", describe(p), "\n"));
-      std::optional<ScenarioOutcome> run = run_within(options.client, until, p, &sr);
+      std::optional<ScenarioOutcome> run = run_within(options.client, until, p, &sr, shared);
       if (!run) {
         cut();
         break;
       }
       ScenarioOutcome& outcome = *run;
+      if (outcome.client_never_started && shared.gave_up) {
+        sr.skipped_never_started = true;  // reported once, for the whole run
+        break;
+      }
       if (!outcome.client_never_started) ++started_runs;
       note_run(sr, outcome);
       if (!outcome.failed()) {
@@ -211,12 +264,16 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
         continue;
       }
       sr.original = describe(p);
-      if (!outcome.client_never_started) shrink_fixed(options, until, progress, sr, p, outcome);
+      if (!outcome.client_never_started) {
+        shrink_fixed(options, until, progress, sr, p, outcome, shared);
+      }
       sr.counterexample = std::move(outcome);
       break;
     }
   }
-  for (int c = 0; c < options.cases && !sr.counterexample && !sr.deadline_reached; ++c) {
+  for (int c = 0; c < options.cases && !sr.counterexample && !sr.deadline_reached &&
+                  !sr.skipped_never_started;
+       ++c) {
     const rc::Random random(options.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL +
                             static_cast<std::uint64_t>(c));
     rc::Shrinkable<ScenarioParams> current = gen(random, 10 + 10 * c);
@@ -224,14 +281,22 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
       cut();
       break;
     }
+    if (shared.gave_up) {
+      sr.skipped_never_started = true;
+      break;
+    }
     if (progress) progress(absl::StrCat(name, " case ", c + 1, ": ", describe(current.value()), "\n"));
     std::optional<ScenarioOutcome> run =
-        run_within(options.client, until, current.value(), &sr);
+        run_within(options.client, until, current.value(), &sr, shared);
     if (!run) {
       cut();
       break;
     }
     ScenarioOutcome& outcome = *run;
+    if (outcome.client_never_started && shared.gave_up) {
+      sr.skipped_never_started = true;
+      break;
+    }
     if (!outcome.client_never_started) ++started_runs;
     note_run(sr, outcome);
     if (!outcome.failed()) {
@@ -256,7 +321,7 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
         if (!next) break;
         --budget;
         std::optional<ScenarioOutcome> shrink_run =
-            run_within(options.client, until, next->value(), &sr);
+            run_within(options.client, until, next->value(), &sr, shared);
         if (!shrink_run) {  // the deadline: the counterexample so far stands
           budget = 0;
           break;
@@ -298,10 +363,25 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
   const Clock::time_point until = Clock::now() + options.deadline;
   std::vector<ScenarioReport> reports(kinds.size());
   std::vector<int> started(kinds.size(), 0);
+  std::vector<bool> finished(kinds.size(), false);
   std::atomic<std::size_t> next{0};
+  Shared shared;
+  std::mutex finished_mu;
   auto worker = [&] {
     for (std::size_t i = next++; i < kinds.size(); i = next++) {
-      reports[i] = explore(options, until, progress ? locked : ProgressFn{}, kinds[i], started[i]);
+      ScenarioReport r =
+          explore(options, until, progress ? locked : ProgressFn{}, kinds[i], started[i], shared);
+      std::lock_guard<std::mutex> lock(finished_mu);
+      reports[i] = std::move(r);
+      finished[i] = true;
+      if (options.on_finished) {
+        ConformReport so_far;
+        so_far.applicable_rules = report.applicable_rules;
+        for (std::size_t k = 0; k < kinds.size(); ++k) {
+          if (finished[k]) so_far.scenarios.push_back(reports[k]);
+        }
+        options.on_finished(so_far);
+      }
     }
   };
   const int jobs = std::clamp<int>(options.jobs, 1, static_cast<int>(kinds.size()));
@@ -316,7 +396,12 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
   }
   report.scenarios = std::move(reports);
   report.client_could_not_start = total_runs > 0 && started_runs == 0;
+  if (report.client_could_not_start) report.never_started = std::move(shared.never_started);
   return report;
+}
+
+void set_interrupted_report(std::string text, std::string path) {
+  internal::set_interrupt_report(std::move(text), std::move(path));
 }
 
 }  // namespace permitcheck::conformance

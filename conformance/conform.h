@@ -2,8 +2,10 @@
 // scenario its fixed first cases run (each corner that opens its window deterministically),
 // then RapidCheck draws `cases` parameter sets; the first failing one is shrunk by re-running
 // the client on ever smaller parameters, and the minimal counterexample (its parameters and
-// its wire trace) is kept for the report. A scenario whose window no run opened is
-// inconclusive: not a pass.
+// its wire trace) is kept for the report. Each scenario's outcome is one of spec/outcome.h's:
+// FAIL (a counterexample), INCOMPLETE (its window was not opened though it could be, or the
+// deadline cut it), NOT-APPLICABLE (this client cannot open its window, with the reason;
+// never fails or passes the run) or PASS.
 //
 //   ConformOptions o{.client = {.command = "my-consumer --url {url}", .q = 10, .t = 5}};
 //   ConformReport r = run_conformance(o, [](std::string_view line) { std::cerr << line; });
@@ -21,8 +23,11 @@
 #include <vector>
 
 #include "conformance/scenario.h"
+#include "spec/outcome.h"
 
 namespace permitcheck::conformance {
+
+struct ConformReport;
 
 struct ConformOptions {
   ClientSpec client;
@@ -32,6 +37,9 @@ struct ConformOptions {
   bool fixed_cases = true;              // run the fixed first cases (fixed_cases())
   int max_shrink_runs = 12;             // client runs spent shrinking one counterexample
   int jobs = 4;                         // scenarios run side by side (they mostly wait)
+  // Called (under a lock, on the thread that ran it) each time a scenario finishes, with the
+  // report of the scenarios finished so far: what an interrupted run can still print.
+  std::function<void(const ConformReport& finished)> on_finished;
   // The whole of run_conformance: no client run starts after it, and a run it would cut is
   // given only the time left and, if the deadline ends it, not judged (its scenario is "not
   // finished", never failed or passed for it). Scenarios not started are "not run".
@@ -48,6 +56,7 @@ struct ScenarioReport {
   std::vector<spec::Finding> deviations;  // known deviations seen in passing runs
   std::vector<std::string> windows;     // windows opened, over every run ("held 3 ...")
   std::vector<std::string> not_opened;  // windows runs could not open, with the reason
+  std::vector<std::string> cannot_open;  // why this client cannot open its window at all
   std::vector<std::string> rows;        // legacy rows whose window was opened
   std::vector<std::string> never_acked;  // "entry 3 (run 2)": never acknowledged
   // Start attempts whose client never subscribed, each started again (ClientSpec::
@@ -59,17 +68,28 @@ struct ScenarioReport {
   // counterexample such a scenario is neither passed nor failed.
   bool deadline_reached = false;
   int cut_runs = 0;  // runs the deadline cut (counted in `runs`, not judged)
-  // Opened none of its windows although it tried: cannot count as a pass.
+  // Not run: an earlier run showed the client never subscribes (reported once, for the run).
+  bool skipped_never_started = false;
+  // Opened none of its windows although it could: cannot count as a pass (INCOMPLETE).
   bool inconclusive() const { return !counterexample && windows.empty() && !not_opened.empty(); }
-  bool passed() const {
-    return !counterexample.has_value() && !inconclusive() && !deadline_reached;
+  // Opened none of its windows because this client cannot (NOT-APPLICABLE).
+  bool not_applicable() const {
+    return !counterexample && windows.empty() && not_opened.empty() && !cannot_open.empty();
   }
+  // FAIL, INCOMPLETE (window not opened, the deadline, or not run), NOT-APPLICABLE, PASS.
+  spec::Outcome outcome() const;
+  bool passed() const { return outcome() == spec::Outcome::kPass; }
 };
 
 struct ConformReport {
   std::vector<ScenarioReport> scenarios;
   bool client_could_not_start = false;  // not a single run got a Subscribe and a Flow
+  // The first run whose client never subscribed, when none ever did: reported once.
+  std::optional<ScenarioOutcome> never_started;
+  bool interrupted = false;             // by a signal: `scenarios` holds the finished ones
   std::string applicable_rules;         // which rules judge this client (old/new)
+  // The scenarios' outcomes combined (spec::combine): NOT-APPLICABLE ones never decide it.
+  spec::Outcome outcome() const;
   bool passed() const;
   // Some scenario was cut short or not run by the overall deadline.
   bool deadline_reached() const;
@@ -86,6 +106,12 @@ std::string applicable_rules(bool knows_message_permits);
 
 using ProgressFn = std::function<void(std::string_view line)>;
 ConformReport run_conformance(const ConformOptions& options, const ProgressFn& progress = {});
+
+// On SIGINT or SIGTERM of this process from now on: every running client's process group is
+// killed, `text` is written to `path` (empty: standard output) and the process exits 128 + the
+// signal (130, 143). Replaces the text set before; thread-safe. A signal ignored when the
+// first client started (nohup) stays ignored.
+void set_interrupted_report(std::string text, std::string path);
 
 }  // namespace permitcheck::conformance
 

@@ -180,9 +180,17 @@ struct ScenarioOutcome {
   // row's legacy value does).
   std::vector<std::string> rows;
   std::vector<std::string> found_rows;
+  // Why this client cannot open the scenario's window at all, whatever the timing (a property
+  // of the client: "its Subscribe names no consumer epoch"): the scenario does not apply to it.
+  // Kept apart from not_opened, whose windows a slower or luckier run might open.
+  std::vector<std::string> cannot_open;
   bool failed() const { return !violations.empty() || client_failure.has_value(); }
   // A run that failed nothing but could not open a window it exists for: not a pass.
   bool inconclusive() const { return !failed() && !not_opened.empty(); }
+  // A run that failed nothing and whose window this client cannot open: NOT-APPLICABLE.
+  bool not_applicable() const {
+    return !failed() && windows.empty() && not_opened.empty() && !cannot_open.empty();
+  }
 };
 
 // Runs one scenario: broker up, client started, entries delivered under bounded waits,

@@ -12,7 +12,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -24,12 +28,38 @@ constexpr std::size_t kMaxGroups = 64;
 std::array<std::atomic<pid_t>, kMaxGroups> g_groups{};
 std::atomic<bool> g_handler_installed{false};
 
-// SIGINT/SIGTERM of conform itself: kill every client group, then die of the same signal.
-// Only async-signal-safe calls (kill, signal, raise).
+// The report written on a signal (set_interrupt_report). Every one set stays allocated until
+// the process ends, so the handler never reads freed memory; a run sets a few dozen.
+struct InterruptReport {
+  std::string text;
+  std::string path;  // empty: standard output
+};
+std::atomic<const InterruptReport*> g_report{nullptr};
+
+void write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+// SIGINT/SIGTERM of conform itself: kill every client group; then, with a report set, write it
+// and exit 128 + the signal, else die of the same signal. Only async-signal-safe calls (kill,
+// open, write, _exit, signal, raise).
 void on_terminate(int sig) {
   for (auto& slot : g_groups) {
     const pid_t g = slot.load();
     if (g > 0) ::kill(-g, SIGKILL);
+  }
+  if (const InterruptReport* r = g_report.load()) {
+    const int fd = r->path.empty()
+                       ? STDOUT_FILENO
+                       : ::open(r->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) write_all(fd, r->text.data(), r->text.size());
+    ::_exit(128 + sig);
   }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
@@ -64,6 +94,16 @@ void unregister_group(pid_t g) {
 }
 
 }  // namespace
+
+void set_interrupt_report(std::string text, std::string path) {
+  static std::mutex mu;
+  static std::vector<std::unique_ptr<InterruptReport>> kept;
+  std::lock_guard<std::mutex> lock(mu);
+  kept.push_back(std::make_unique<InterruptReport>(
+      InterruptReport{.text = std::move(text), .path = std::move(path)}));
+  g_report.store(kept.back().get());
+  install_handler_once();
+}
 
 std::string signal_name(int sig) {
   if (const char* abbrev = ::sigabbrev_np(sig)) return absl::StrCat("SIG", abbrev);

@@ -62,6 +62,11 @@ class ClientProcess {
   std::string log_path_;
 };
 
+// From now on, SIGINT or SIGTERM of this process (after killing every client group) writes
+// `text` to `path` (empty: standard output) and exits 128 + the signal. Thread-safe; the
+// latest text wins. Installs the handler if no client has yet.
+void set_interrupt_report(std::string text, std::string path);
+
 // The signal name of `sig` ("SIGSEGV"), or "signal N".
 std::string signal_name(int sig);
 

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""`permitcheck conform` stopped by SIGINT or SIGTERM stops its client (issue 18).
+"""`permitcheck conform` stopped by SIGINT or SIGTERM stops its client (issue 18) and prints the
+report of every scenario that finished, marked interrupted (issue 33).
 
-    conform_signal.py PERMITCHECK WORKDIR INT|TERM
+    conform_signal.py PERMITCHECK WORKDIR INT|TERM [REFERENCE_CLIENT]
 
 Starts conform on a client that never subscribes (a shell that starts `sleep 600`, writes its
 pid, and waits), with SIGINT and SIGTERM at their defaults (a test runner may have started us
 with SIGINT ignored, which conform respects). Once the client runs, sends the signal to conform
-and expects: conform gone within 5 s, ended by that signal (or exit 128 + n), and the client's
-`sleep` gone too. Exit 0 pass, 1 fail, each with one line saying why.
+and expects: conform gone within 5 s, exit 128 + n, its report on stdout marked INTERRUPTED,
+and the client's `sleep` gone too. With REFERENCE_CLIENT, the first scenario
+(complete_batches) runs that client to its end first, and the report must show it PASS.
+Exit 0 pass, 1 fail, each with one line saying why.
 """
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +35,7 @@ def gone(pid):
 
 def main():
     binary, workdir, name = sys.argv[1], sys.argv[2], sys.argv[3]
+    reference = sys.argv[4] if len(sys.argv) > 4 else None
     sig = {"INT": signal.SIGINT, "TERM": signal.SIGTERM}[name]
     os.makedirs(workdir, exist_ok=True)
     pidfile = os.path.join(workdir, f"client-{name}.pid")
@@ -40,12 +46,33 @@ def main():
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
+    hang = f"sleep 600 & echo $! > {pidfile}; wait"
+    scenarios = "complete_batches"
+    if reference:
+        # How many runs complete_batches takes with the reference client: those starts run it,
+        # every later one (the next scenario's) hangs.
+        probe = subprocess.run(
+            [binary, "conform", "--client", f"{reference} --url {{url}} --q {{q}}",
+             "--scenarios", "complete_batches", "--cases", "0", "--jobs", "1",
+             "--format", "json"], capture_output=True, text=True, timeout=120)
+        try:
+            runs = json.loads(probe.stdout)["scenarios"][0]["runs"]
+        except (ValueError, KeyError, IndexError):
+            print(f"FAIL the reference client's run gave no report: {probe.stderr[-500:]}")
+            return 1
+        starts = os.path.join(workdir, f"starts-{name}")
+        shutil.rmtree(starts, ignore_errors=True)
+        os.makedirs(starts)
+        hang = (f"i=0; while ! mkdir {starts}/$i 2>/dev/null; do i=$((i+1)); done; "
+                f"if [ $i -lt {runs} ]; then exec {reference} --url {{url}} --q {{q}}; fi; "
+                f"{hang}")
+        scenarios = "complete_batches,close_consumer"
     conform = subprocess.Popen(
-        [binary, "conform", "--client", f"sleep 600 & echo $! > {pidfile}; wait # {{url}}",
-         "--startup", "60", "--timeout", "70", "--scenarios", "complete_batches",
+        [binary, "conform", "--client", f"{hang} # {{url}}",
+         "--startup", "60", "--timeout", "70", "--scenarios", scenarios,
          "--cases", "0", "--jobs", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=defaults)
-    until = time.monotonic() + 20
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=defaults, text=True)
+    until = time.monotonic() + (60 if reference else 20)
     client = None
     while time.monotonic() < until and client is None:
         try:
@@ -60,15 +87,25 @@ def main():
     sent = time.monotonic()
     conform.send_signal(sig)
     try:
-        rc = conform.wait(timeout=5)
+        out, _ = conform.communicate(timeout=5)
+        rc = conform.returncode
     except subprocess.TimeoutExpired:
         conform.kill()
         os.kill(client, signal.SIGKILL)
         print(f"FAIL conform still running 5 s after SIG{name}")
         return 1
     took = time.monotonic() - sent
-    if rc not in (-sig, 128 + sig):
-        print(f"FAIL conform ended with {rc} after SIG{name}, expected {-sig} or {128 + sig}")
+    if rc != 128 + sig:
+        print(f"FAIL conform ended with {rc} after SIG{name}, expected {128 + sig}")
+        return 1
+    if "INTERRUPTED by a signal" not in out or "verdict: INTERRUPTED" not in out:
+        print(f"FAIL no interrupted report on stdout after SIG{name}: {out[-500:]!r}")
+        return 1
+    if reference and "PASS complete_batches" not in out:
+        print(f"FAIL the finished scenario is not in the interrupted report: {out[-800:]!r}")
+        return 1
+    if reference and "close_consumer" in out.split("Scenarios:")[1].split("Legacy rows")[0]:
+        print(f"FAIL the unfinished scenario is reported as if finished: {out[-800:]!r}")
         return 1
     until = time.monotonic() + 3
     while not gone(client) and time.monotonic() < until:
@@ -77,7 +114,8 @@ def main():
         os.kill(client, signal.SIGKILL)
         print(f"FAIL conform ended by SIG{name} but its client {client} was left running")
         return 1
-    print(f"PASS conform ended by SIG{name} in {took:.2f} s (status {rc}), its client gone")
+    print(f"PASS conform ended by SIG{name} in {took:.2f} s (status {rc}), its client gone, "
+          f"its report printed")
     return 0
 
 
