@@ -65,6 +65,11 @@ std::size_t PulsarConnection::buffered() const {
   return splitter_[0].buffered() + splitter_[1].buffered();
 }
 
+bool PulsarConnection::in_frame(Direction direction) const {
+  const int d = static_cast<int>(direction);
+  return !broken_[d] && !closed_ && splitter_[d].in_frame();
+}
+
 std::optional<std::string> PulsarConnection::on_bytes(Direction direction, double time,
                                                       std::string_view bytes,
                                                       std::vector<TimedEvent>* out) {

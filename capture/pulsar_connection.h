@@ -80,6 +80,9 @@ class PulsarConnection {
   const spec::Id& cnx() const { return cnx_; }
   std::int64_t frames() const { return frames_; }
   std::size_t buffered() const;
+  // The direction (0 to the server, 1 to the client) stopped inside a frame: part of a frame
+  // came and the rest did not (yet).
+  bool in_frame(Direction direction) const;
 
  private:
   // An entry delivered and not yet settled: bit i of `unacked` is batch index i, delivered

@@ -63,6 +63,14 @@ class StreamReassembler {
   // The end of the stream (FIN, RST, end of capture): a hole still open is a gap.
   std::optional<std::string> finish();
 
+  // Whether a segment starting at `seq` would begin past the next byte expected, leaving
+  // bytes before it never seen (so far): false before start() and once broken.
+  bool would_skip(std::uint32_t seq) const {
+    return started_ && !broken_ && offset_of(seq) > static_cast<std::int64_t>(next_);
+  }
+  // The sequence number the stream started at (start()).
+  std::uint32_t first_seq() const { return isn_; }
+
   // Bytes waiting behind a hole.
   bool has_hole() const { return !pending_.empty(); }
   std::size_t pending_bytes() const { return pending_bytes_; }

@@ -54,7 +54,20 @@ WireTraceBuilder::WireTraceBuilder(CaptureOptions options, WireSink sink)
 
 WireTraceBuilder::~WireTraceBuilder() = default;
 
-void WireTraceBuilder::on_segment(double time, const TcpSegment& s) {
+double WireTraceBuilder::monotonic(double time) {
+  double t = time + stats_.clock_shift;
+  if (clock_started_ && t < clock_last_) {
+    ++stats_.clock_steps_back;
+    stats_.clock_shift += clock_last_ - t;
+    t = clock_last_;
+  }
+  clock_started_ = true;
+  clock_last_ = t;
+  return t;
+}
+
+void WireTraceBuilder::on_segment(double capture_time, const TcpSegment& s) {
+  const double time = monotonic(capture_time);
   ++stats_.packets;
   if (stats_.packets == 1) stats_.first_time = time;
   stats_.last_time = std::max(stats_.last_time, time);
@@ -107,9 +120,20 @@ void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegme
     c.fin[from] = c.fin[from] || s.fin;
     return;
   }
+  // Bytes sent during the silence and never captured: that silence was no quiescence.
+  if (reveals_loss(c, from, s)) c.quiet_reported = true;
   check_quiet(c, time);
   if (s.syn) {
-    c.dir[from].start(s.seq + 1);
+    // A SYN starts its direction once. Inside a live stream it is never a restart: a copy of
+    // the first (same sequence number) is a duplicate; another is a new connection on the same
+    // addresses whose start the capture does not show apart from this one.
+    if (!c.dir[from].started()) {
+      c.dir[from].start(s.seq + 1);
+    } else if (s.seq + 1 != c.dir[from].first_seq()) {
+      give_up(c, time, absl::StrCat(c.client == -1 || from == c.client ? "client" : "broker",
+                                    " stream: a SYN with a new sequence number inside the live "
+                                    "stream (the addresses reused by a new connection?)"));
+    }
     return;
   }
   // The ack first: bytes of the peer it acknowledges come before this segment's own.
@@ -206,9 +230,16 @@ void WireTraceBuilder::decide(Connection& c) {
   if (client == -1) {
     for (int i = 0; i < 2; ++i) {
       if (first[i] == FirstFrame::kOtherCommand) {
-        return gives_up(c.syn_seen ? "the client's first frame is not a CONNECT"
-                                   : "capture started mid-stream: the first Pulsar frame seen is "
-                                     "not the client's CONNECT");
+        // Pulsar seen mid-stream: in scope whatever --port says, and not seen from its start.
+        if (!c.syn_seen) {
+          give_up(c, std::max(c.probe_time[0], c.probe_time[1]),
+                  "capture started mid-stream: the first Pulsar frame seen is not the "
+                  "client's CONNECT");
+          c.probe[0].clear();
+          c.probe[1].clear();
+          return;
+        }
+        return gives_up("the client's first frame is not a CONNECT");
       }
       if (first[i] == FirstFrame::kNotPulsar || c.probe[i].size() > kMaxProbeBytes) {
         return gives_up(c.syn_seen ? "the stream does not start with a Pulsar frame"
@@ -322,7 +353,15 @@ std::vector<WireTraceBuilder::Connection*> WireTraceBuilder::in_order() {
   return all;
 }
 
-void WireTraceBuilder::tick(double now) {
+bool WireTraceBuilder::reveals_loss(const Connection& c, int from, const TcpSegment& s) const {
+  if (c.quiet_reported) return false;
+  if ((!s.payload.empty() || s.missing > 0 || s.fin) && c.dir[from].would_skip(s.seq)) return true;
+  // An ack past a byte the capture lacks (one past: a FIN's sequence number).
+  return s.has_ack && c.dir[1 - from].would_skip(s.ack - 1);
+}
+
+void WireTraceBuilder::tick(double wall_time) {
+  const double now = wall_time + stats_.clock_shift;
   stats_.last_time = std::max(stats_.last_time, now);
   for (Connection* c : in_order()) check_quiet(*c, now);
 }
@@ -338,7 +377,22 @@ void WireTraceBuilder::finish() {
           break;
         }
       }
-      check_quiet(c, stats_.last_time);
+      for (int i = 0; i < 2 && c.state == Connection::State::kPulsar; ++i) {
+        const Direction d = i == c.client ? Direction::kToServer : Direction::kToClient;
+        if (c.pulsar->in_frame(d)) {
+          give_up(c, stats_.last_time,
+                  absl::StrCat(i == c.client ? "client" : "broker",
+                               " stream: the capture ends inside a frame (its rest never "
+                               "captured)"));
+        }
+      }
+      // The end of the capture is a quiescence point, however short the silence before it.
+      if (c.state == Connection::State::kPulsar && !c.quiet_reported) {
+        c.quiet_reported = true;
+        std::vector<TimedEvent> events;
+        c.pulsar->quiescent(std::max(c.last_activity, stats_.last_time), &events);
+        emit(c, events, 0);
+      }
     } else if (c.state == Connection::State::kProbing && options_.port &&
                !(c.probe[0].empty() && c.probe[1].empty())) {
       give_up(c, stats_.last_time, "the capture ends before the first whole frame");

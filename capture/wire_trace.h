@@ -53,6 +53,11 @@ struct CaptureStats {
   std::uint64_t ignored = 0;        // not Pulsar (or filtered out by the port)
   std::uint64_t events = 0;
   double first_time = 0, last_time = 0;
+  // Times that stepped back (a clock anomaly, classic pcap past 2038): the capture is taken in
+  // capture order and its clock made monotonic (later times shifted by each step), so a step
+  // never disables a quiescence check (E5/E6).
+  std::uint64_t clock_steps_back = 0;
+  double clock_shift = 0;  // seconds added to the times after the steps
 };
 
 class WireTraceBuilder {
@@ -60,10 +65,13 @@ class WireTraceBuilder {
   WireTraceBuilder(CaptureOptions options, WireSink sink);
   ~WireTraceBuilder();
 
+  // A segment, in capture order; `time` may step back (it is made monotonic, CaptureStats).
   void on_segment(double time, const TcpSegment& segment);
   // Time passes without packets (a live tap): quiescence checks as of `now`.
   void tick(double now);
-  // End of capture: quiescence checks as of the last packet, open holes become gaps.
+  // End of capture, a quiescence point (docs/cli.md): every connection not waiting on a
+  // missing segment or inside a frame is checked as quiescent as of the last packet, however
+  // short the silence before it; open holes and frames the capture cut are not understood.
   void finish();
   // The caller lost bytes of the connection between `a` and `b` (a live tap whose checker
   // fell behind): it is not understood from `time` on, with `reason`. No-op for a connection
@@ -85,6 +93,10 @@ class WireTraceBuilder {
   void report_lookups(Connection& c);
   void check_quiet(Connection& c, double now);
   void close(Connection& c, double time);
+  // The capture's clock, made monotonic: `time` plus the steps back seen so far.
+  double monotonic(double time);
+  // The segment shows that bytes sent during the connection's silence were never captured.
+  bool reveals_loss(const Connection& c, int from, const TcpSegment& s) const;
   // The connections followed, in the order they were first seen (the hash table's order
   // changes from run to run: checks over all of them go by this one, so reports do not).
   std::vector<Connection*> in_order();
@@ -93,6 +105,8 @@ class WireTraceBuilder {
   WireSink sink_;
   CaptureStats stats_;
   std::uint64_t next_cmd_ = 1;
+  bool clock_started_ = false;
+  double clock_last_ = 0;
   absl::flat_hash_map<std::string, int> label_uses_;
   // Keyed by the endpoint pair in a canonical order.
   absl::flat_hash_map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Connection>> table_;

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #ifdef PERMITCHECK_HAVE_CAPTURE
 #include "capture/capture_file.h"
 #include "capture/checker.h"
@@ -102,9 +103,21 @@ FileResult validate_capture(const std::string& path, std::optional<spec::Ruleset
   result.families.extension = 0;
   result.families.quiescent = checker.quiescent();
   result.families.sized_messages = checker.sized_messages();
+  result.families.consumers = checker.consumers();
   result.violations = checker.violations();
   result.deviations = checker.deviations();
+  // A connection (or stream) not followed to its end was not all seen: INCOMPLETE, not PASS.
+  for (const capture::NotUnderstood& n : checker.not_understood()) {
+    result.incomplete.push_back(absl::StrCat("connection ", n.connection, " not understood from ",
+                                             capture::format_capture_time(n.time), ": ",
+                                             n.reason));
+  }
   const capture::CaptureStats& s = builder.stats();
+  if (s.clock_steps_back > 0) {
+    err << "permitcheck validate: " << path << ": the capture's clock stepped back "
+        << s.clock_steps_back << " time(s); taken in capture order, times after a step shifted "
+        << absl::StrFormat("%.6f", s.clock_shift) << " s in all\n";
+  }
   if (!read.ok()) {
     result.error = absl::StrCat("capture: ", read.message());
   } else if (s.pulsar == 0) {

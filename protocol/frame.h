@@ -95,6 +95,8 @@ class FrameSplitter {
   // InvalidArgument if the announced size is below 4 or above kMaxFrameSize.
   absl::StatusOr<std::optional<std::string>> next();
   std::size_t buffered() const { return buffer_.size() - offset_; }
+  // Inside a frame: some of its bytes came, not all (buffered, or a streamed payload going on).
+  bool in_frame() const { return buffered() > 0 || streaming_; }
 
   // Zero-copy splitting: calls `on_frame(std::string_view frame, const StreamedPayload* s)`
   // for every whole frame of the bytes buffered so far followed by `bytes`, in order (s is

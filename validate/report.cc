@@ -14,9 +14,11 @@ std::string plural(std::size_t n, std::string_view one, std::string_view many) {
   return absl::StrCat(n, " ", av(n == 1 ? one : many));
 }
 
+// ERROR and NOTHING-CHECKED are exit 2; the others are spec/outcome.h's outcomes.
 std::string verdict_word(const FileResult& r) {
   if (r.error) return "ERROR";
-  return r.violations.empty() ? "PASS" : "FAIL";
+  if (r.nothing_checked()) return "NOTHING-CHECKED";
+  return std::string(spec::outcome_name(r.outcome()));
 }
 
 std::string describe_header(const FileResult& r) {
@@ -32,7 +34,7 @@ std::string describe_header(const FileResult& r) {
 
 std::string text(const std::vector<FileResult>& results) {
   std::string out;
-  std::size_t passed = 0, failed = 0, unreadable = 0;
+  std::size_t passed = 0, failed = 0, incomplete = 0, unreadable = 0, unchecked = 0;
   for (const FileResult& r : results) {
     absl::StrAppend(&out, "== ", r.display_name());
     if (r.header) absl::StrAppend(&out, " (", describe_header(r), ")");
@@ -55,9 +57,21 @@ std::string text(const std::vector<FileResult>& results) {
       out += "known deviations (reported apart; they do not fail the trace):\n";
       for (const spec::Finding& f : r.deviations) absl::StrAppend(&out, spec::format_finding(f), "\n");
     }
+    if (!r.incomplete.empty()) {
+      out += "not seen or not understood (in scope, so not a pass):\n";
+      for (const std::string& what : r.incomplete) absl::StrAppend(&out, "  ", what, "\n");
+    }
     if (r.error) {
       ++unreadable;
       out += "verdict: ERROR (the trace could not be read to the end)\n";
+    } else if (r.nothing_checked()) {
+      ++unchecked;
+      out += "verdict: NOTHING-CHECKED (no consumer: no subscribe, inc_open or send event)\n";
+    } else if (r.violations.empty() && !r.incomplete.empty()) {
+      ++incomplete;
+      absl::StrAppend(&out, "verdict: INCOMPLETE (",
+                      plural(r.incomplete.size(), "part not seen", "parts not seen"),
+                      "; no violation in what was seen)\n");
     } else if (r.violations.empty()) {
       ++passed;
       absl::StrAppend(&out, "verdict: PASS (", plural(r.deviations.size(), "known deviation", "known deviations"), ")\n");
@@ -69,7 +83,11 @@ std::string text(const std::vector<FileResult>& results) {
   }
   if (results.size() > 1) {
     absl::StrAppend(&out, "\n", plural(results.size(), "trace", "traces"), ": ", passed,
-                    " passed, ", failed, " failed, ", unreadable, " unreadable\n");
+                    " passed, ", failed, " failed, ",
+                    incomplete > 0 ? absl::StrCat(incomplete, " incomplete, ") : "",
+                    unreadable, " unreadable",
+                    unchecked > 0 ? absl::StrCat(", ", unchecked, " with nothing checked") : "",
+                    "\n");
   }
   return out;
 }
@@ -110,6 +128,10 @@ std::string json(const std::vector<FileResult>& results) {
     for (std::size_t k = 0; k < r.deviations.size(); ++k) {
       absl::StrAppend(&out, k > 0 ? "," : "", "\n  ", finding_json(r.deviations[k]));
     }
+    out += "],\"incomplete\":[";
+    for (std::size_t k = 0; k < r.incomplete.size(); ++k) {
+      absl::StrAppend(&out, k > 0 ? "," : "", json_string(r.incomplete[k]));
+    }
     out += "]}";
   }
   out += "]}\n";
@@ -122,6 +144,13 @@ std::string junit(const std::vector<FileResult>& results) {
     JunitCase c{.classname = "permitcheck.validate", .name = r.display_name()};
     if (r.error) {
       c.error = JunitCase::Failure{"bad input", absl::StrCat(r.display_name(), ": ", *r.error), ""};
+    } else if (r.nothing_checked()) {
+      c.error = JunitCase::Failure{"nothing checked",
+                                   absl::StrCat(r.display_name(), ": no consumer"), ""};
+    } else if (r.violations.empty() && !r.incomplete.empty()) {
+      std::string body;
+      for (const std::string& what : r.incomplete) absl::StrAppend(&body, what, "\n");
+      c.error = JunitCase::Failure{"incomplete", r.incomplete[0], body};
     } else if (!r.violations.empty()) {
       std::string body;
       for (const spec::Finding& f : r.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");

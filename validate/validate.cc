@@ -44,11 +44,17 @@ void count(const spec::Event& event, EventFamilies* f) {
     ++f->extension;
   } else if (i >= kFirstBroker) {
     ++f->broker;
+    if (std::holds_alternative<spec::Send>(event)) ++f->consumers;
   } else if (i >= kFirstClient) {
     ++f->client;
+    if (std::holds_alternative<spec::IncOpen>(event)) ++f->consumers;
   } else {
     ++f->wire;
     if (std::holds_alternative<spec::Quiescent>(event)) ++f->quiescent;
+    if (std::holds_alternative<spec::Subscribe>(event) ||
+        std::holds_alternative<spec::SubscribeOk>(event)) {
+      ++f->consumers;
+    }
     if (const auto* m = std::get_if<spec::Message>(&event); m && m->batch_size) {
       ++f->sized_messages;
     }
@@ -363,12 +369,12 @@ std::vector<AppliedRules> applied_rules(const EventFamilies& f, const spec::Trac
 }
 
 int validate_exit_code(const std::vector<FileResult>& results) {
-  int code = kExitPass;
+  spec::Outcome outcome = spec::Outcome::kNotApplicable;
   for (const FileResult& r : results) {
-    if (r.error) return kExitBadInput;
-    if (!r.violations.empty()) code = kExitViolation;
+    if (r.error || r.nothing_checked()) return kExitBadInput;
+    outcome = spec::combine(outcome, r.outcome());
   }
-  return code;
+  return results.empty() ? kExitBadInput : spec::exit_code(outcome);
 }
 
 }  // namespace permitcheck::validate

@@ -5,7 +5,7 @@
 //   ValidateOptions options;
 //   FileResult r = validate_stream(std::cin, "-", options);
 //   std::cout << format_validate({r}, ReportFormat::kText);   // report.h
-//   return validate_exit_code({r});                           // 0 pass, 1 violation, 2 error
+//   return validate_exit_code({r});   // 0 pass, 1 violation, 2 error, 3 incomplete
 //
 // Which rules a trace is checked against depends on the events it holds (trace-format.md,
 // "What validate checks"): FileResult::families records what was present, so the report can
@@ -73,6 +73,9 @@ struct EventFamilies {
   std::uint64_t extension = 0;  // x-...
   std::uint64_t quiescent = 0;  // quiescent points (E5/E6 checked there)
   std::uint64_t sized_messages = 0;  // wire messages with batch_size (B2/B7 checked)
+  // Events that open a consumer's incarnation (subscribe, subscribe_ok, inc_open, send): a
+  // trace without one checked nothing (docs/cli.md, "Outcomes and exit codes").
+  std::uint64_t consumers = 0;
 };
 
 // One rule family that applied, for the report: "client accounting" and its rules.
@@ -91,11 +94,25 @@ struct FileResult {
   EventFamilies families;
   std::vector<spec::Finding> violations;
   std::vector<spec::Finding> deviations;
+  // What in scope could not be seen or understood, each saying what, where and when (a gap in
+  // a capture's connection, a frame cut by the capture's end): nothing broken in what was
+  // seen, but not everything was seen, so the verdict is INCOMPLETE rather than PASS.
+  std::vector<std::string> incomplete;
   double seconds = 0;
 
   // "<stdin>" for "-", else the name.
   std::string display_name() const;
   bool ok() const { return !error && violations.empty(); }
+  // Read to the end, nothing broken, nothing unseen, and not one consumer: nothing checked.
+  bool nothing_checked() const {
+    return !error && violations.empty() && incomplete.empty() && families.consumers == 0;
+  }
+  // FAIL (a violation), INCOMPLETE, else PASS; an error or nothing checked is exit 2, apart.
+  spec::Outcome outcome() const {
+    if (!violations.empty()) return spec::Outcome::kFail;
+    if (!incomplete.empty()) return spec::Outcome::kIncomplete;
+    return spec::Outcome::kPass;
+  }
 };
 
 // "1.5 GiB", "12.0 MiB", "900 bytes": a byte count as the messages print it.
@@ -118,7 +135,8 @@ FileResult validate_path(const std::string& path, std::istream& stdin_stream,
 std::vector<AppliedRules> applied_rules(const EventFamilies& families,
                                         const spec::TraceHeader& header);
 
-// 2 if any input could not be read, else 1 if any has a violation, else 0.
+// 2 if any input could not be read or checked nothing, else 1 if any has a violation, else 3
+// if any is INCOMPLETE, else 0 (spec/outcome.h).
 int validate_exit_code(const std::vector<FileResult>& results);
 
 }  // namespace permitcheck::validate

@@ -337,7 +337,8 @@ TEST(CaptureGaps, SnapLengthTooShortIsNotUnderstood) {
       << v.not_understood[0].reason;
 }
 
-TEST(CaptureGaps, MidStreamStartIsNotUnderstoodOnTheGivenPort) {
+// Not understood whatever --port says (issue 33: without it, it was dropped without a word).
+TEST(CaptureGaps, MidStreamStartIsNotUnderstoodOnAnyPort) {
   std::vector<Packet> p = consumer_stream(client4(), server4(), Bad::kOverGrant).packets();
   const std::size_t i = segment_with(p, client4(), frames::flow(0, 10));
   ASSERT_LT(i, p.size());
@@ -345,6 +346,8 @@ TEST(CaptureGaps, MidStreamStartIsNotUnderstoodOnTheGivenPort) {
   const Verdict any_port = check(pcap(p));
   EXPECT_EQ(any_port.rules(), "");
   EXPECT_EQ(any_port.stats.pulsar, 0u);
+  ASSERT_EQ(any_port.not_understood.size(), 1u);
+  EXPECT_NE(any_port.not_understood[0].reason.find("mid-stream"), std::string::npos);
   CaptureOptions on_port;
   on_port.port = 6650;
   const Verdict v = check(pcap(p), on_port);
@@ -479,6 +482,17 @@ TEST(CaptureCli, ExitCodesOnCaptures) {
   EXPECT_NE(err.find(garbage), std::string::npos) << err;
   // The derived trace is a trace: validate reads it back, with the same verdict.
   EXPECT_EQ(run(trace, &err), 0) << err;
+  // A lost segment: INCOMPLETE (exit 3), never a pass; beside a violation, FAIL (1) wins; an
+  // unreadable file first, then a failing one: bad input (2) wins.
+  std::vector<Packet> lost_packets = consumer_stream(client4(), server4()).packets();
+  lost_packets.erase(lost_packets.begin() +
+                     static_cast<long>(segment_with(lost_packets, server4(), frames::success(1))));
+  const std::string lost = dir + "/lost.pcap";
+  testing::write_file(lost, pcap(lost_packets));
+  EXPECT_EQ(run(lost, &err), 3) << err;
+  EXPECT_NE(err.find("lost segment"), std::string::npos) << err;
+  EXPECT_EQ(run(lost + " " + bad, &err), 1) << err;
+  EXPECT_EQ(run(garbage + " " + bad, &err), 2) << err;
   EXPECT_EQ(run(good + " --port 9999", &err), 2);  // no Pulsar connection on that port
   EXPECT_NE(err.find("no Pulsar connection"), std::string::npos) << err;
   // Read on two threads (--threads 2) or on one (the default): the same exit codes and words.

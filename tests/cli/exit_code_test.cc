@@ -1,5 +1,6 @@
-// The exit-code contract of every subcommand: 0 everything holds, 1 a violation, 2 bad input or
-// usage, with the file, the line and the reason. Malformed input never crashes or hangs.
+// The exit-code contract of every subcommand (spec/outcome.h): 0 everything holds, 1 a
+// violation, 2 bad input or usage (with the file, the line and the reason) or nothing checked,
+// 3 incomplete. Malformed input never crashes or hangs.
 #include <chrono>
 #include <string>
 
@@ -15,6 +16,7 @@ namespace {
 using testing::golden_dir;
 using testing::run_permitcheck;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 const std::string kHeader =
@@ -90,14 +92,14 @@ TEST(ExitCodes, ConformHasAnOverallDeadlineByDefault) {
 }
 
 // A client that never subscribes, with a deadline shorter than one run: nothing failed, so
-// the verdict is incomplete (exit 2), the scenario NOT-RUN or NOT-FINISHED, never PASS.
-TEST(ExitCodes, ConformDeadlineReachedIsExitTwoNotAPass) {
+// the verdict is INCOMPLETE (exit 3), the scenario NOT-RUN or NOT-FINISHED, never PASS.
+TEST(ExitCodes, ConformDeadlineReachedIsIncompleteNotAPass) {
   const auto t0 = std::chrono::steady_clock::now();
   const testing::Run r = run_permitcheck({"conform", "--client", "sleep 600 # {url}",
                                           "--scenarios", "complete_batches,partial_batches",
                                           "--jobs", "1", "--cases", "0", "--deadline", "1.5"});
-  EXPECT_EQ(r.code, kExitBadInput) << r.out << r.err;
   if (r.err.find("not built in this configuration") != std::string::npos) return;
+  EXPECT_EQ(r.code, kExitIncomplete) << r.out << r.err;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(6));
   EXPECT_THAT(r.err, HasSubstr("--deadline of 1.5 s reached before every scenario ran"));
   EXPECT_THAT(r.out, HasSubstr("NOT-RUN partial_batches"));
@@ -105,25 +107,32 @@ TEST(ExitCodes, ConformDeadlineReachedIsExitTwoNotAPass) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("PASS complete_batches")));
 }
 
-// A client that never subscribes is started again up to --start-attempts, each restart listed
-// under its scenario; a count outside 1-10 is usage.
-TEST(ExitCodes, ConformListsEachRestartOfAClientThatNeverStarts) {
+// A client that never subscribes is reported once, after one --startup, with its output: it
+// is not started again (no client of the run ever started) and the other scenarios do not
+// run; a --start-attempts outside 1-10 is usage.
+TEST(ExitCodes, ConformReportsAClientThatNeverSubscribesOnce) {
   for (const char* bad : {"0", "11", "-1", "two"}) {
     const testing::Run r = run_permitcheck(
         {"conform", "--client", "true {url}", "--start-attempts", bad});
     EXPECT_EQ(r.code, kExitBadInput) << bad;
     EXPECT_THAT(r.out + r.err, HasSubstr("--start-attempts")) << bad;
   }
-  const testing::Run r = run_permitcheck({"conform", "--client", "sleep 600 # {url}",
-                                          "--scenarios", "complete_batches", "--jobs", "1",
-                                          "--cases", "0", "--startup", "0.3", "--timeout", "2",
-                                          "--start-attempts", "2"});
-  EXPECT_EQ(r.code, kExitBadInput) << r.out << r.err;  // never subscribed: exercised nothing
+  const auto t0 = std::chrono::steady_clock::now();
+  const testing::Run r = run_permitcheck(
+      {"conform", "--client", "echo never subscribing; sleep 600 # {url}", "--scenarios",
+       "complete_batches,partial_batches,close_consumer", "--jobs", "2", "--cases", "0",
+       "--startup", "0.5", "--timeout", "2", "--start-attempts", "3"});
+  EXPECT_EQ(r.code, kExitBadInput) << r.out << r.err;  // never subscribed: nothing checked
   if (r.err.find("not built in this configuration") != std::string::npos) return;
-  EXPECT_THAT(r.out, HasSubstr("started again: run 1, attempt 1: hang or start failure: no "
-                               "Subscribe and Flow within 300 ms (still running)"));
-  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("attempt 2:")));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8));
   EXPECT_THAT(r.out, HasSubstr("could not start"));
+  EXPECT_THAT(r.out, HasSubstr("client: hang or start failure: no Subscribe and Flow within "
+                               "500 ms (still running)"));
+  EXPECT_THAT(r.out, HasSubstr("client output (tail):\nnever subscribing"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("started again")));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("minimal counterexample")));
+  EXPECT_THAT(r.out, HasSubstr("NOT-RUN close_consumer"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: NOTHING-CHECKED"));
 }
 
 TEST(ExitCodes, StdinTwiceIsUsage) {
@@ -198,8 +207,34 @@ TEST(MalformedInputLong, LineLongerThanTheLimit) {
   const testing::Run r = run_permitcheck({"validate", "--max-line-bytes", "1000", "-"}, text);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("<stdin>: line 2: line is longer than 1000"));
-  // The same line under the default limit is an extension event: ignored.
-  EXPECT_EQ(run_permitcheck({"validate", "-"}, text).code, kExitPass);
+  // The same line under the default limit is an extension event: ignored, read to the end
+  // (with no consumer in the trace, nothing was checked: exit 2, but no line error).
+  const testing::Run whole = run_permitcheck({"validate", "-"}, text);
+  EXPECT_THAT(whole.err, Not(HasSubstr("longer than")));
+  EXPECT_THAT(whole.out, HasSubstr("verdict: NOTHING-CHECKED"));
+}
+
+// A trace read to the end that holds no consumer (no subscribe, subscribe_ok, inc_open or
+// send) checked nothing: exit 2 "nothing checked", as conform and tap, never a pass.
+TEST(ExitCodes, TraceThatChecksNothingIsExitTwo) {
+  const testing::Run header_only = run_permitcheck({"validate", "-"}, kHeader);
+  EXPECT_EQ(header_only.code, kExitBadInput) << header_only.out << header_only.err;
+  EXPECT_THAT(header_only.out, HasSubstr("verdict: NOTHING-CHECKED (no consumer"));
+  const std::string connections_only =
+      R"({"trace":"pip491-permits","version":1,"source":"wire"})" "\n"
+      R"({"ev":"connect","cnx":"c1"})" "\n"
+      R"({"ev":"disconnect","cnx":"c1"})" "\n";
+  EXPECT_EQ(run_permitcheck({"validate", "-"}, connections_only).code, kExitBadInput);
+  const testing::Run json = run_permitcheck({"validate", "--format", "json", "-"}, kHeader);
+  EXPECT_THAT(json.out, HasSubstr(R"("ok":false,"exit_code":2)"));
+  EXPECT_THAT(json.out, HasSubstr(R"("verdict":"NOTHING-CHECKED")"));
+  // Beside a trace that passes, it still decides the exit code.
+  const testing::Run two =
+      run_permitcheck({"validate", golden_dir() + "/format_example.jsonl", "-"}, kHeader);
+  EXPECT_EQ(two.code, kExitBadInput) << two.out;
+  EXPECT_THAT(two.out, HasSubstr("1 passed, 0 failed, 0 unreadable, 1 with nothing checked"));
+  // One consumer is enough.
+  EXPECT_EQ(run_permitcheck({"validate", "-"}, example()).code, kExitPass);
 }
 
 // A line of 20 MiB (beyond the default 16 MiB) is refused as soon as the limit is passed.
