@@ -243,7 +243,7 @@ TEST(FinalizePermits, B8_SumOverflowKeepsTheEntriesBeforeTheOverflowingOne) {
   EXPECT_EQ(r.unacked_increase, kMaxPermits);
 }
 
-TEST(FinalizePermits, B8_EntriesAfterTheOverflowingOneAreNotFinalizedEvenWhenTheyWouldFit) {
+TEST(FinalizePermits, EntriesAfterTheOverflowingOneAreNotFinalizedEvenWhenTheyWouldFit) {
   const std::vector<SendEntry> send = {
       {.batch_size = kMaxPermits - 1}, {.batch_size = 2}, {.batch_size = 1}};
   const SendResult r = finalize_permits(rev_d(), DispatcherKind::kPersistentKeyShared, send);
@@ -353,7 +353,7 @@ RC_GTEST_PROP(FinalizePermits, LegacyDebitsEveryCandidateRejectedOnesToo, ()) {
 // every ruleset, the commands are exactly the admitted non-empty entries before the entry the
 // send stops at, that entry is the first whose P would leave 1..2^31-1 on a checked sum, and the
 // debits are those of the entries before it.
-RC_GTEST_PROP(FinalizePermits, B8_AnOverflowStopsTheSendAndKeepsEverythingBeforeIt, ()) {
+RC_GTEST_PROP(FinalizePermits, AnOverflowStopsTheSendAndKeepsEverythingBeforeIt, ()) {
   const std::size_t n = *rc::gen::inRange<std::size_t>(1, 6);
   std::vector<SendEntry> send;
   for (std::size_t i = 0; i < n; ++i) {

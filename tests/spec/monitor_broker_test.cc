@@ -228,7 +228,7 @@ TEST(MonitorBroker, B11_SendAfterConsumerRemovedIsReported) {
 // B11, decision 10: a failed broker write is connection loss. Pulsar's
 // ConsumerTest.testSendMessagesWriteFailureDisconnectsConsumer: the consumer is closed and
 // removed after the write of its send fails.
-TEST(MonitorBroker, B11_WriteFailureFollowedByRemovalPasses) {
+TEST(MonitorBroker, WriteFailureFollowedByRemovalPasses) {
   Trace t;
   t.wire_subscribed(100)
       .add(Send{.consumer = 0, .inc = s("b1"), .entries = {entry(1, 1, true, 1)},
