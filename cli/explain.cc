@@ -314,6 +314,7 @@ std::string draw(const spec::Event& event, std::uint64_t line) {
                           e.dispatcher_debit ? absl::StrCat(", dispatcher debit ", *e.dispatcher_debit) : "", at);
     }
     std::string operator()(const spec::ConsumerRemoved& e) { return absl::StrCat("Note over B: consumer ", e.consumer, opt_id(e.inc, " inc "), " removed", at); }
+    std::string operator()(const spec::WriteFailed& e) { return absl::StrCat("Note over B: write to consumer ", e.consumer, opt_id(e.inc, " inc "), " failed", at); }
     std::string operator()(const spec::Extension& e) { return absl::StrCat("Note over B,A: extension ", e.ev, at); }
   };
   return std::visit(V{at}, event);

@@ -630,11 +630,11 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
 
     // B1-B8: the finalized P of this one-entry send.
     const spec::SendEntry entry{.batch_size = b, .ack_set = d.ack_set, .admitted = true};
-    absl::StatusOr<spec::SendResult> sent = spec::finalize_permits(
+    const spec::SendResult sent = spec::finalize_permits(
         spec::ruleset(spec::RulesetId::kRevD), spec::DispatcherKind::kSingleActive, {&entry, 1});
-    if (!sent.ok()) return sent.status();
-    if (sent->commands.empty()) return absl::InvalidArgumentError("nothing to deliver (B3)");
-    const spec::FinalizedCommand& fc = sent->commands.front();
+    if (sent.overflow) return absl::OutOfRangeError(sent.overflow->reason);
+    if (sent.commands.empty()) return absl::InvalidArgumentError("nothing to deliver (B3)");
+    const spec::FinalizedCommand& fc = sent.commands.front();
     std::optional<std::uint64_t> field;
     if (impl_->send_field && fc.message_permits) field = *fc.message_permits;
 
@@ -648,7 +648,7 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
           .inc = std::nullopt,
           .dispatcher = spec::DispatcherKind::kSingleActive,
           .entries = {spec::SentEntry{cmd, entry, fc.p}},
-          .consumer_debit = sent->consumer_debit,
+          .consumer_debit = sent.consumer_debit,
           .dispatcher_debit = std::nullopt});
     }
     impl_->events.push_back(spec::Message{.cnx = cnx_id(cnx),

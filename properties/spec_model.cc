@@ -129,9 +129,9 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
           if (!e.inc) return;
           std::vector<spec::SendEntry> entries;
           for (const spec::SentEntry& s : e.entries) entries.push_back(s.entry);
-          absl::StatusOr<spec::SendResult> r = spec::finalize_permits(
+          // B8: an overflowing send keeps (and debits) the entries before the overflowing one.
+          const spec::SendResult r = spec::finalize_permits(
               rules_, e.dispatcher.value_or(spec::DispatcherKind::kSingleActive), entries);
-          if (!r.ok()) return;
           BrokerInc& b = broker_[e.inc->as_text()];
           // B12: a send starts only while the consumer's available permits are positive.
           if (b.balance.available() <= 0 && rules_.id != spec::RulesetId::kLegacy) {
@@ -164,8 +164,8 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
                                 " (a send starts only while it is positive)")});
             }
           }
-          (void)b.balance.debit(r->consumer_debit, r->unacked_increase);  // B4, B5, B9
-          b.unacked_total += r->unacked_increase;
+          (void)b.balance.debit(r.consumer_debit, r.unacked_increase);  // B4, B5, B9
+          b.unacked_total += r.unacked_increase;
         } else if constexpr (std::is_same_v<T, spec::IncOpen>) {
           const std::uint64_t id = e.inc.as_number();
           if (auto cur = current_.find(e.consumer); cur != current_.end()) {

@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, std::variant_size_v<Event>> kEventNames =
     "inc_open",       "inc_flow_enabled", "inc_close", "recv",             "resolve",
     "metadata",       "corrupt",       "claim",        "restore",          "skip",
     "transfer",       "direct_return", "settle",       "msg_return",       "drop",
-    "protocol_error", "send",          "consumer_removed", "x-extension",
+    "protocol_error", "send",          "consumer_removed", "write_failed", "x-extension",
 };
 
 }  // namespace

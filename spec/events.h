@@ -154,6 +154,10 @@ struct Send {
   std::optional<std::int64_t> dispatcher_debit;
 };
 struct ConsumerRemoved { std::uint64_t consumer = 0; std::optional<Id> inc; };
+// The broker's write of a send to the consumer failed. Decision 10: a failed write is
+// connection loss, so the consumer must be closed and removed (B11): nothing more is sent to or
+// debited from that incarnation.
+struct WriteFailed { std::uint64_t consumer = 0; std::optional<Id> inc; };
 
 // An `x-` extension event: ignored by the monitor, except kSkipReleaseEvent.
 struct Extension { std::string ev; };
@@ -167,7 +171,7 @@ using Event = std::variant<Connect, Subscribe, SubscribeOk, SubscribeFail, Flow,
                            CloseConsumer, Disconnect, Quiescent, IncOpen, IncFlowEnabled, IncClose,
                            Recv, Resolve, Metadata, Corrupt, Claim, Restore, Skip, Transfer,
                            DirectReturn, Settle, MsgReturn, Drop, ProtocolError, Send,
-                           ConsumerRemoved, Extension>;
+                           ConsumerRemoved, WriteFailed, Extension>;
 
 // The trace-format `ev` name of an event ("subscribe_ok", "msg_return", ...).
 std::string_view event_name(const Event& event);

@@ -2,8 +2,9 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
+#include <string>
 
-#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
 namespace permitcheck::spec {
@@ -16,19 +17,19 @@ constexpr std::array kAllKinds = {
     DispatcherKind::kSingleActive,
 };
 
-// B8: a running sum that must stay within 1..2^31-1. `what` names the sum in the error.
-absl::Status add_checked(std::int64_t& sum, std::int64_t p, std::size_t entry,
-                         const char* what) {
+// B8: why adding `p` of entry `entry` to the running `sum` (named `what`) leaves 1..2^31-1, or
+// nullopt when it does not.
+std::optional<std::string> overflow_of(std::int64_t sum, std::int64_t p, std::size_t entry,
+                                       const char* what) {
   if (p > kMaxPermits) {
-    return absl::OutOfRangeError(absl::StrCat("B8: P ", p, " of entry ", entry,
-                                              " exceeds 2^31-1 = ", kMaxPermits));
+    return absl::StrCat("B8: P ", p, " of the entry at index ", entry, " exceeds 2^31-1 = ",
+                        kMaxPermits);
   }
   if (sum > kMaxPermits - p) {
-    return absl::OutOfRangeError(absl::StrCat("B8: ", what, " ", sum, " + ", p, " of entry ",
-                                              entry, " overflows 2^31-1 = ", kMaxPermits));
+    return absl::StrCat("B8: ", what, " ", sum, " + ", p, " of the entry at index ", entry,
+                        " overflows 2^31-1 = ", kMaxPermits);
   }
-  sum += p;
-  return absl::OkStatus();
+  return std::nullopt;
 }
 
 // B6 / F2: whether this dispatcher's aggregate uses the finalized sum under `rules`.
@@ -92,8 +93,8 @@ std::int64_t candidate_permits(std::int64_t batch_size, const AckSet& ack_set) {
   return ack_set.count_below(batch_size);             // B2: partial batch, bits >= B ignored
 }
 
-absl::StatusOr<SendResult> finalize_permits(const Ruleset& rules, DispatcherKind dispatcher,
-                                            std::span<const SendEntry> entries) {
+SendResult finalize_permits(const Ruleset& rules, DispatcherKind dispatcher,
+                            std::span<const SendEntry> entries) {
   SendResult result;
   // Sum of candidates over every entry, rejected ones too: what legacy debits (L8, F2).
   std::int64_t pre_admission_sum = 0;
@@ -104,17 +105,22 @@ absl::StatusOr<SendResult> finalize_permits(const Ruleset& rules, DispatcherKind
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const SendEntry& entry = entries[i];
     const std::int64_t candidate = candidate_permits(entry.batch_size, entry.ack_set);
+    const bool finalizes = entry.admitted && candidate >= 1;  // B1, B3
+    // B8: the entry that would overflow a checked sum stops the send; earlier entries stay.
+    std::optional<std::string> overflow;
     if (needs_pre_admission) {
-      if (absl::Status s = add_checked(pre_admission_sum, candidate, i, "pre-admission sum");
-          !s.ok()) {
-        return s;
-      }
+      overflow = overflow_of(pre_admission_sum, candidate, i, "pre-admission sum");
     }
-    if (!entry.admitted || candidate < 1) continue;  // B1, B3: no command, no debit
-    if (absl::Status s = add_checked(result.finalized_sum, candidate, i, "finalized sum");
-        !s.ok()) {
-      return s;  // B8: atomic, nothing of the send is finalized
+    if (!overflow && finalizes) {
+      overflow = overflow_of(result.finalized_sum, candidate, i, "finalized sum");
     }
+    if (overflow) {
+      result.overflow = SendOverflow{.entry = i, .reason = std::move(*overflow)};
+      break;
+    }
+    if (needs_pre_admission) pre_admission_sum += candidate;
+    if (!finalizes) continue;  // B1, B3: no command, no debit
+    result.finalized_sum += candidate;
     std::optional<std::uint32_t> field;
     if (rules.broker_sends_message_permits) {  // B7, W3: on every command, P = 1 included
       field = static_cast<std::uint32_t>(candidate);

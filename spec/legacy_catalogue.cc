@@ -112,7 +112,7 @@ CatalogueEntry rejected_entry() {
   const std::vector<SendEntry> entries = {{.batch_size = 10, .admitted = true},
                                           {.batch_size = 10, .admitted = false}};
   auto send = [&](const Ruleset& rules) {
-    const SendResult r = *finalize_permits(rules, DispatcherKind::kPersistentShared, entries);
+    const SendResult r = finalize_permits(rules, DispatcherKind::kPersistentShared, entries);
     Send s{.consumer = 0,
            .dispatcher = DispatcherKind::kPersistentShared,
            .consumer_debit = r.consumer_debit,

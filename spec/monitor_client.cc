@@ -335,6 +335,9 @@ void Monitor::State::on(const ProtocolError& e) {
   bool inconsistent_field_absent = false;
   bool inconsistent_field_present = false;
   bool zero_queue = false;
+  // C5 (C7): a command the client had to settle as corrupted data, the first one found: a
+  // payload failure or too many deliverable messages, with the field present or absent.
+  const Command* unsettled_failure = nullptr;
   if (auto on_cnx = incs_on_cnx.find(e.cnx); on_cnx != incs_on_cnx.end()) {
     for (const Id& inc_id : on_cnx->second) {
       ClientIncarnation* inc = find_inc(inc_id);
@@ -349,6 +352,8 @@ void Monitor::State::on(const ProtocolError& e) {
           c->settled = true;
         } else if (c->inconsistent) {
           (c->message_permits ? inconsistent_field_present : inconsistent_field_absent) = true;
+        } else if (c->failure || (c->budget_p > 0 && c->claimed > c->budget_p)) {
+          if (unsettled_failure == nullptr) unsettled_failure = c;
         } else if (c->zero_queue_batch) {
           zero_queue = true;
         }
@@ -364,6 +369,24 @@ void Monitor::State::on(const ProtocolError& e) {
       violation(RuleId::kC5, absl::StrCat("connection ", e.cnx.to_string(), " closed (", e.reason,
                                           ") over inconsistent data; corrupted-data handling "
                                           "keeps the connection"));
+    } else if (unsettled_failure != nullptr) {
+      // C5: corrupted data (a payload failure, C7, or more deliverable messages than P, K8)
+      // is acknowledged with a validation error and settles P; nothing is closed. With the
+      // field absent the client falls back and never closes either (C6).
+      const Command& c = *unsettled_failure;
+      std::string what;
+      if (!c.failure) {
+        what = absl::StrCat(c.claimed, " messages handed off for P = ", c.budget_p);
+      } else if (*c.failure == FailureStage::kInconsistent) {
+        what = "inconsistent data (more deliverable messages than P, or another C5 case)";
+      } else {
+        what = absl::StrCat("a payload failure (", av(failure_stage_name(*c.failure)), ")");
+      }
+      violation(c.message_permits ? RuleId::kC5 : RuleId::kC6,
+                absl::StrCat("connection ", e.cnx.to_string(), " closed (", e.reason, ") while ",
+                             cmd_name(c), " had ", what, " to settle; corrupted data is "
+                             "acknowledged with a validation error and settles P = ", c.budget_p,
+                             ", closing neither the consumer nor the connection"));
     } else if (zero_queue) {
       violation(RuleId::kS7, absl::StrCat("connection ", e.cnx.to_string(), " closed (", e.reason,
                                           ") for a batch sent to a zero-queue consumer; S7 "

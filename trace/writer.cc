@@ -234,6 +234,10 @@ struct FieldWriter {
     w.integer("consumer", e.consumer);
     w.id("inc", e.inc);
   }
+  void operator()(const WriteFailed& e) {
+    w.integer("consumer", e.consumer);
+    w.id("inc", e.inc);
+  }
   void operator()(const Extension&) {}
 };
 

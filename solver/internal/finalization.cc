@@ -2,7 +2,7 @@
 // ack_set_i absent or any ack_bits-bit set, admitted_i) and every dispatcher kind, the consumer
 // debit, the dispatcher aggregate debit, the unacked increase and the sum of the serialized
 // message_permits all equal the finalized ΣP, each P is in 1..min(B, 2^31-1), and an overflow
-// finalizes and debits nothing.
+// stops the send at the overflowing entry (the entries before it stay finalized and debited, B8).
 #include "solver/internal/finalization.h"
 
 #include <string>
@@ -78,9 +78,16 @@ SendOutcome encode_send(const spec::Ruleset& rules, spec::DispatcherKind kind, c
                 .serialized_sum = zero, .consumer_ok = ctx.bool_val(true),
                 .dispatcher_ok = ctx.bool_val(true), .unacked_ok = ctx.bool_val(true),
                 .serialized_ok = ctx.bool_val(true), .range_ok = ctx.bool_val(true),
-                .atomic_ok = ctx.bool_val(true), .debits_ok = ctx.bool_val(true),
+                .bounded_ok = ctx.bool_val(true), .debits_ok = ctx.bool_val(true),
                 .ok = ctx.bool_val(true)};
+  // Which sums the ruleset computes for this dispatcher (every computed sum is checked, B8).
+  const bool consumer_finalized = rules.consumer_debit == spec::DebitSource::kFinalized;
+  const bool aggregate = spec::has_aggregate(kind);
+  const bool aggregate_finalized = aggregate_uses_finalized(rules, kind);
+  const bool needs_pre = !consumer_finalized || (aggregate && !aggregate_finalized);
+
   z3::expr range_ok = ctx.bool_val(true);
+  z3::expr stopped = ctx.bool_val(false);  // B8: an earlier entry overflowed a checked sum
   for (unsigned i = 0; i < v.kmax; ++i) {
     const EntryVars& e = v.entries[i];
     // B2: bits at or beyond B are ignored; B <= 0 has nothing to deliver (B3).
@@ -94,56 +101,52 @@ SendOutcome encode_send(const spec::Ruleset& rules, spec::DispatcherKind kind, c
                       z3::ite(e.ack_present,
                               popcount(e.ack & low_mask(resize(capped, w)), kSumBits, pc),
                               resize(e.batch_size, kSumBits)));
-    const z3::expr fin = used(v, i) && e.admitted && z3::uge(cand, sum_val(ctx, 1));  // B1, B3
+    const z3::expr finalizes = e.admitted && z3::uge(cand, sum_val(ctx, 1));  // B1, B3
+    // B8: the entry that would take a checked sum past 2^31-1 stops the send; it and every
+    // later entry make no command and no debit, the entries before it stay (decision 11).
+    const z3::expr active = used(v, i) && !stopped;
+    z3::expr over = finalizes && z3::ugt(o.finalized_sum + cand, max_permits);
+    if (needs_pre) over = over || z3::ugt(o.pre_admission_sum + cand, max_permits);
+    over = active && over;
+    const z3::expr fin = active && !over && finalizes;
     o.candidate.push_back(cand);
     o.finalized.push_back(fin);
-    o.pre_admission_sum = o.pre_admission_sum + z3::ite(used(v, i), cand, zero);
+    o.pre_admission_sum = o.pre_admission_sum + z3::ite(active && !over, cand, zero);
     o.finalized_sum = o.finalized_sum + z3::ite(fin, cand, zero);
-    // B8: each finalized P is <= B (and <= 2^31-1, else the send overflows: see `error`).
+    stopped = stopped || over;
+    // B8: each finalized P is <= B (and <= 2^31-1, else the send stops: see `error`).
     o.entry_range_ok.push_back(z3::implies(positive, z3::sle(resize(cand, 64), e.batch_size)));
     range_ok = range_ok && z3::implies(fin, z3::ule(cand, max_permits) &&
                                                 z3::sle(resize(cand, 64), e.batch_size));
   }
-
-  // Which sums the ruleset computes for this dispatcher (every computed sum is checked, B8).
-  const bool consumer_finalized = rules.consumer_debit == spec::DebitSource::kFinalized;
-  const bool aggregate = spec::has_aggregate(kind);
-  const bool aggregate_finalized = aggregate_uses_finalized(rules, kind);
-  const bool needs_pre = !consumer_finalized || (aggregate && !aggregate_finalized);
-  o.error = z3::ugt(o.finalized_sum, max_permits);
-  if (needs_pre) o.error = o.error || z3::ugt(o.pre_admission_sum, max_permits);
+  o.error = stopped;
 
   const z3::expr consumer = consumer_finalized ? o.finalized_sum : o.pre_admission_sum;
-  o.consumer_debit = z3::ite(o.error, zero, consumer);
-  if (aggregate) {
-    o.dispatcher_debit =
-        z3::ite(o.error, zero, aggregate_finalized ? o.finalized_sum : o.pre_admission_sum);
-  }
-  o.unacked = spec::acks_individually(kind) ? z3::ite(o.error, zero, o.finalized_sum) : zero;
+  o.consumer_debit = consumer;
+  if (aggregate) o.dispatcher_debit = aggregate_finalized ? o.finalized_sum : o.pre_admission_sum;
+  o.unacked = spec::acks_individually(kind) ? o.finalized_sum : zero;
   if (rules.broker_sends_message_permits) {  // B7, W3: on every command
     z3::expr serialized = zero;
     for (unsigned i = 0; i < v.kmax; ++i) {
       serialized = serialized + z3::ite(o.finalized[i], o.candidate[i], zero);
     }
-    o.serialized_sum = z3::ite(o.error, zero, serialized);
+    o.serialized_sum = serialized;
   }
 
-  // The properties: one finalized value everywhere (E4), or nothing at all on overflow (B8).
+  // The properties: one finalized value everywhere (E4), an overflowing send included (B8:
+  // the value of the entries before the overflowing one).
   const z3::expr fin_sum = o.finalized_sum;
-  o.consumer_ok = z3::ite(o.error, o.consumer_debit == zero, o.consumer_debit == fin_sum);
-  o.dispatcher_ok = aggregate ? z3::ite(o.error, o.dispatcher_debit == zero,
-                                        o.dispatcher_debit == fin_sum)
-                              : ctx.bool_val(true);
-  o.unacked_ok = spec::acks_individually(kind)
-                     ? z3::ite(o.error, o.unacked == zero, o.unacked == fin_sum)
-                     : ctx.bool_val(true);
+  o.consumer_ok = o.consumer_debit == fin_sum;
+  o.dispatcher_ok = aggregate ? o.dispatcher_debit == fin_sum : ctx.bool_val(true);
+  o.unacked_ok = spec::acks_individually(kind) ? o.unacked == fin_sum : ctx.bool_val(true);
   o.serialized_ok = rules.broker_sends_message_permits
-                        ? z3::ite(o.error, o.serialized_sum == zero, o.serialized_sum == fin_sum)
+                        ? o.serialized_sum == fin_sum
                         : ctx.bool_val(true);  // an old broker sends no field (W3, C6)
-  o.range_ok = z3::implies(!o.error, range_ok);
-  o.atomic_ok = z3::implies(o.error, o.consumer_debit == zero && o.dispatcher_debit == zero &&
-                                         o.unacked == zero);
-  o.debits_ok = o.consumer_ok && o.dispatcher_ok && o.unacked_ok && o.serialized_ok && o.atomic_ok;
+  o.range_ok = range_ok;
+  // B8: whatever stops the send, what it debits stays within 2^31-1.
+  o.bounded_ok = z3::ule(o.consumer_debit, max_permits) &&
+                 z3::ule(o.dispatcher_debit, max_permits) && z3::ule(o.unacked, max_permits);
+  o.debits_ok = o.consumer_ok && o.dispatcher_ok && o.unacked_ok && o.serialized_ok && o.bounded_ok;
   o.ok = o.debits_ok && o.range_ok;
   return o;
 }
@@ -202,7 +205,7 @@ std::vector<z3::expr> objectives(z3::context& ctx, const SendVars& v, const Send
 }
 
 std::string describe_send(spec::DispatcherKind kind, const std::vector<spec::SendEntry>& entries,
-                          const absl::StatusOr<spec::SendResult>& r) {
+                          const spec::SendResult& r) {
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const spec::SendEntry& e = entries[i];
@@ -220,12 +223,12 @@ std::string describe_send(spec::DispatcherKind kind, const std::vector<spec::Sen
   std::string out = absl::StrCat(std::string(spec::dispatcher_name(kind)), ": ", entries.size(),
                                  entries.size() == 1 ? " entry (" : " entries (",
                                  absl::StrJoin(parts, "; "), ")");
-  if (!r.ok()) return absl::StrCat(out, "; ", std::string(r.status().message()));
-  absl::StrAppend(&out, "; consumer debited ", r->consumer_debit);
-  if (r->dispatcher_debit) absl::StrAppend(&out, ", aggregate debited ", *r->dispatcher_debit);
-  absl::StrAppend(&out, ", ", r->commands.size(), r->commands.size() == 1 ? " command" : " commands",
-                  " sent, finalized ΣP=", r->finalized_sum);
-  const std::int64_t diff = r->consumer_debit - r->finalized_sum;
+  if (r.overflow) absl::StrAppend(&out, "; ", r.overflow->reason, ", the send stops there");
+  absl::StrAppend(&out, "; consumer debited ", r.consumer_debit);
+  if (r.dispatcher_debit) absl::StrAppend(&out, ", aggregate debited ", *r.dispatcher_debit);
+  absl::StrAppend(&out, ", ", r.commands.size(), r.commands.size() == 1 ? " command" : " commands",
+                  " sent, finalized ΣP=", r.finalized_sum);
+  const std::int64_t diff = r.consumer_debit - r.finalized_sum;
   if (diff > 0) absl::StrAppend(&out, " (", diff, " permit(s) lost)");
   if (diff < 0) absl::StrAppend(&out, " (", -diff, " permit(s) over-granted)");
   return out;
@@ -271,11 +274,11 @@ std::optional<Witness> find_witness(const spec::Ruleset& rules, spec::Dispatcher
   if (b.minimize) m = minimize(q, objectives(ctx, e.v, *o, popcount_of(b)));
   *queries = q.queries();
   const std::vector<spec::SendEntry> entries = entries_from(m.model, e.v);
-  const absl::StatusOr<spec::SendResult> r = spec::finalize_permits(rules, kind, entries);
-  // The spec must agree with the encoding on what was debited.
+  const spec::SendResult r = spec::finalize_permits(rules, kind, entries);
+  // The spec must agree with the encoding on where the send stopped and what was debited.
   const bool error = truth(m.model, o->error);
-  if (r.ok() == error ||
-      (r.ok() && r->consumer_debit != static_cast<std::int64_t>(value(m.model, o->consumer_debit)))) {
+  if (r.overflow.has_value() != error ||
+      r.consumer_debit != static_cast<std::int64_t>(value(m.model, o->consumer_debit))) {
     *disagreement = absl::StrCat("encoding and spec disagree on ", describe_send(kind, entries, r));
     return std::nullopt;
   }
@@ -286,17 +289,14 @@ std::optional<Witness> find_witness(const spec::Ruleset& rules, spec::Dispatcher
     w.id = "F2";
   }
   w.header = spec::TraceHeader{.source = spec::TraceSource::kBroker, .ruleset = spec::RulesetId::kRevD};
-  spec::Send send{.consumer = 0, .dispatcher = kind};
-  if (r.ok()) {
-    send.consumer_debit = r->consumer_debit;
-    send.dispatcher_debit = r->dispatcher_debit;
-  }
+  spec::Send send{.consumer = 0,
+                  .dispatcher = kind,
+                  .consumer_debit = r.consumer_debit,
+                  .dispatcher_debit = r.dispatcher_debit};
   for (std::size_t i = 0; i < entries.size(); ++i) {
     spec::SentEntry se{.cmd = spec::Id::number(i + 1), .entry = entries[i], .p = std::nullopt};
-    if (r.ok()) {
-      for (const spec::FinalizedCommand& f : r->commands) {
-        if (f.entry == i) se.p = f.p;
-      }
+    for (const spec::FinalizedCommand& f : r.commands) {
+      if (f.entry == i) se.p = f.p;
     }
     send.entries.push_back(std::move(se));
   }
@@ -367,7 +367,8 @@ CheckRun run_finalization(const spec::Ruleset& rules, const Bounds& b) {
         "every send of k <= ", b.kmax, " entries (admitted or not; B any int64 with a ",
         ack_bits_of(b), "-bit ack_set absent or any) to each of the 7 dispatcher kinds debits "
         "the consumer, the aggregate and the unacked count by the finalized ΣP, serializes every "
-        "P and finalizes nothing on overflow, for every candidate value (B1 B3-B8, E4); and every "
+        "P and, on overflow, keeps only the entries before the overflowing one, for every "
+        "candidate value (B1 B3-B8, E4); and every "
         "candidate P is in 1..min(B, 2^31-1) with the bits at or beyond B ignored (B2, B8)")};
   }
   return run;
@@ -394,12 +395,13 @@ std::vector<VacuityItem> vacuity_finalization(const spec::Ruleset& rules, const 
                              q.check(rejected && admitted), true));
   out.push_back(vacuity_item("assumptions: a partial batch is finalized", q.check(partial), true));
   out.push_back(vacuity_item("assumptions: overflow (B8) is reachable", q.check(shared.error), true));
-  const z3::expr max_permits = q.ctx().bv_val(static_cast<std::uint64_t>(spec::kMaxPermits), kSumBits);
   out.push_back(vacuity_item(
       "false variant refuted: B4 consumer debit == pre-admission sum",
       q.check(!shared.error && shared.consumer_debit != shared.pre_admission_sum), true));
-  out.push_back(vacuity_item("false variant refuted: B8 no send overflows",
-                             q.check(z3::ugt(shared.finalized_sum, max_permits)), true));
+  z3::expr kept = q.ctx().bool_val(false);
+  for (const z3::expr& f : shared.finalized) kept = kept || f;
+  out.push_back(vacuity_item("false variant refuted: B8 an overflow finalizes nothing",
+                             q.check(shared.error && kept), true));
   for (const auto& [kind, o] : e.kinds) {
     out.push_back(vacuity_item(
         absl::StrCat("false variant refuted: E4 ", std::string(spec::dispatcher_name(kind)),

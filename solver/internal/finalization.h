@@ -45,9 +45,9 @@ struct SendOutcome {
   std::vector<z3::expr> finalized;   // slot i became a command (B1, B3)
   z3::expr finalized_sum;            // ΣP over commands
   z3::expr pre_admission_sum;        // over every used entry
-  z3::expr error;                    // B8 overflow: nothing finalized
-  z3::expr consumer_debit;           // B4 (0 on error)
-  z3::expr dispatcher_debit;         // B6 (0 without an aggregate or on error)
+  z3::expr error;                    // B8 overflow: the send stopped at an entry, earlier stay
+  z3::expr consumer_debit;           // B4
+  z3::expr dispatcher_debit;         // B6 (0 without an aggregate)
   z3::expr unacked;                  // B5
   z3::expr serialized_sum;           // B7: Σ message_permits written
   // The properties (rules B1-B8, E4): each true when it holds.
@@ -57,7 +57,7 @@ struct SendOutcome {
   z3::expr serialized_ok;            // B7
   std::vector<z3::expr> entry_range_ok;  // B2/B8 per slot: its P in 1..min(B, 2^31-1)
   z3::expr range_ok;                 // all slots
-  z3::expr atomic_ok;                // B8: an overflow debits nothing
+  z3::expr bounded_ok;               // B8: every debit stays within 2^31-1
   z3::expr debits_ok;                // all but range_ok (which is the same for every kind)
   z3::expr ok;                       // all of them (E4)
 };

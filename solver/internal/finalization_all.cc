@@ -7,8 +7,9 @@
 //                candidate any value B2 allows: 0 for B <= 0, B without an ack_set, else any
 //                count 0..B of the ack_set bits below B) satisfies it again;
 //   implication  the invariant gives the properties of a send that ends there: every debit and
-//                the serialized sum equal the finalized ΣP, an overflow (ΣP > 2^31-1) debits
-//                nothing, and every finalized P is in 1..min(B, 2^31-1).
+//                the serialized sum equal the finalized ΣP, which stays within 2^31-1 (an
+//                entry that would overflow a checked sum stops the send; the entries before it
+//                stay, B8), and every finalized P is in 1..min(B, 2^31-1).
 // The candidate is abstracted by its range, which holds for every ack_set; that the bit-level
 // candidate is exactly the popcount below B is the bounded check's B2 proof (finalization.cc).
 // When the invariant fails (legacy, rev-b's sticky-key aggregates), the counterexamples come
@@ -26,7 +27,8 @@ namespace {
 
 struct SendState {
   z3::expr fin, pre, consumer, aggregate, unacked, serialized, largest;
-  z3::expr range;  // every finalized P so far is in 1..B of its entry
+  z3::expr range;    // every finalized P so far is in 1..B of its entry
+  z3::expr stopped;  // B8: an entry overflowed a checked sum; nothing after it counts
 };
 
 struct Entry {
@@ -41,7 +43,8 @@ class SendSystem {
   SendState fresh(const std::string& n) {
     auto v = [&](const char* p) { return ctx_.int_const((n + "." + p).c_str()); };
     return SendState{v("fin"), v("pre"), v("consumer"), v("aggregate"), v("unacked"),
-                     v("serialized"), v("largest"), ctx_.bool_const((n + ".range").c_str())};
+                     v("serialized"), v("largest"), ctx_.bool_const((n + ".range").c_str()),
+                     ctx_.bool_const((n + ".stopped").c_str())};
   }
   Entry entry(const std::string& n) {
     return Entry{ctx_.int_const((n + ".B").c_str()), ctx_.bool_const((n + ".ack").c_str()),
@@ -57,22 +60,31 @@ class SendSystem {
   }
   z3::expr init(const SendState& s) const {
     return s.fin == 0 && s.pre == 0 && s.consumer == 0 && s.aggregate == 0 && s.unacked == 0 &&
-           s.serialized == 0 && s.largest == 0 && s.range;
+           s.serialized == 0 && s.largest == 0 && s.range && !s.stopped;
   }
   SendState next(const SendState& s, const Entry& e) const {
     const z3::expr zero = ctx_.int_val(0);
-    const z3::expr fin = e.admitted && e.cand >= 1;  // B1, B3
+    const z3::expr max = ctx_.int_val(spec::kMaxPermits);
+    const z3::expr finalizes = e.admitted && e.cand >= 1;  // B1, B3
+    // B8: the entry that would take a checked sum past 2^31-1 stops the send there.
+    z3::expr over = finalizes && s.fin + e.cand > max;
+    if (needs_pre()) over = over || s.pre + e.cand > max;
+    over = !s.stopped && over;
+    const z3::expr take = !s.stopped && !over;
+    const z3::expr fin = take && finalizes;
     const z3::expr p = z3::ite(fin, e.cand, zero);
+    const z3::expr c = z3::ite(take, e.cand, zero);
     const bool consumer_finalized = rules_.consumer_debit == spec::DebitSource::kFinalized;
     return SendState{
         s.fin + p,
-        s.pre + e.cand,
-        s.consumer + (consumer_finalized ? p : e.cand),
-        spec::has_aggregate(kind_) ? s.aggregate + (aggregate_finalized() ? p : e.cand) : zero,
+        s.pre + c,
+        s.consumer + (consumer_finalized ? p : c),
+        spec::has_aggregate(kind_) ? s.aggregate + (aggregate_finalized() ? p : c) : zero,
         spec::acks_individually(kind_) ? s.unacked + p : zero,
         rules_.broker_sends_message_permits ? s.serialized + p : zero,
         z3::ite(fin && e.cand > s.largest, e.cand, s.largest),
         s.range && z3::implies(fin, e.cand >= 1 && e.cand <= e.b),
+        s.stopped || over,
     };
   }
   z3::expr invariant(const SendState& s) const {
@@ -81,27 +93,25 @@ class SendSystem {
            s.aggregate == (spec::has_aggregate(kind_) ? s.fin : zero) &&
            s.unacked == (spec::acks_individually(kind_) ? s.fin : zero) &&
            s.serialized == (rules_.broker_sends_message_permits ? s.fin : zero) && s.range &&
-           s.fin >= 0 && s.fin <= s.pre && s.largest >= 0 && s.largest <= s.fin;
+           s.fin >= 0 && s.fin <= s.pre && s.largest >= 0 && s.largest <= s.fin &&
+           s.fin <= ctx_.int_val(spec::kMaxPermits);
   }
-  // What finalize_permits makes of a send that ends in state s, and whether it is right.
+  // What finalize_permits makes of a send that ends in state s, and whether it is right: every
+  // debit is the finalized ΣP of the entries before any overflow, within 2^31-1 (B8).
   z3::expr safety(const SendState& s) const {
-    const z3::expr zero = ctx_.int_val(0);
     const z3::expr max = ctx_.int_val(spec::kMaxPermits);
-    const bool consumer_finalized = rules_.consumer_debit == spec::DebitSource::kFinalized;
-    const bool needs_pre =
-        !consumer_finalized || (spec::has_aggregate(kind_) && !aggregate_finalized());
-    z3::expr error = s.fin > max;
-    if (needs_pre) error = error || s.pre > max;
-    auto debit = [&](const z3::expr& x) { return z3::ite(error, zero, x); };
-    const z3::expr expect = z3::ite(error, zero, s.fin);
-    z3::expr ok = debit(s.consumer) == expect;                      // B4
-    if (spec::has_aggregate(kind_)) ok = ok && debit(s.aggregate) == expect;       // B6
-    if (spec::acks_individually(kind_)) ok = ok && debit(s.unacked) == expect;     // B5
-    if (rules_.broker_sends_message_permits) ok = ok && debit(s.serialized) == expect;  // B7
-    return ok && z3::implies(!error, s.range && s.largest <= max);  // B2, B8
+    z3::expr ok = s.consumer == s.fin;                                                // B4
+    if (spec::has_aggregate(kind_)) ok = ok && s.aggregate == s.fin;                  // B6
+    if (spec::acks_individually(kind_)) ok = ok && s.unacked == s.fin;                // B5
+    if (rules_.broker_sends_message_permits) ok = ok && s.serialized == s.fin;        // B7
+    return ok && s.fin <= max && s.range && s.largest <= max;  // B2, B8
   }
 
  private:
+  bool needs_pre() const {
+    const bool consumer_finalized = rules_.consumer_debit == spec::DebitSource::kFinalized;
+    return !consumer_finalized || (spec::has_aggregate(kind_) && !aggregate_finalized());
+  }
   bool aggregate_finalized() const {
     switch (rules_.finalized_dispatchers) {
       case spec::DispatcherCoverage::kAllSix:
@@ -157,7 +167,8 @@ CheckRun run_finalization_all(const spec::Ruleset& rules, const Bounds& b) {
         "integers): for sends of any number of entries, each with any B (int64), admitted or "
         "not, and any candidate B2 allows, to each of the 7 dispatcher kinds, the consumer "
         "debit, the aggregate debit, the unacked increase and the serialized message_permits "
-        "all equal the finalized ΣP, an overflow debits nothing, and every finalized P is in "
+        "all equal the finalized ΣP, an overflow stops the send with the entries before it kept, "
+        "and every finalized P is in "
         "1..min(B, 2^31-1) (B1-B8 E4)"};
     return run;
   }
@@ -189,8 +200,8 @@ std::vector<VacuityItem> vacuity_finalization_all(const spec::Ruleset& rules, co
                              q.check(step && !e.admitted && e.cand >= 1), true));
   out.push_back(vacuity_item("assumptions: consecution with a finalized entry of B = 2^31-1",
                              q.check(step && e.admitted && e.cand == ctx.int_val(spec::kMaxPermits)), true));
-  out.push_back(vacuity_item("assumptions: implication, an invariant state past 2^31-1 (overflow)",
-                             q.check(sys.invariant(n) && step && n.fin > ctx.int_val(spec::kMaxPermits)), true));
+  out.push_back(vacuity_item("assumptions: consecution through an overflow (B8) keeping a P",
+                             q.check(step && n.stopped && !s.stopped && s.fin > 0), true));
   out.push_back(vacuity_item(
       "false variant refuted: the consumer debit equals the pre-admission sum",
       q.check(step && n.pre != n.fin), true));

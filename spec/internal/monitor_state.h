@@ -125,6 +125,9 @@ struct WireIncarnation {
   std::int64_t granted = 0;  // sum of Flow permits (saturating)
   std::int64_t debited = 0;  // sum of P of its messages (saturating)
   std::optional<std::int64_t> q;
+  // B11, decision 10: the line of a `write_failed` for its consumer (0: none). A failed write
+  // is connection loss, so no MESSAGE may follow on it.
+  std::uint64_t write_failed_line = 0;
   // Wire-only commands sent on it and not yet acknowledged: released when acknowledged or
   // when the incarnation ends, so a wire trace costs what is in flight.
   absl::flat_hash_set<Id> in_flight;
@@ -430,6 +433,11 @@ struct Monitor::State {
                                                          const std::optional<Id>& inc) {
     return {consumer, inc.has_value(), inc.value_or(Id())};
   }
+  // B11, decision 10: broker consumers a write to failed and not yet removed, keyed as above,
+  // with the line of the failure; and whether any wire incarnation was marked
+  // (WireIncarnation::write_failed_line), so a MESSAGE is looked up only then.
+  absl::flat_hash_map<std::tuple<std::uint64_t, bool, Id>, std::uint64_t> failed_writes;
+  bool wire_write_failed = false;
 
   std::uint64_t line = 0;
   bool saw_subscribe = false;  // the trace records wire Subscribes (N4 without one on record)
@@ -618,6 +626,9 @@ struct Monitor::State {
   void on(const ProtocolError& e);
   void on(const Send& e);
   void on(const ConsumerRemoved& e);
+  void on(const WriteFailed& e);
+  // B11: a MESSAGE on a wire incarnation whose consumer's write failed (monitor_broker.cc).
+  void check_after_write_failure(const Message& e);
 
   // S5/S6: the message object of the skip just before was released at skip time. A
   // dead-letter message is still held by dead-letter handling (revision B's F3).

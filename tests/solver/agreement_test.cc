@@ -191,17 +191,22 @@ RC_GTEST_PROP(SolverAgreement, SendEncodingAgreesWithFinalizePermits, ()) {
   const std::optional<z3::model> m = model_with(ctx, inputs);
   RC_ASSERT(m.has_value());
 
-  const absl::StatusOr<spec::SendResult> r = spec::finalize_permits(rules, kind, entries);
-  RC_TAG(r.ok() ? "finalized" : "overflow");
-  RC_ASSERT(truth(*m, o.error) == !r.ok());
-  if (!r.ok()) return;
-  RC_ASSERT(static_cast<std::int64_t>(value(*m, o.consumer_debit)) == r->consumer_debit);
-  RC_ASSERT(static_cast<std::int64_t>(value(*m, o.dispatcher_debit)) == r->dispatcher_debit.value_or(0));
-  RC_ASSERT(static_cast<std::int64_t>(value(*m, o.unacked)) == r->unacked_increase);
-  RC_ASSERT(static_cast<std::int64_t>(value(*m, o.finalized_sum)) == r->finalized_sum);
-  std::size_t commands = 0;
-  for (std::size_t i = 0; i < entries.size(); ++i) commands += truth(*m, o.finalized[i]) ? 1 : 0;
-  RC_ASSERT(commands == r->commands.size());
+  const spec::SendResult r = spec::finalize_permits(rules, kind, entries);
+  RC_TAG(r.overflow ? "overflow" : "finalized");
+  // B8: both stop at the same entry and keep (and debit) the entries before it.
+  RC_ASSERT(truth(*m, o.error) == r.overflow.has_value());
+  RC_ASSERT(static_cast<std::int64_t>(value(*m, o.consumer_debit)) == r.consumer_debit);
+  RC_ASSERT(static_cast<std::int64_t>(value(*m, o.dispatcher_debit)) == r.dispatcher_debit.value_or(0));
+  RC_ASSERT(static_cast<std::int64_t>(value(*m, o.unacked)) == r.unacked_increase);
+  RC_ASSERT(static_cast<std::int64_t>(value(*m, o.finalized_sum)) == r.finalized_sum);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (!truth(*m, o.finalized[i])) continue;
+    RC_ASSERT(next < r.commands.size());
+    RC_ASSERT(r.commands[next].entry == i);
+    ++next;
+  }
+  RC_ASSERT(next == r.commands.size());
 }
 
 // ---- the incarnation model ----

@@ -87,13 +87,12 @@ TEST(BrokerConsumer, L8_FinalizedSendAppliedToTheConsumer) {
   const std::vector<SendEntry> send = {{.batch_size = 10, .admitted = true},
                                        {.batch_size = 10, .admitted = false}};
   for (const Ruleset* rules : all_rulesets()) {
-    absl::StatusOr<SendResult> r =
-        finalize_permits(*rules, DispatcherKind::kPersistentShared, send);
-    ASSERT_TRUE(r.ok());
+    const SendResult r = finalize_permits(*rules, DispatcherKind::kPersistentShared, send);
+    ASSERT_FALSE(r.overflow.has_value());
     BrokerConsumer c;
     ASSERT_TRUE(c.flow(20).ok());
-    ASSERT_TRUE(c.debit(r->consumer_debit, r->unacked_increase).ok());
-    ASSERT_TRUE(c.flow(r->finalized_sum).ok());  // the client returns the 10 it received
+    ASSERT_TRUE(c.debit(r.consumer_debit, r.unacked_increase).ok());
+    ASSERT_TRUE(c.flow(r.finalized_sum).ok());  // the client returns the 10 it received
     // rev-d: back to 20. legacy: 10 permits are permanently lost (L8).
     EXPECT_EQ(c.available(), rules->consumer_debit == DebitSource::kFinalized ? 20 : 10)
         << rules->name;

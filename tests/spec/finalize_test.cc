@@ -20,9 +20,9 @@ using monitor_testing::rev_d;
 
 SendResult finalize_ok(const Ruleset& rules, DispatcherKind kind,
                        const std::vector<SendEntry>& entries) {
-  absl::StatusOr<SendResult> r = finalize_permits(rules, kind, entries);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *r : SendResult{};
+  SendResult r = finalize_permits(rules, kind, entries);
+  EXPECT_FALSE(r.overflow.has_value()) << r.overflow->reason;
+  return r;
 }
 
 TEST(FinalizePermits, NonBatchedIsOnePermitAndStillSerialized) {
@@ -209,25 +209,49 @@ TEST(FinalizePermits, LargestValidPIsAccepted) {
   EXPECT_EQ(r.consumer_debit, 2147483647);
 }
 
-TEST(FinalizePermits, B8_PAboveTwoToThe31MinusOneIsOutOfRange) {
-  const absl::StatusOr<SendResult> r = finalize_permits(
-      rev_d(), DispatcherKind::kPersistentShared, std::vector<SendEntry>{{.batch_size = 2147483648}});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange);
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("B8"));
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("2147483648"));
+TEST(FinalizePermits, B8_PAboveTwoToThe31MinusOneStopsTheSendAtThatEntry) {
+  const SendResult r =
+      finalize_permits(rev_d(), DispatcherKind::kPersistentShared,
+                       std::vector<SendEntry>{{.batch_size = 1}, {.batch_size = 2147483648}});
+  ASSERT_TRUE(r.overflow.has_value());
+  EXPECT_EQ(r.overflow->entry, 1U);
+  EXPECT_THAT(r.overflow->reason, HasSubstr("B8"));
+  EXPECT_THAT(r.overflow->reason, HasSubstr("2147483648"));
+  // The entry before it stays finalized and debited.
+  ASSERT_EQ(r.commands.size(), 1U);
+  EXPECT_EQ(r.commands[0].entry, 0U);
+  EXPECT_EQ(r.consumer_debit, 1);
 }
 
-TEST(FinalizePermits, B8_SumOverflowFinalizesNothing) {
-  const std::vector<SendEntry> send = {{.batch_size = 1}, {.batch_size = kMaxPermits}};
-  const absl::StatusOr<SendResult> r =
-      finalize_permits(rev_d(), DispatcherKind::kPersistentShared, send);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange);
-  const std::string msg(r.status().message());
-  EXPECT_THAT(msg, HasSubstr("B8"));
-  EXPECT_THAT(msg, HasSubstr("2147483647"));
-  EXPECT_THAT(msg, HasSubstr("1 + 2147483647"));
+// Pulsar's ConsumerTest.testSendMessagesResultRejectsPartialFinalization (apache/pulsar#26337):
+// slot 0 takes 2^31-1, slot 1's P of 1 would overflow the total; slot 0 keeps its value and
+// the total stays 2^31-1 (rulebook section 12, item 11; D11).
+TEST(FinalizePermits, B8_SumOverflowKeepsTheEntriesBeforeTheOverflowingOne) {
+  const std::vector<SendEntry> send = {{.batch_size = kMaxPermits}, {.batch_size = 1}};
+  const SendResult r = finalize_permits(rev_d(), DispatcherKind::kPersistentShared, send);
+  ASSERT_TRUE(r.overflow.has_value());
+  EXPECT_EQ(r.overflow->entry, 1U);
+  EXPECT_THAT(r.overflow->reason, HasSubstr("B8: finalized sum 2147483647 + 1 of the entry at "
+                                            "index 1 overflows 2^31-1"));
+  ASSERT_EQ(r.commands.size(), 1U);
+  EXPECT_EQ(r.commands[0].entry, 0U);
+  EXPECT_EQ(r.commands[0].p, kMaxPermits);
+  EXPECT_EQ(r.commands[0].message_permits, std::optional<std::uint32_t>(2147483647U));
+  EXPECT_EQ(r.finalized_sum, kMaxPermits);
+  EXPECT_EQ(r.consumer_debit, kMaxPermits);
+  EXPECT_EQ(r.dispatcher_debit, std::optional<std::int64_t>(kMaxPermits));
+  EXPECT_EQ(r.unacked_increase, kMaxPermits);
+}
+
+TEST(FinalizePermits, EntriesAfterTheOverflowingOneAreNotFinalizedEvenWhenTheyWouldFit) {
+  const std::vector<SendEntry> send = {
+      {.batch_size = kMaxPermits - 1}, {.batch_size = 2}, {.batch_size = 1}};
+  const SendResult r = finalize_permits(rev_d(), DispatcherKind::kPersistentKeyShared, send);
+  ASSERT_TRUE(r.overflow.has_value());
+  EXPECT_EQ(r.overflow->entry, 1U);
+  ASSERT_EQ(r.commands.size(), 1U);  // entry 2's P of 1 would fit, but the send stopped
+  EXPECT_EQ(r.consumer_debit, kMaxPermits - 1);
+  EXPECT_EQ(r.dispatcher_debit, std::optional<std::int64_t>(kMaxPermits - 1));
 }
 
 TEST(FinalizePermits, B8_RejectedHugeEntryIsNotFinalizedUnderRevD) {
@@ -235,12 +259,13 @@ TEST(FinalizePermits, B8_RejectedHugeEntryIsNotFinalizedUnderRevD) {
                                        {.batch_size = std::int64_t{1} << 40, .admitted = false}};
   const SendResult r = finalize_ok(rev_d(), DispatcherKind::kPersistentShared, send);
   EXPECT_EQ(r.consumer_debit, 5);
-  // Legacy debits the rejected entry too, so its pre-admission sum overflows.
-  const absl::StatusOr<SendResult> l =
-      finalize_permits(legacy(), DispatcherKind::kPersistentShared, send);
-  ASSERT_FALSE(l.ok());
-  EXPECT_EQ(l.status().code(), absl::StatusCode::kOutOfRange);
-  EXPECT_THAT(std::string(l.status().message()), HasSubstr("B8"));
+  // Legacy debits the rejected entry too, so its pre-admission sum overflows there: the send
+  // stops at it and debits the 5 before it.
+  const SendResult l = finalize_permits(legacy(), DispatcherKind::kPersistentShared, send);
+  ASSERT_TRUE(l.overflow.has_value());
+  EXPECT_EQ(l.overflow->entry, 1U);
+  EXPECT_THAT(l.overflow->reason, HasSubstr("B8: P 1099511627776"));
+  EXPECT_EQ(l.consumer_debit, 5);
 }
 
 // ---- Properties ----
@@ -270,59 +295,93 @@ DispatcherKind gen_dispatcher() {
 RC_GTEST_PROP(FinalizePermits, FourDebitsAgreeUnderRevD, ()) {
   const std::vector<SendEntry> send = gen_send();
   const DispatcherKind kind = gen_dispatcher();
-  const absl::StatusOr<SendResult> r = finalize_permits(rev_d(), kind, send);
-  RC_ASSERT(r.ok());
+  const SendResult r = finalize_permits(rev_d(), kind, send);
+  RC_ASSERT(!r.overflow);
   std::int64_t serialized = 0;
   std::int64_t sum_p = 0;
-  for (const FinalizedCommand& c : r->commands) {
+  for (const FinalizedCommand& c : r.commands) {
     RC_ASSERT(c.message_permits.has_value());
     serialized += *c.message_permits;
     sum_p += c.p;
   }
-  RC_ASSERT(r->finalized_sum == sum_p);
-  RC_ASSERT(r->consumer_debit == sum_p);
+  RC_ASSERT(r.finalized_sum == sum_p);
+  RC_ASSERT(r.consumer_debit == sum_p);
   RC_ASSERT(serialized == sum_p);
   if (has_aggregate(kind)) {
-    RC_ASSERT(r->dispatcher_debit == std::optional<std::int64_t>(sum_p));
+    RC_ASSERT(r.dispatcher_debit == std::optional<std::int64_t>(sum_p));
   } else {
-    RC_ASSERT(!r->dispatcher_debit.has_value());
+    RC_ASSERT(!r.dispatcher_debit.has_value());
   }
-  RC_ASSERT(r->unacked_increase == (acks_individually(kind) ? sum_p : 0));
+  RC_ASSERT(r.unacked_increase == (acks_individually(kind) ? sum_p : 0));
 }
 
 RC_GTEST_PROP(FinalizePermits, CommandsAreExactlyAdmittedNonEmptyEntries, ()) {
   const std::vector<SendEntry> send = gen_send();
   for (const Ruleset* rules : all_rulesets()) {
-    const absl::StatusOr<SendResult> r =
-        finalize_permits(*rules, DispatcherKind::kPersistentShared, send);
-    RC_ASSERT(r.ok());
+    const SendResult r = finalize_permits(*rules, DispatcherKind::kPersistentShared, send);
+    RC_ASSERT(!r.overflow);
     std::size_t next = 0;
     for (std::size_t i = 0; i < send.size(); ++i) {
       const std::int64_t candidate = candidate_permits(send[i].batch_size, send[i].ack_set);
       RC_ASSERT(candidate >= 0);
       RC_ASSERT(candidate <= std::max<std::int64_t>(send[i].batch_size, 0));
       if (!send[i].admitted || candidate == 0) continue;
-      RC_ASSERT(next < r->commands.size());
-      RC_ASSERT(r->commands[next].entry == i);
-      RC_ASSERT(r->commands[next].p == candidate);
-      RC_ASSERT(r->commands[next].p >= 1);
-      RC_ASSERT(r->commands[next].p <= send[i].batch_size);
+      RC_ASSERT(next < r.commands.size());
+      RC_ASSERT(r.commands[next].entry == i);
+      RC_ASSERT(r.commands[next].p == candidate);
+      RC_ASSERT(r.commands[next].p >= 1);
+      RC_ASSERT(r.commands[next].p <= send[i].batch_size);
       ++next;
     }
-    RC_ASSERT(next == r->commands.size());
+    RC_ASSERT(next == r.commands.size());
   }
 }
 
 RC_GTEST_PROP(FinalizePermits, LegacyDebitsEveryCandidateRejectedOnesToo, ()) {
   const std::vector<SendEntry> send = gen_send();
   const DispatcherKind kind = gen_dispatcher();
-  const absl::StatusOr<SendResult> r = finalize_permits(legacy(), kind, send);
-  RC_ASSERT(r.ok());
+  const SendResult r = finalize_permits(legacy(), kind, send);
+  RC_ASSERT(!r.overflow);
   std::int64_t all = 0;
   for (const SendEntry& e : send) all += candidate_permits(e.batch_size, e.ack_set);
-  RC_ASSERT(r->consumer_debit == all);
-  if (has_aggregate(kind)) RC_ASSERT(r->dispatcher_debit == std::optional<std::int64_t>(all));
-  RC_ASSERT(r->consumer_debit >= r->finalized_sum);
+  RC_ASSERT(r.consumer_debit == all);
+  if (has_aggregate(kind)) RC_ASSERT(r.dispatcher_debit == std::optional<std::int64_t>(all));
+  RC_ASSERT(r.consumer_debit >= r.finalized_sum);
+}
+
+// B8 at the extremes: batch sizes up to 2^31-1 and beyond, so sums overflow 32 bits. Under
+// every ruleset, the commands are exactly the admitted non-empty entries before the entry the
+// send stops at, that entry is the first whose P would leave 1..2^31-1 on a checked sum, and the
+// debits are those of the entries before it.
+RC_GTEST_PROP(FinalizePermits, AnOverflowStopsTheSendAndKeepsEverythingBeforeIt, ()) {
+  const std::size_t n = *rc::gen::inRange<std::size_t>(1, 6);
+  std::vector<SendEntry> send;
+  for (std::size_t i = 0; i < n; ++i) {
+    send.push_back({.batch_size = *rc::gen::oneOf(rc::gen::inRange<std::int64_t>(1, 10),
+                                                  rc::gen::inRange<std::int64_t>(
+                                                      kMaxPermits - 4, kMaxPermits + 3)),
+                    .admitted = *rc::gen::weightedElement<bool>({{3, true}, {1, false}})});
+  }
+  const DispatcherKind kind = gen_dispatcher();
+  for (const Ruleset* rules : all_rulesets()) {
+    const SendResult r = finalize_permits(*rules, kind, send);
+    const std::size_t stop = r.overflow ? r.overflow->entry : send.size();
+    RC_ASSERT(stop <= send.size());
+    std::int64_t fin = 0;
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < stop; ++i) {
+      if (!send[i].admitted) continue;
+      RC_ASSERT(next < r.commands.size());
+      RC_ASSERT(r.commands[next].entry == i);
+      fin += r.commands[next++].p;
+    }
+    RC_ASSERT(next == r.commands.size());
+    RC_ASSERT(fin == r.finalized_sum);
+    RC_ASSERT(fin <= kMaxPermits);
+    if (rules->id != RulesetId::kRevD) continue;  // legacy and rev-b check a second sum too
+    if (r.overflow) RC_ASSERT(send[stop].admitted && fin + send[stop].batch_size > kMaxPermits);
+    RC_ASSERT(r.consumer_debit == fin);
+  }
 }
 
 }  // namespace

@@ -138,21 +138,25 @@ TEST(MonitorBroker, B6_SingleActiveDispatcherHasNoAggregate) {
   EXPECT_TRUE(Clean(check(broker(), good)));
 }
 
-TEST(MonitorBroker, B8_OverflowingSendFinalizedIsReported) {
-  Trace t;
-  t.add(Send{.consumer = 0,
-             .entries = {entry(1, kMaxPermits, true, kMaxPermits), entry(2, 1, true, 1)},
-             .consumer_debit = kMaxPermits + 1});
-  EXPECT_TRUE(FirstViolation(check(broker(), t), RuleId::kB8,
-                             {"although it overflows",
-                              "2^31-1"}));
-  // Atomic: nothing of the overflowing send is finalized.
-  Trace good;
-  good.add(Send{.consumer = 0,
-                .entries = {entry(1, kMaxPermits, true, std::nullopt),
-                            entry(2, 1, true, std::nullopt)},
-                .consumer_debit = 0});
-  EXPECT_TRUE(Clean(check(broker(), good)));
+// B8 (decision 11): the entry whose P would overflow the send's sum, and every later one, is
+// neither sent nor debited; the entries before it stay finalized and debited. Pulsar's
+// ConsumerTest.testSendMessagesResultRejectsPartialFinalization: slot 0 keeps 2^31-1.
+TEST(MonitorBroker, B8_OverflowKeepsTheEntriesBeforeTheOverflowingOne) {
+  for (DispatcherKind kind : {DispatcherKind::kPersistentShared, DispatcherKind::kSingleActive}) {
+    const std::optional<std::int64_t> aggregate =
+        has_aggregate(kind) ? std::optional<std::int64_t>(kMaxPermits) : std::nullopt;
+    Trace good;
+    good.add(Send{.consumer = 0,
+                  .dispatcher = kind,
+                  .entries = {entry(1, kMaxPermits, true, kMaxPermits),
+                              entry(2, 1, true, std::nullopt), entry(3, 1, true, std::nullopt)},
+                  .consumer_debit = kMaxPermits,
+                  .dispatcher_debit = aggregate});
+    for (const Ruleset* rules : all_rulesets()) {  // every ruleset checks its sums (B8)
+      EXPECT_TRUE(Clean(check(broker(rules->id), good)))
+          << dispatcher_name(kind) << " " << rules->name;
+    }
+  }
   Trace largest;  // 2^31-1 alone is in range
   largest.add(Send{.consumer = 0,
                    .entries = {entry(1, kMaxPermits, true, kMaxPermits)},
@@ -160,15 +164,45 @@ TEST(MonitorBroker, B8_OverflowingSendFinalizedIsReported) {
   EXPECT_TRUE(Clean(check(broker(), largest)));
 }
 
-TEST(MonitorBroker, B8_OverflowingSendThatStillDebitsIsReported) {
-  // Nothing of an overflowing send is finalized, so nothing may be debited either.
+TEST(MonitorBroker, B8_OverflowingSendThatFinalizesNothingIsReported) {
+  // The all-or-nothing reading: the entry before the overflow is dropped too.
   Trace t;
   t.add(Send{.consumer = 0,
+             .dispatcher = DispatcherKind::kPersistentShared,
              .entries = {entry(1, kMaxPermits, true, std::nullopt),
                          entry(2, 1, true, std::nullopt)},
+             .consumer_debit = 0,
+             .dispatcher_debit = 0});
+  const MonitorReport r = check(broker(), t);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kB8,
+                             {"consumer 0 debited 0 but the finalized sum of the entries before "
+                              "entry 2",
+                              "B8: finalized sum 2147483647 + 1 of the entry at index 1 overflows",
+                              "is 2147483647 (2147483647 permit(s) over-granted)"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kB8,
+                      {"persistent_shared aggregate debited 0 but the finalized sum of the "
+                       "entries before entry 2"}));
+}
+
+TEST(MonitorBroker, B8_OverflowingEntryFinalizedAndDebitedIsReported) {
+  Trace t;
+  t.add(Send{.consumer = 0,
+             .entries = {entry(1, kMaxPermits, true, kMaxPermits), entry(2, 1, true, 1)},
              .consumer_debit = kMaxPermits + 1});
   const MonitorReport r = check(broker(), t);
-  EXPECT_TRUE(FirstViolation(r, RuleId::kB8, {"2147483648"}));
+  EXPECT_TRUE(FirstViolation(r, RuleId::kB8,
+                             {"entry 2 was finalized with P = 1 but the send stops at entry 2",
+                              "neither sent nor debited"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kB8,
+                      {"consumer 0 debited 2147483648", "is 2147483647 (1 permit(s) lost)"}));
+  // An entry after the overflowing one is not finalized either, even when it would fit.
+  Trace later;
+  later.add(Send{.consumer = 0,
+                 .entries = {entry(1, kMaxPermits - 1, true, kMaxPermits - 1),
+                             entry(2, 2, true, std::nullopt), entry(3, 1, true, 1)},
+                 .consumer_debit = kMaxPermits});
+  EXPECT_TRUE(FirstViolation(check(broker(), later), RuleId::kB8,
+                             {"entry 3 was finalized with P = 1 but the send stops at entry 2"}));
 }
 
 TEST(MonitorBroker, B10_NegativeFlowIsReported) {
@@ -189,6 +223,67 @@ TEST(MonitorBroker, B11_SendAfterConsumerRemovedIsReported) {
       .add(Send{.consumer = 0, .entries = {entry(2, 1, true, 1)}, .consumer_debit = 1});
   EXPECT_TRUE(FirstViolation(check(broker(), t), RuleId::kB11,
                              {"send to consumer 0 after it was removed"}));
+}
+
+// B11, decision 10: a failed broker write is connection loss. Pulsar's
+// ConsumerTest.testSendMessagesWriteFailureDisconnectsConsumer: the consumer is closed and
+// removed after the write of its send fails.
+TEST(MonitorBroker, WriteFailureFollowedByRemovalPasses) {
+  Trace t;
+  t.wire_subscribed(100)
+      .add(Send{.consumer = 0, .inc = s("b1"), .entries = {entry(1, 1, true, 1)},
+                .consumer_debit = 1})
+      .add(WriteFailed{.consumer = 0, .inc = s("b1")})
+      .add(CloseConsumer{.cnx = s("c1"), .consumer = 0})
+      .add(ConsumerRemoved{.consumer = 0, .inc = s("b1")});
+  EXPECT_TRUE(Clean(check(model(100, 50), t)));
+  // The replacement incarnation starts clean and may be sent to.
+  t.add(Subscribe{.cnx = s("c1"), .consumer = 0})
+      .add(SubscribeOk{.cnx = s("c1"), .consumer = 0})
+      .add(flow(100))
+      .add(Send{.consumer = 0, .inc = s("b2"), .entries = {entry(2, 1, true, 1)},
+                .consumer_debit = 1})
+      .add(message(2, 1));
+  EXPECT_TRUE(Clean(check(model(100, 50), t)));
+}
+
+TEST(MonitorBroker, B11_SendAfterAFailedWriteIsReported) {
+  Trace t;
+  t.add(Send{.consumer = 0, .inc = s("b1"), .entries = {entry(1, 1, true, 1)},
+             .consumer_debit = 1})
+      .add(WriteFailed{.consumer = 0, .inc = s("b1")})
+      .add(Send{.consumer = 0, .inc = s("b1"), .entries = {entry(2, 1, true, 1)},
+                .consumer_debit = 1});
+  EXPECT_TRUE(FirstViolation(check(broker(), t), RuleId::kB11,
+                             {"send to consumer 0 debited 1 after a write to it failed on line 3",
+                              "connection loss"}));
+  // Without incarnation ids too, until the consumer is removed.
+  Trace bare;
+  bare.add(WriteFailed{.consumer = 0})
+      .add(Send{.consumer = 0, .entries = {entry(2, 1, true, 1)}, .consumer_debit = 1});
+  EXPECT_TRUE(FirstViolation(check(broker(), bare), RuleId::kB11, {"after a write to it failed"}));
+}
+
+TEST(MonitorBroker, B11_MessageAfterAFailedWriteIsReported) {
+  // The broker keeps the consumer: its next MESSAGE goes out on the same incarnation.
+  Trace t;
+  t.wire_subscribed(100)
+      .add(Send{.consumer = 0, .inc = s("b1"), .entries = {entry(1, 1, true, 1)},
+                .consumer_debit = 1})
+      .add(WriteFailed{.consumer = 0, .inc = s("b1")})
+      .add(message(2, 1));
+  EXPECT_TRUE(FirstViolation(check(model(100, 50), t), RuleId::kB11,
+                             {"MESSAGE command 2 to consumer 0 on connection c1 after a write to "
+                              "it failed on line 7"}));
+  // A connection that really ended takes the consumer with it: a new connection is clean.
+  Trace lost;
+  lost.wire_subscribed(100)
+      .add(WriteFailed{.consumer = 0})
+      .add(Disconnect{.cnx = s("c1")})
+      .add(ConsumerRemoved{.consumer = 0})
+      .wire_subscribed(100, "c2")
+      .add(message(3, 1, {}, std::nullopt, "c2"));
+  EXPECT_TRUE(Clean(check(model(100, 50), lost)));
 }
 
 TEST(MonitorBroker, ReplacementIncarnationWithTheSameConsumerIdMayBeSentTo) {

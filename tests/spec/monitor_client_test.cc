@@ -491,6 +491,71 @@ TEST(MonitorClient, C5_ASettledInconsistentCommandDoesNotMakeTheCloseAboutIt) {
                       {"over inconsistent data"}));
 }
 
+// C5 (with C7): a payload failure is corrupted data, acknowledged and settled; the client
+// closes nothing. Pulsar's CorruptedBatchMessagePermitTest expects the same broker consumer to
+// keep receiving and counting after the corrupted batch.
+TEST(MonitorClient, C5_ClosingTheConnectionInsteadOfSettlingAPayloadFailureIsReported) {
+  for (FailureStage stage : {FailureStage::kChecksum, FailureStage::kMetadata,
+                             FailureStage::kDecompress, FailureStage::kBatch}) {
+    Trace t;
+    t.subscribed(1, 16).add(recv(1, 10));
+    if (stage != FailureStage::kChecksum && stage != FailureStage::kMetadata) {
+      t.add(Metadata{.cmd = n(1), .batch_size = 10});
+    }
+    t.add(Corrupt{.cmd = n(1), .stage = stage});
+    Trace closed = t;
+    closed.add(ProtocolError{.cnx = s("c1"), .reason = "corrupt payload"});
+    EXPECT_TRUE(FirstViolation(check(client(16, 8), closed), RuleId::kC5,
+                               {"connection c1 closed (corrupt payload) while command 1 had a "
+                                "payload failure (",
+                                failure_stage_name(stage),
+                                ") to settle", "settles P = 10"}));
+    // Revision C closed the connection over any malformed command (F4): not a C5 there.
+    EXPECT_THAT(check(client(16, 8, RulesetId::kRevC), closed).violations,
+                Not(Contains(HasRule(RuleId::kC5))));
+    Trace settled = t;
+    settled.add(settle(1, 10)).add(flow(10, 1)).add(quiescent());
+    EXPECT_TRUE(Clean(check(client(16, 8), settled))) << failure_stage_name(stage);
+  }
+}
+
+TEST(MonitorClient, C6_ClosingTheConnectionOverAPayloadFailureWithTheFieldAbsentIsReported) {
+  Trace t;
+  t.subscribed(1, 16)
+      .add(recv(1, std::nullopt))
+      .add(Corrupt{.cmd = n(1), .stage = FailureStage::kChecksum})
+      .add(ProtocolError{.cnx = s("c1"), .reason = "checksum"});
+  EXPECT_TRUE(FirstViolation(check(client(16, 8), t), RuleId::kC6,
+                             {"while command 1 had a payload failure (checksum) to settle"}));
+}
+
+// C5: more deliverable messages than P is corrupted data too: stop handing off, settle, keep
+// the connection.
+TEST(MonitorClient, C5_ClosingTheConnectionOverMoreDeliverableMessagesThanPIsReported) {
+  Trace t;
+  t.subscribed(1, 16)
+      .add(recv(1, 2))
+      .add(Metadata{.cmd = n(1), .batch_size = 2})
+      .add(claim(1, "m0", 0))
+      .add(claim(1, "m1", 1));
+  Trace stopped = t;  // the third message is found: corrupted-data handling
+  stopped.add(Corrupt{.cmd = n(1), .stage = FailureStage::kInconsistent, .index = 2});
+  Trace closed = stopped;
+  closed.add(ProtocolError{.cnx = s("c1"), .reason = "too many messages"});
+  EXPECT_TRUE(FirstViolation(check(client(16, 8), closed), RuleId::kC5,
+                             {"command 1 had inconsistent data (more deliverable messages than P",
+                              "closing neither the consumer nor the connection"}));
+  Trace settled = stopped;
+  settled.add(settle(1, 0)).add(msg_return("m0")).add(msg_return("m1")).add(quiescent());
+  EXPECT_TRUE(Clean(check(client(16, 8), settled)));
+  // A client that hands the third one off (K8) and then closes is reported for both.
+  Trace handed = t;
+  handed.add(claim(1, "m2")).add(ProtocolError{.cnx = s("c1"), .reason = "too many"});
+  const MonitorReport r = check(client(16, 8), handed);
+  EXPECT_TRUE(FirstViolation(r, RuleId::kK8, {"hands off message 3 but its P is 2"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kC5, {"command 1 had 3 messages handed off for P = 2"}));
+}
+
 // A protocol error closes the connection, so the permit states on it have ended: a later
 // quiescence does not judge their commands (K5).
 TEST(MonitorClient, K5_APermitStateEndedByItsConnectionsProtocolErrorIsNotJudgedAtQuiescence) {

@@ -308,6 +308,7 @@ TEST(EventNames, EveryKindOfTheFormatIsRead) {
       R"({"ev":"protocol_error","cnx":1,"reason":"N7 accumulator overflow"})",
       R"({"ev":"send","consumer":2,"entries":[],"consumer_debit":0})",
       R"({"ev":"consumer_removed","consumer":2})",
+      R"({"ev":"write_failed","consumer":2,"inc":"b1"})",
       R"({"ev":"x-anything"})",
   };
   ASSERT_EQ(lines.size(), std::variant_size_v<spec::Event>);

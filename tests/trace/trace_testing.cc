@@ -235,6 +235,11 @@ rc::Gen<spec::Event> gen_event() {
             return ConsumerRemoved{k, i};
           },
           consumer(), gen_optional(gen_id())),
+      event_of(
+          [](std::uint64_t k, OptId i) {
+            return WriteFailed{k, i};
+          },
+          consumer(), gen_optional(gen_id())),
       event_of([](std::string suffix) { return Extension{"x-" + suffix}; }, gen_text()));
 }
 

@@ -57,6 +57,7 @@ inline auto members(const SentEntry& e) {
   return std::tie(e.cmd, e.entry.batch_size, e.entry.ack_set, e.entry.admitted, e.p);
 }
 inline auto members(const ConsumerRemoved& e) { return std::tie(e.consumer, e.inc); }
+inline auto members(const WriteFailed& e) { return std::tie(e.consumer, e.inc); }
 inline auto members(const Extension& e) { return std::tie(e.ev); }
 
 inline bool entries_equal(const std::vector<SentEntry>& a, const std::vector<SentEntry>& b) {

@@ -475,6 +475,9 @@ absl::Status LineParser::build(std::size_t kind, spec::Event* out) {
     case event_index<spec::ConsumerRemoved>():
       *out = spec::ConsumerRemoved{f.u(F::kConsumer), f.opt_id(F::kInc)};
       break;
+    case event_index<spec::WriteFailed>():
+      *out = spec::WriteFailed{f.u(F::kConsumer), f.opt_id(F::kInc)};
+      break;
     case event_index<spec::Extension>():
       *out = spec::Extension{ev_};
       break;

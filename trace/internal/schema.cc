@@ -72,13 +72,14 @@ constexpr std::array<EventSchema, kEventKinds> kEvents = {{
     {"send", fields({F::kConsumer, F::kEntries, F::kConsumerDebit}),
      fields({F::kInc, F::kDispatcher, F::kDispatcherDebit})},
     {"consumer_removed", fields({F::kConsumer}), fields({F::kInc})},
+    {"write_failed", fields({F::kConsumer}), fields({F::kInc})},
     // spec::Extension: named by its own `ev`.
     {"", 0, 0},
 }};
 
 static_assert(event_index<spec::Connect>() == 0);
 static_assert(event_index<spec::Flow>() == 4);
-static_assert(event_index<spec::ConsumerRemoved>() == kEventKinds - 2);
+static_assert(event_index<spec::WriteFailed>() == kEventKinds - 2);
 static_assert(event_index<spec::Extension>() == kEventKinds - 1);
 
 // Names hashed by their length and first, middle and last bytes (no two names of either table
