@@ -1,5 +1,7 @@
-// docs/findings/: every ready-to-file bug report names the client's release, a file:line in its
-// released source and a rule ID of the rulebook, and conformance/README.md links it.
+// docs/findings/: every bug report names the client's release, a file:line in its released
+// source and a rule ID of the rulebook; it has the sections of an upstream issue (with the steps
+// on a real Pulsar broker), keeps permitcheck's own vocabulary (ruleset names, test names) out,
+// and conformance/README.md and the index link it.
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -43,6 +45,38 @@ std::vector<std::string> finding_problems(const std::string& text) {
   return problems;
 }
 
+// The sections an upstream issue needs, in a client developer's words; empty when all are there.
+std::vector<std::string> shape_problems(const std::string& text) {
+  std::vector<std::string> problems;
+  for (const char* heading : {"## What happens", "## Minimal reproduction", "## Expected",
+                              "## Actual", "## Where in the source", "## Suggested fix",
+                              "## Reproduce on a real Pulsar broker"}) {
+    if (text.find(std::string("\n") + heading) == std::string::npos) {
+      problems.push_back(std::string("no '") + heading + "' section");
+    }
+  }
+  // The real-broker steps end in the broker's own stats and wait for measured output.
+  const std::size_t real = text.find("\n## Reproduce on a real Pulsar broker");
+  if (real != std::string::npos) {
+    const std::size_t end = text.find("\n## ", real + 1);
+    const std::string section = text.substr(real, end == std::string::npos ? end : end - real);
+    if (section.find("availablePermits") == std::string::npos) {
+      problems.push_back("the real-broker steps do not read availablePermits");
+    }
+    if (section.find("permitcheck real-broker") == std::string::npos) {
+      problems.push_back("the real-broker steps do not say what confirms them");
+    }
+  }
+  // permitcheck's vocabulary: a ruleset revision, a trace header, a test name such as
+  // "CppClient.E5_DecompressionFailure" or "GoClient.DroppedDuplicatesReturnTheirPermits".
+  static const std::regex vocabulary(R"(rev-d|"ruleset"|\b[A-Z][A-Za-z0-9]+\.[A-Z][A-Za-z0-9_]{7,}\b)");
+  std::smatch m;
+  if (std::regex_search(text, m, vocabulary)) {
+    problems.push_back("permitcheck's own vocabulary in the report: " + m.str());
+  }
+  return problems;
+}
+
 std::vector<fs::path> findings() {
   std::vector<fs::path> files;
   std::error_code ec;
@@ -61,6 +95,14 @@ TEST(FindingsDoc, EveryFindingNamesAReleaseASourceLineAndARuleId) {
     const std::string text = read_file(f);
     ASSERT_FALSE(text.empty()) << f;
     for (const std::string& p : finding_problems(text)) ADD_FAILURE() << f << ": " << p;
+  }
+}
+
+TEST(FindingsDoc, EveryFindingHasTheSectionsOfAnUpstreamIssueInAClientDevelopersWords) {
+  const std::vector<fs::path> files = findings();
+  ASSERT_FALSE(files.empty()) << "no docs/findings/*.md";
+  for (const fs::path& f : files) {
+    for (const std::string& p : shape_problems(read_file(f))) ADD_FAILURE() << f << ": " << p;
   }
 }
 
@@ -88,6 +130,28 @@ TEST(FindingsDoc, TheCheckRejectsAFindingMissingAReleaseASourceLineOrARuleId) {
                              "- `a.go:1`\n").size(), 1u);                    // no rule ID
   EXPECT_EQ(finding_problems("Rule: Z9.\n- **Client and release:** Go v0.21.0\n"
                              "- `a.go:1`\n").size(), 1u);                    // unknown rule ID
+}
+
+TEST(FindingsDoc, TheShapeCheckRejectsAMissingSectionUnconfirmedStepsAndTestNames) {
+  const std::string good =
+      "# t\n## What happens\n## Minimal reproduction\n## Expected\n## Actual\n"
+      "## Where in the source\n## Suggested fix\n## Reproduce on a real Pulsar broker\n"
+      "read availablePermits; to be confirmed by `permitcheck real-broker` output\n## Impact\n";
+  EXPECT_TRUE(shape_problems(good).empty());
+  std::string no_expected = good;
+  no_expected.erase(no_expected.find("## Expected\n"), 12);
+  EXPECT_EQ(shape_problems(no_expected).size(), 1u);
+  std::string no_stats = good;
+  no_stats.replace(no_stats.find("availablePermits"), 16, "the stats");
+  EXPECT_EQ(shape_problems(no_stats).size(), 1u);
+  std::string unconfirmed = good;
+  unconfirmed.replace(unconfirmed.find("permitcheck real-broker"), 23, "nothing");
+  EXPECT_EQ(shape_problems(unconfirmed).size(), 1u);
+  EXPECT_EQ(shape_problems(good + "Pinned by CppClient.DecompressionFailureReturnsOne.\n").size(),
+            1u);
+  EXPECT_EQ(shape_problems(good + "{\"ruleset\":\"rev-d\"}\n").size(), 1u);
+  // Source names are not test names.
+  EXPECT_TRUE(shape_problems(good + "`ClientCnx.exceptionCaught`, ConsumerImpl.java:1651\n").empty());
 }
 
 }  // namespace
