@@ -1,14 +1,26 @@
 // permitcheck: the command-line front end. Exit codes: 0 pass, 1 violation (a check failed),
 // 2 bad input or usage.
+//
+// Besides parsing, main() gives the command line its shape for a user: `permitcheck help CMD`,
+// "did you mean" for a mistyped subcommand, the user commands listed before the maintainers'
+// in --help, an example at the foot of every subcommand's --help (kExamples), and --version
+// with the rulebook revision the build checks against.
+#include <algorithm>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
 #include "cli/gtest_results.h"
 #include "cli/report.h"
 #include "cli/selfcheck.h"
+#include "spec/rule_id.h"
+#include "spec/ruleset.h"
 
 namespace {
 
@@ -25,15 +37,111 @@ int checked(int code) {
   return kExitBadInput;
 }
 
+// The commands that check the specification itself, listed after the ones a client developer
+// uses (conform, matrix, tap, validate, render, replay, ...).
+const std::set<std::string, std::less<>> kMaintainerCommands = {"selfcheck", "review", "check",
+                                                                "prove"};
+
+// The example at the foot of each subcommand's --help (tests/cli/CMakeLists.txt checks that
+// every subcommand has one). A subcommand that sets its own footer keeps it.
+const std::map<std::string, std::string, std::less<>> kExamples = {
+    {"conform",
+     "  permitcheck conform --list-clients\n"
+     "  permitcheck conform --client-preset go --scenarios partial_batches\n"
+     "  permitcheck conform --old-client --threshold 5 \\\n"
+     "    --client 'node consumer.js {url} {topic} {subscription} {q} {delay_ms} {nack_every}'"},
+    {"matrix", "  permitcheck matrix --out matrix-report"},
+    {"tap",
+     "  permitcheck tap --listen 127.0.0.1:6651 --upstream broker.example:6650 --threshold 5\n"
+     "  # then point the client at pulsar://127.0.0.1:6651; SIGINT ends it with a summary"},
+    {"validate",
+     "  permitcheck validate client.jsonl\n"
+     "  permitcheck validate --format junit -o validate.xml traces/*.jsonl\n"
+     "  permitcheck validate run.pcap --threshold 5"},
+    {"render",
+     "  permitcheck render counterexample.jsonl --format text\n"
+     "  permitcheck render counterexample.jsonl --format mermaid"},
+    {"replay", "  permitcheck replay counterexample.jsonl   # under every ruleset"},
+    {"check",
+     "  permitcheck check --cases 1000 --seed 491\n"
+     "  permitcheck check --ruleset legacy --counterexample cex.jsonl"},
+    {"prove",
+     "  permitcheck prove\n"
+     "  permitcheck prove --ruleset legacy --check isolation --trace-dir cex"},
+    {"review",
+     "  permitcheck review --findings\n"
+     "  permitcheck review --from rev-b --to rev-c"},
+    {"selfcheck", "  permitcheck selfcheck --results build/test-results --format json"},
+};
+
+// Levenshtein distance, for "did you mean".
+std::size_t distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The subcommand closest to `word` (at most 2 edits, or a prefix of a single name), or "".
+std::string closest(std::string_view word, const std::vector<std::string>& names) {
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const std::string& name : names) {
+    const std::size_t d = distance(word, name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = name;
+    }
+  }
+  if (!best.empty()) return best;
+  std::vector<std::string> prefixed;
+  for (const std::string& name : names) {
+    if (word.size() >= 2 && name.rfind(word, 0) == 0) prefixed.push_back(name);
+  }
+  return prefixed.size() == 1 ? prefixed[0] : "";
+}
+
+// "permitcheck: unknown command "valdate" (did you mean "validate"?); ..." on stderr.
+int unknown_command(std::string_view word, const std::vector<std::string>& names) {
+  std::cerr << "permitcheck: unknown command \"" << word << "\"";
+  if (const std::string guess = closest(word, names); !guess.empty()) {
+    std::cerr << " (did you mean \"" << guess << "\"?)";
+  }
+  std::cerr << "; the commands:";
+  for (const std::string& name : names) std::cerr << " " << name;
+  std::cerr << " (permitcheck --help)\n";
+  return kExitBadInput;
+}
+
+std::string version_text() {
+  const permitcheck::spec::Ruleset& final_rules =
+      permitcheck::spec::ruleset(permitcheck::spec::RulesetId::kRevD);
+  return std::string("permitcheck ") + PERMITCHECK_VERSION + "\nrulebook: " +
+         std::string(final_rules.summary) + ", ruleset " + std::string(final_rules.name) + ", " +
+         std::to_string(permitcheck::spec::all_rules().size()) + " rule IDs (docs/rules.md)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"permitcheck: a verification suite for Apache Pulsar's PIP-491 permit rules.\n"
                "Exit codes: 0 pass, 1 violation, 2 bad input or usage.\n"
-               "Every finding starts with a rule ID (K5, E2, ...); docs/rules.md explains each one.",
+               "Every finding starts with a rule ID (K5, E2, ...); docs/rules.md explains each one.\n"
+               "permitcheck help COMMAND shows a command's options and examples.",
                "permitcheck"};
-  app.set_version_flag("--version", std::string("permitcheck ") + PERMITCHECK_VERSION);
+  app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
+
+  // validate, render, replay, check, prove, conform, tap, review (cli/commands.h).
+  permitcheck::cli::Commands commands(app);
 
   std::string results_dir;
   std::string format = "text";
@@ -50,11 +158,42 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 
-  // validate, render, replay, check, prove (cli/commands.h).
-  permitcheck::cli::Commands commands(app);
+  // Groups in --help (user commands first: CLI11 lists groups in the order their first
+  // subcommand was added, and conform comes first) and an example at each one's foot.
+  std::vector<std::string> names;
+  for (CLI::App* sub : app.get_subcommands([](CLI::App* s) { return !s->get_name().empty(); })) {
+    const std::string& name = sub->get_name();
+    names.push_back(name);
+    sub->group(kMaintainerCommands.count(name) ? "Commands for the suite's maintainers"
+                                               : "Commands");
+    if (auto example = kExamples.find(name); example != kExamples.end() &&
+                                             sub->get_footer().empty()) {
+      sub->footer("\nExamples:\n" + example->second);
+    }
+  }
+
+  // `permitcheck help [COMMAND]` is `permitcheck [COMMAND] --help`; a first word that is no
+  // command gets "did you mean".
+  std::vector<std::string> args(argv, argv + argc);
+  if (args.size() >= 2 && args[1] == "help") {
+    if (args.size() > 3) {
+      std::cerr << "permitcheck help: one command at most (permitcheck help COMMAND)\n";
+      return kExitBadInput;
+    }
+    if (args.size() == 3 && std::find(names.begin(), names.end(), args[2]) == names.end()) {
+      return unknown_command(args[2], names);
+    }
+    args.erase(args.begin() + 1);
+    args.push_back("--help");
+  } else if (args.size() >= 2 && !args[1].empty() && args[1][0] != '-' &&
+             std::find(names.begin(), names.end(), args[1]) == names.end()) {
+    return unknown_command(args[1], names);
+  }
+  std::vector<char*> parsed_argv;
+  for (std::string& arg : args) parsed_argv.push_back(arg.data());
 
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(parsed_argv.size()), parsed_argv.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitPass : kExitBadInput;  // --help and --version exit 0
   }

@@ -1,4 +1,5 @@
-// Known deviations X1-X6 (pip-491-rules.md): when one excuses a finding, and by how much.
+// Known deviations X1-X6 (docs/rules.md, "Accepted inexactness (X)"): when one excuses a finding,
+// and by how much.
 #include "absl/strings/str_cat.h"
 #include "spec/internal/monitor_state.h"
 

@@ -1,4 +1,5 @@
-// The rule IDs of pip-491-rules.md, sections 2 to 9, as one closed enumeration.
+// The rule IDs of the PIP-491 rulebook (sections 2 to 9: docs/rules.md has one row per ID), as one
+// closed enumeration.
 //
 // Every check in the specification names the rule it enforces with a RuleId, and every
 // violation or known deviation the suite reports carries one, so a user can look the rule
