@@ -66,6 +66,7 @@ cat "$logs/node" "$logs/python" "$logs/go" "$logs/java" >&2
   echo "ci/install-deps.sh: the C++ client (conformance/clients/cpp) is not installed" >&2
 [ "$go_rc" -eq 0 ] ||
   echo "ci/install-deps.sh: the Go client (conformance/clients/go) is not built" >&2
+bash "$here/install-rust-client.sh" || echo "ci/install-deps.sh: the Rust client (conformance/clients/rust) is not built" >&2
 if [ "$node_rc" -ne 0 ] || [ "$java_rc" -ne 0 ]; then
   echo "ci/install-deps.sh: installing the Node.js clients (npm ci) or building the Java client (mvn) failed" >&2
   exit 1

@@ -17,6 +17,11 @@ std::int64_t half_queue(std::int64_t q) { return std::max<std::int64_t>(1, q / 2
 // to ceil(Q/2) permits wait client-side.
 std::int64_t half_queue_rounded_up_plus_one(std::int64_t q) { return (q + 1) / 2 + 1; }
 
+// The Rust client counts every MESSAGE it receives against its window W (its batch size, here
+// Q) and Flows W - remaining once remaining < ceil(W/2): up to W/2 (integer) permits wait
+// client-side, so T = Q/2 + 1.
+std::int64_t half_window_plus_one(std::int64_t q) { return q / 2 + 1; }
+
 }  // namespace
 
 const std::vector<ClientPreset>& all_client_presets() {
@@ -66,6 +71,18 @@ const std::vector<ClientPreset>& all_client_presets() {
        .threshold = half_queue,
        .threshold_source = "conformance/clients/reference/reference_client.cc: "
                            "spec::default_threshold(q)"},
+      {.name = "rust",
+       .library = "crates.io pulsar 6.9.1 (streamnative/pulsar-rs; conformance/clients/rust)",
+       .default_version = "6.9.1",
+       .knows_message_permits = false,
+       .threshold = half_window_plus_one,
+       // The window W is the consumer's batch size, which the consumer sets to Q
+       // (ConsumerBuilder::with_batch_size; default 1000, src/consumer/topic.rs:68).
+       .threshold_source = "pulsar 6.9.1 src/consumer/engine.rs:176 (Flow once "
+                           "remaining_messages < batch_size.div_ceil(2)), :182 (a Flow of "
+                           "batch_size - remaining_messages), :249-259 (remaining_messages "
+                           "falls by num_messages_in_batch, or 1, at each MESSAGE received); "
+                           "window: src/retry_op.rs:141 (the first Flow grants batch_size)"},
   };
   return presets;
 }

@@ -28,8 +28,8 @@ std::vector<std::string> finding_problems(const std::string& text) {
   if (!std::regex_search(text, release)) {
     problems.push_back("no '**Client and release:**' line with a version");
   }
-  // "lib/ConsumerImpl.cc:820" or "pulsar/internal/commands.go:169".
-  static const std::regex source(R"([A-Za-z_][\w/]*\.(cc|cpp|h|go|java):\d+)");
+  // "lib/ConsumerImpl.cc:820", "pulsar/internal/commands.go:169" or "src/consumer/engine.rs:176".
+  static const std::regex source(R"([A-Za-z_][\w/]*\.(cc|cpp|h|go|java|rs):\d+)");
   if (!std::regex_search(text, source)) problems.push_back("no file:line");
   // "Rule: C7 ..." or "Rules: E2 (...), E5 (...)": at least one ID the rulebook knows.
   static const std::regex rules_sentence(R"(Rules?: ([^\n]*))");
