@@ -140,6 +140,7 @@ void apply_expectations(Matrix& m, const std::vector<Expectations>& all) {
             break;
         }
       }
+      if (c.verdict != Verdict::kUnexpected && c.outcome == Outcome::kIncomplete) ++s.incomplete;
       if (c.verdict == Verdict::kUnexpected) {
         std::string why = absl::StrCat(c.key.scenario, ": expected ", c.expected, ", got ", got(c));
         if (x != nullptr && x->kind == Expectation::Kind::kFail) {

@@ -135,6 +135,7 @@ std::string to_json(const Matrix& m) {
                          {"version", s.version},
                          {"conformance", std::string(conformance_name(s.conformance))},
                          {"pinned_findings", s.pinned_findings},
+                         {"incomplete", s.incomplete},
                          {"unexpected", s.unexpected},
                          {"expectations", s.expectations},
                          {"summary", s.text()}});
@@ -209,6 +210,7 @@ absl::StatusOr<Matrix> from_json(std::string_view text) {
                        : c == "deviates as pinned" ? Conformance::kDeviatesAsPinned
                                                    : Conformance::kUnexpected;
       get(s, "pinned_findings", cs.pinned_findings);
+      if (s.contains("incomplete")) get(s, "incomplete", cs.incomplete);
       get(s, "unexpected", cs.unexpected);
       get(s, "expectations", cs.expectations);
       m.summaries.push_back(std::move(cs));

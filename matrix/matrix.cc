@@ -54,6 +54,12 @@ std::string CellKey::id() const {
 }
 
 std::string ClientSummary::text() const {
+  if (conformance != Conformance::kUnexpected && incomplete > 0) {
+    ClientSummary plain = *this;
+    plain.incomplete = 0;
+    return absl::StrCat(plain.text(), ", ", incomplete, incomplete == 1 ? " cell" : " cells",
+                        " INCOMPLETE");
+  }
   switch (conformance) {
     case Conformance::kConforms: return "conforms";
     case Conformance::kDeviatesAsPinned:

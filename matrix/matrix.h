@@ -97,9 +97,11 @@ struct ClientSummary {
   std::string version;
   Conformance conformance = Conformance::kConforms;
   int pinned_findings = 0;              // (scenario, rule) pairs failing as pinned
+  int incomplete = 0;                   // INCOMPLETE cells allowed by the expectations
   std::vector<std::string> unexpected;  // "reconnect: expected pass, got FAIL (E5)"
   std::string expectations;             // the file judged against; empty: none (all must pass)
-  // "conforms", "deviates as pinned (3 findings)", "unexpected (2 cells)".
+  // "conforms", "deviates as pinned (3 findings)", "unexpected (2 cells)"; an allowed
+  // INCOMPLETE is said: "conforms, 1 cell INCOMPLETE" (no verdict is not a pass).
   std::string text() const;
 };
 

@@ -83,7 +83,15 @@ struct RowOf {
     return {Kind::kBothNote, absl::StrCat("quiescent: consumer ", x.consumer,
                                           x.backlog ? absl::StrCat(", backlog ", *x.backlog) : "")};
   }
-  Row operator()(const spec::Send& x) { return {Kind::kBrokerNote, compact_json(x)}; }
+  Row operator()(const spec::Send& x) {
+    std::string s = "send";
+    for (const spec::SentEntry& e : x.entries) {
+      absl::StrAppend(&s, " cmd ", e.cmd.to_string(), " B=", e.entry.batch_size,
+                      e.p ? absl::StrCat(" P=", *e.p) : (e.entry.admitted ? "" : " rejected"));
+    }
+    absl::StrAppend(&s, ", debit ", x.consumer_debit);
+    return {Kind::kBrokerNote, s};
+  }
   Row operator()(const spec::ConsumerRemoved& x) { return {Kind::kBrokerNote, compact_json(x)}; }
   Row operator()(const spec::Extension& x) { return {Kind::kBothNote, x.ev}; }
   // The client's own accounting (a client or model trace): a note on its lifeline.

@@ -94,6 +94,17 @@ TEST(MatrixCli, PinnedFindingThatDisappearsExitsOneSayingUnexpected) {
   EXPECT_NE(ok.output.find("reference rev-d (conformance): conforms"), std::string::npos) << ok.output;
 }
 
+TEST(MatrixCli, ShippedExpectationsParseAndTheReferenceClientConforms) {
+  const std::string out = fresh_dir("shipped");
+  // No --expect: conformance/expectations/ of the source tree, every file of it parsed.
+  const Ran r = run(matrix_command("--clients reference --scenarios complete_batches --cases 0 "
+                                   "--no-progress --out " + out));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("reference rev-d (conformance): conforms"), std::string::npos) << r.output;
+  EXPECT_NE(testing::slurp(out + "/matrix.json").find("conformance/expectations/reference.txt"),
+            std::string::npos);
+}
+
 TEST(MatrixCli, BadUsageExitsTwoNamingTheProblem) {
   const std::string out = fresh_dir("usage");
   const Ran shard = run(matrix_command("--shard 3/2 --out " + out));
