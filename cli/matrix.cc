@@ -33,7 +33,7 @@ constexpr char kHelpExample[] =
     "  permitcheck matrix --shard 1/3 --out /tmp/s1         # one slice; then:\n"
     "  permitcheck matrix merge /tmp/s1 /tmp/s2 /tmp/s3 --out /tmp/m\n";
 
-std::vector<std::string> names(const std::string& csv) {
+std::vector<std::string> csv_names(const std::string& csv) {
   return absl::StrSplit(csv, ',', absl::SkipWhitespace());
 }
 
@@ -210,8 +210,8 @@ std::optional<int> MatrixCommand::run(std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   MatrixSettings settings{.out_dir = out_dir_,
-                          .clients = names(clients_),
-                          .scenarios = names(scenarios_),
+                          .clients = csv_names(clients_),
+                          .scenarios = csv_names(scenarios_),
                           .catalogue_releases = catalogue_releases_,
                           .jobs = jobs_,
                           .seed = seed_,

@@ -80,7 +80,7 @@ std::vector<std::string> keep_logs(const fs::path& dir, const fs::path& out) {
   return out_paths;
 }
 
-trace::Trace as_trace(const conformance::ScenarioOutcome& o) {
+trace::Trace cell_run_trace(const conformance::ScenarioOutcome& o) {
   trace::Trace t{o.header, o.events, {}};
   for (std::size_t i = 0; i < o.events.size(); ++i) t.lines.push_back(i + 2);
   return t;
@@ -117,7 +117,7 @@ void fill(Cell& c, const conformance::ConformReport& r) {
     c.shrink_steps = s.shrink_steps;
     c.client_failure = o.client_failure.value_or("");
     c.reason = c.findings.empty() ? c.client_failure : c.findings.front().explanation;
-    Explained e = explain(as_trace(o));
+    Explained e = explain(cell_run_trace(o));
     e.violations = o.violations;
     e.deviations = o.deviations;
     c.prose = render_text(e, "trace.jsonl");
