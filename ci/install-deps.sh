@@ -19,6 +19,7 @@ PACKAGES=(
   libbenchmark-dev
   libpcap-dev tcpdump
   ccache
+  nlohmann-json3-dev chromium python3-jsonschema  # permitcheck matrix: its JSON; the page and schema tests
 )
 
 missing=()

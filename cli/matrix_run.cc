@@ -1,0 +1,316 @@
+#include "cli/matrix_run.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/explain.h"
+#include "conformance/client_presets.h"
+#include "conformance/conform.h"
+#include "trace/writer.h"
+
+namespace permitcheck::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using matrix::Cell;
+using matrix::CellKey;
+using matrix::Outcome;
+
+constexpr std::string_view kBroker = "conformance";
+
+// Why a scenario's window could not open that lies in what the client is, not in the run's
+// timing: such a cell is NOT-APPLICABLE, not INCOMPLETE.
+constexpr std::string_view kClientLacks[] = {
+    "Subscribe named no consumer epoch",
+};
+
+bool not_applicable(const std::vector<std::string>& not_opened) {
+  if (not_opened.empty()) return false;
+  return std::all_of(not_opened.begin(), not_opened.end(), [](const std::string& why) {
+    return std::any_of(std::begin(kClientLacks), std::end(kClientLacks),
+                       [&](std::string_view k) { return why.find(k) != std::string::npos; });
+  });
+}
+
+std::string distinct_join(const std::vector<std::string>& v) {
+  std::vector<std::string> seen;
+  for (const std::string& s : v) {
+    if (std::find(seen.begin(), seen.end(), s) == seen.end()) seen.push_back(s);
+  }
+  return absl::StrJoin(seen, "; ");
+}
+
+// The client logs the runs kept in `dir` (permitcheck-conform-PID-N.log, in run order),
+// renamed client-run-K.log; their paths relative to `out`.
+std::vector<std::string> keep_logs(const fs::path& dir, const fs::path& out) {
+  std::map<std::pair<long, long>, fs::path> logs;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("permitcheck-conform-", 0) != 0 || e.path().extension() != ".log") continue;
+    const std::string mid = name.substr(20, name.size() - 24);  // PID-N
+    const std::size_t dash = mid.find('-');
+    long pid = 0, n = 0;
+    if (dash == std::string::npos || !absl::SimpleAtoi(mid.substr(0, dash), &pid) ||
+        !absl::SimpleAtoi(mid.substr(dash + 1), &n)) {
+      continue;
+    }
+    logs[{pid, n}] = e.path();
+  }
+  std::vector<std::string> out_paths;
+  int k = 0;
+  for (const auto& [order, path] : logs) {
+    const fs::path to = dir / absl::StrCat("client-run-", ++k, ".log");
+    fs::rename(path, to, ec);
+    if (ec) continue;
+    out_paths.push_back(fs::relative(to, out, ec).generic_string());
+  }
+  return out_paths;
+}
+
+trace::Trace cell_run_trace(const conformance::ScenarioOutcome& o) {
+  trace::Trace t{o.header, o.events, {}};
+  for (std::size_t i = 0; i < o.events.size(); ++i) t.lines.push_back(i + 2);
+  return t;
+}
+
+// The cell of one scenario report (conform's statuses mapped to the matrix's outcomes).
+void fill(Cell& c, const conformance::ConformReport& r) {
+  const conformance::ScenarioReport& s = r.scenarios.front();
+  c.runs = s.runs;
+  c.cases_passed = s.cases_passed;
+  c.seconds = s.seconds;
+  c.windows = s.windows;
+  std::set<std::string> devs;
+  for (const spec::Finding& d : s.deviations) {
+    devs.insert(absl::StrCat(std::string(spec::rule_name(d.rule)), ": ", d.explanation));
+  }
+  if (s.counterexample) {
+    for (const spec::Finding& d : s.counterexample->deviations) {
+      devs.insert(absl::StrCat(std::string(spec::rule_name(d.rule)), ": ", d.explanation));
+    }
+  }
+  c.deviations.assign(devs.begin(), devs.end());
+  if (s.counterexample && !s.counterexample->client_never_started) {
+    const conformance::ScenarioOutcome& o = *s.counterexample;
+    c.outcome = Outcome::kFail;
+    std::set<std::string> rules;
+    for (const spec::Finding& f : o.violations) {
+      rules.insert(std::string(spec::rule_name(f.rule)));
+      c.findings.push_back({std::string(spec::rule_name(f.rule)), f.line, f.explanation});
+    }
+    c.rules.assign(rules.begin(), rules.end());
+    c.original = s.original;
+    c.minimal = conformance::describe(o.params);
+    c.shrink_steps = s.shrink_steps;
+    c.client_failure = o.client_failure.value_or("");
+    c.reason = c.findings.empty() ? c.client_failure : c.findings.front().explanation;
+    Explained e = explain(cell_run_trace(o));
+    e.violations = o.violations;
+    e.deviations = o.deviations;
+    c.prose = render_text(e, "trace.jsonl");
+    if (!o.drain.text.empty()) c.prose = absl::StrCat(o.drain.text, "\n\n", c.prose);
+    std::ostringstream t;
+    if (trace::write_trace(t, o.header, o.events).ok()) c.trace = t.str();
+    return;
+  }
+  if (r.client_could_not_start || (s.counterexample && s.counterexample->client_never_started)) {
+    c.outcome = Outcome::kIncomplete;
+    c.reason = absl::StrCat("the client never subscribed and sent a Flow: could not start",
+                            s.counterexample && s.counterexample->client_failure
+                                ? absl::StrCat(" (", *s.counterexample->client_failure, ")")
+                                : "");
+    if (s.counterexample) c.client_failure = s.counterexample->client_failure.value_or("");
+    return;
+  }
+  if (s.deadline_reached) {
+    c.outcome = Outcome::kIncomplete;
+    c.reason = s.runs == 0 ? "not run: the matrix's --deadline came first"
+                           : "not finished: the matrix's --deadline came before its last run";
+    return;
+  }
+  if (s.inconclusive()) {
+    c.outcome = not_applicable(s.not_opened) ? Outcome::kNotApplicable : Outcome::kIncomplete;
+    c.reason = absl::StrCat("no run opened the scenario's window: ", distinct_join(s.not_opened));
+    return;
+  }
+  c.outcome = Outcome::kPass;
+  c.reason = absl::StrCat(s.cases_passed, " case(s) passed");
+}
+
+}  // namespace
+
+bool preset_installed(std::string_view name, std::string_view version, bool is_default,
+                      std::string_view root) {
+  const fs::path dir = fs::path(std::string(root)) / "conformance/clients" / std::string(name);
+  const std::string v(version);
+  std::error_code ec;
+  if (name == "cpp") return fs::exists(dir / (is_default ? ".venv" : ".venv-" + v) / "bin/python", ec);
+  if (name == "go") {
+    return fs::exists(dir / (is_default ? "permitcheck-go-consumer" : "permitcheck-go-consumer-" + v), ec);
+  }
+  if (name == "java") return fs::exists(dir / (is_default ? "target" : "target-" + v) / "consumer.jar", ec);
+  if (name == "pulsar-flex") return fs::exists(dir / "node_modules/pulsar-flex", ec);
+  if (name == "reference") {
+    const char* build = std::getenv("PERMITCHECK_BUILD_DIR");
+    const fs::path b = build ? fs::path(build) : fs::path(std::string(root)) / "build";
+    return fs::exists(b / "conformance/permitcheck-reference-client", ec);
+  }
+  return true;
+}
+
+absl::StatusOr<MatrixPlan> plan_matrix(const MatrixSettings& settings) {
+  MatrixPlan plan;
+  matrix::Matrix& m = plan.matrix;
+  for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {
+    const bool wanted = settings.scenarios.empty() ||
+                        std::find(settings.scenarios.begin(), settings.scenarios.end(), s.name) !=
+                            settings.scenarios.end();
+    if (wanted) {
+      m.scenarios.push_back({std::string(s.name), std::string(spec::rule_name(s.primary)),
+                             std::string(s.summary)});
+    }
+  }
+  for (const std::string& name : settings.scenarios) {
+    if (!conformance::parse_scenario(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown scenario \"", name, "\" (permitcheck conform --list names them)"));
+    }
+  }
+  const auto& presets = conformance::all_client_presets();
+  for (const std::string& name : settings.clients) {
+    if (std::none_of(presets.begin(), presets.end(),
+                     [&](const conformance::ClientPreset& p) { return p.name == name; })) {
+      std::vector<std::string> names;
+      for (const conformance::ClientPreset& p : presets) names.push_back(p.name);
+      return absl::InvalidArgumentError(absl::StrCat("unknown client preset \"", name,
+                                                     "\" (known: ", absl::StrJoin(names, ", "), ")"));
+    }
+  }
+  for (const conformance::ClientPreset& p : presets) {
+    if (!settings.clients.empty() &&
+        std::find(settings.clients.begin(), settings.clients.end(), p.name) == settings.clients.end()) {
+      continue;
+    }
+    std::vector<std::string> versions = {p.default_version};
+    if (settings.catalogue_releases) {
+      versions.insert(versions.end(), p.other_versions.begin(), p.other_versions.end());
+    }
+    for (const std::string& v : versions) {
+      const bool is_default = v == p.default_version;
+      if (!preset_installed(p.name, v, is_default, settings.root)) {
+        m.notes.push_back(absl::StrCat("not installed, not run: ", p.name, " ", v, " (", p.library, ")"));
+        continue;
+      }
+      absl::StatusOr<conformance::ResolvedPreset> r =
+          conformance::resolve_preset(absl::StrCat(p.name, "@", v), settings.root);
+      if (!r.ok()) return r.status();
+      plan.rows.push_back({.client = p.name, .version = v, .command = r->command,
+                           .threshold = p.threshold(settings.q),
+                           .knows_message_permits = p.knows_message_permits,
+                           .startup = p.startup});
+      m.clients.push_back({.client = p.name, .version = v, .library = p.library,
+                           .knows_message_permits = p.knows_message_permits,
+                           .threshold = absl::StrCat("T = ", p.threshold(settings.q), " at Q = ",
+                                                     settings.q, " (", p.threshold_source, ")")});
+      for (const matrix::ScenarioColumn& s : m.scenarios) {
+        m.plan.push_back({std::string(kBroker), p.name, v, s.name});
+      }
+    }
+  }
+  return plan;
+}
+
+matrix::Matrix run_matrix(const MatrixPlan& plan, const MatrixSettings& settings,
+                          const std::vector<CellKey>& cells, const MatrixProgress& progress) {
+  matrix::Matrix m = plan.matrix;
+  m.jobs = settings.jobs;
+  const Clock::time_point t0 = Clock::now();
+  const Clock::time_point until =
+      t0 + std::chrono::milliseconds(static_cast<std::int64_t>(settings.deadline_s * 1000));
+  const fs::path out = fs::absolute(settings.out_dir);
+  std::vector<Cell> results(cells.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> done{0};
+  std::mutex mu;
+  const auto report = [&] {
+    if (!progress) return;
+    std::lock_guard<std::mutex> lock(mu);
+    progress(done.load(), static_cast<int>(cells.size()),
+             std::chrono::duration<double>(Clock::now() - t0).count());
+  };
+  auto worker = [&] {
+    for (std::size_t i = next++; i < cells.size(); i = next++) {
+      Cell& c = results[i];
+      c.key = cells[i];
+      c.capture_note =
+          "conform writes no pcap of its runs; trace.jsonl is the broker's record of the wire "
+          "(permitcheck tap --pcap in front of a broker writes one)";
+      const auto row = std::find_if(plan.rows.begin(), plan.rows.end(), [&](const MatrixPlan::Row& r) {
+        return r.client == c.key.client && r.version == c.key.version;
+      });
+      const std::optional<conformance::ScenarioKind> kind = conformance::parse_scenario(c.key.scenario);
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+      if (row == plan.rows.end() || !kind) {
+        c.outcome = Outcome::kIncomplete;
+        c.reason = "not in this plan";
+      } else if (left.count() < 1000) {
+        c.outcome = Outcome::kIncomplete;
+        c.reason = "not run: the matrix's --deadline came first";
+      } else {
+        const fs::path dir = out / "cells" / c.key.id();
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+        fs::create_directories(dir, ec);
+        conformance::ConformOptions o;
+        o.client.command = row->command;
+        o.client.q = settings.q;
+        o.client.t = row->threshold;
+        o.client.knows_message_permits = row->knows_message_permits;
+        o.client.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(settings.timeout_s * 1000));
+        o.client.idle = std::chrono::milliseconds(static_cast<std::int64_t>(settings.idle_s * 1000));
+        o.client.startup = std::min(o.client.timeout, row->startup);
+        o.client.log_dir = dir.string();
+        o.client.keep_log = true;
+        o.scenarios = {*kind};
+        o.seed = settings.seed;
+        o.cases = settings.cases;
+        o.max_shrink_runs = settings.max_shrinks;
+        o.jobs = 1;
+        o.deadline = left;
+        const conformance::ConformReport r = conformance::run_conformance(o);
+        fill(c, r);
+        c.logs = keep_logs(dir, out);
+        if (!c.trace.empty()) {
+          std::ofstream f(dir / "trace.jsonl", std::ios::binary);
+          f << c.trace;
+        }
+      }
+      ++done;
+      report();
+    }
+  };
+  report();
+  const int jobs = std::clamp<int>(settings.jobs, 1, std::max<int>(1, static_cast<int>(cells.size())));
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  m.cells = std::move(results);
+  m.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return m;
+}
+
+}  // namespace permitcheck::cli

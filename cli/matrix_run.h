@@ -1,0 +1,76 @@
+// Runs the cells of `permitcheck matrix` in-process: each (broker, client preset, release,
+// scenario) cell is one run_conformance call (conformance/conform.h) for that one scenario,
+// with the preset's real Flow threshold; cells run side by side on a pool of threads (the runs
+// mostly wait on client processes). Each cell keeps its client logs and its counterexample's
+// trace under OUT/cells/<cell id>/.
+//
+//   MatrixSettings s{.out_dir = "/tmp/m", .jobs = 4};
+//   absl::StatusOr<MatrixPlan> plan = plan_matrix(s);            // presets x scenarios
+//   matrix::Matrix m = run_matrix(*plan, s, shard_cells(plan->matrix.plan, {1, 1}), progress);
+//
+// Guarantees: every planned cell of the slice gets exactly one Cell (INCOMPLETE when the
+// deadline came before it started); no client process outlives its run (conformance's
+// guarantee); at most `jobs` cells run at once.
+#ifndef PERMITCHECK_CLI_MATRIX_RUN_H_
+#define PERMITCHECK_CLI_MATRIX_RUN_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "matrix/matrix.h"
+
+namespace permitcheck::cli {
+
+struct MatrixSettings {
+  std::string out_dir;                 // cells' artifacts go under OUT/cells/
+  std::vector<std::string> clients;    // preset names; empty: every installed preset
+  std::vector<std::string> scenarios;  // scenario names; empty: all
+  bool catalogue_releases = false;     // every installed release, not only the newest
+  int jobs = 4;                        // cells side by side
+  std::uint64_t seed = 1;
+  int cases = 1;                       // random parameter sets per cell after the fixed ones
+  int max_shrinks = 12;
+  std::int64_t q = 10;
+  double timeout_s = 20;               // one client run
+  double idle_s = 1.5;
+  double deadline_s = 3600;            // the whole matrix: no cell starts after it
+  std::string root;                    // where conformance/clients/ is (presets_root())
+};
+
+struct MatrixPlan {
+  matrix::Matrix matrix;  // scenarios, clients, plan, notes; no cells yet
+  // Per client row (client, version): the resolved command line.
+  struct Row {
+    std::string client, version, command;
+    std::int64_t threshold = 1;
+    bool knows_message_permits = false;
+    std::chrono::milliseconds startup{10000};
+  };
+  std::vector<Row> rows;
+};
+
+// The cells: installed presets (their newest release, or every installed release) x the
+// scenarios. InvalidArgument for an unknown client or scenario name.
+absl::StatusOr<MatrixPlan> plan_matrix(const MatrixSettings& settings);
+
+// Whether the preset's release is installed under `root` (its run script would find it).
+// A preset this command does not know how to check is taken as installed: its cells then say
+// INCOMPLETE if it cannot start.
+bool preset_installed(std::string_view name, std::string_view version, bool is_default,
+                      std::string_view root);
+
+using MatrixProgress = std::function<void(int done, int total, double elapsed_s)>;
+
+// Runs `cells` (a slice of plan.matrix.plan) and returns the matrix with them, in plan order.
+matrix::Matrix run_matrix(const MatrixPlan& plan, const MatrixSettings& settings,
+                          const std::vector<matrix::CellKey>& cells,
+                          const MatrixProgress& progress = {});
+
+}  // namespace permitcheck::cli
+
+#endif  // PERMITCHECK_CLI_MATRIX_RUN_H_
