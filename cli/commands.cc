@@ -18,6 +18,7 @@
 #include "cli/replay.h"
 #include "cli/report.h"
 #include "cli/review.h"
+#include "cli/real_broker.h"
 #include "cli/tap.h"
 #include "trace/reader.h"
 
@@ -67,6 +68,7 @@ Commands::Commands(CLI::App& app) {
   command<ConformCommand>() = std::make_unique<ConformCommand>(app);
   command<ReviewCommand>() = std::make_unique<ReviewCommand>(app);
   command<TapCommand>() = std::make_unique<TapCommand>(app);
+  command<RealBrokerCommand>() = std::make_unique<RealBrokerCommand>(app);
 
   validate_ = app.add_subcommand(
       "validate",
@@ -166,6 +168,7 @@ std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostre
   if (std::optional<int> code = command<ConformCommand>()->run(out, err)) return code;
   if (std::optional<int> code = command<ReviewCommand>()->run(out, err)) return code;
   if (std::optional<int> code = command<TapCommand>()->run(out, err)) return code;
+  if (std::optional<int> code = command<RealBrokerCommand>()->run(out, err)) return code;
   return std::nullopt;
 }
 
