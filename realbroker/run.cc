@@ -120,7 +120,12 @@ class Session {
   absl::Status settle(const std::string& when);
   // Waits until `n` consumers have subscribed on the wire in all.
   absl::Status await_subscribes(std::uint64_t n, const std::string& what);
-  absl::Status unload() { return admin().unload(topic_); }
+  // The unload closes the producer too (CLOSE_PRODUCER): it is opened again.
+  absl::Status unload() {
+    if (absl::Status s = admin().unload(topic_); !s.ok()) return s;
+    producer_.reset();
+    return open_producer();
+  }
   absl::Status restart();
   void shut_down();
 
