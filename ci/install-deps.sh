@@ -57,6 +57,7 @@ else
   echo "ci/install-deps.sh: no mvn on PATH: the Java client (conformance/clients/java) is not built" >"$logs/java"
   java=""
 fi
+if command -v mvn >/dev/null 2>&1; then bash "$here/install-pulsar-broker.sh" >&2 || echo "ci/install-deps.sh: the Pulsar broker (brokers/pulsar) is not installed: the RealBroker tests skip" >&2; fi
 node_rc=0; python_rc=0; go_rc=0; java_rc=0
 wait "$node" || node_rc=$?
 wait "$python" || python_rc=$?

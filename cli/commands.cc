@@ -19,6 +19,7 @@
 #include "cli/replay.h"
 #include "cli/report.h"
 #include "cli/review.h"
+#include "cli/real_broker.h"
 #include "cli/tap.h"
 #include "trace/reader.h"
 
@@ -69,6 +70,7 @@ Commands::Commands(CLI::App& app) {
   command<ReviewCommand>() = std::make_unique<ReviewCommand>(app);
   command<TapCommand>() = std::make_unique<TapCommand>(app);
   command<MatrixCommand>() = std::make_unique<MatrixCommand>(app);
+  command<RealBrokerCommand>() = std::make_unique<RealBrokerCommand>(app);
 
   validate_ = app.add_subcommand(
       "validate",
@@ -169,6 +171,7 @@ std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostre
   if (std::optional<int> code = command<ReviewCommand>()->run(out, err)) return code;
   if (std::optional<int> code = command<TapCommand>()->run(out, err)) return code;
   if (std::optional<int> code = command<MatrixCommand>()->run(out, err)) return code;
+  if (std::optional<int> code = command<RealBrokerCommand>()->run(out, err)) return code;
   return std::nullopt;
 }
 
