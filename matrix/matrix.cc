@@ -23,19 +23,9 @@ std::string safe(std::string_view part) {
 
 }  // namespace
 
-const char* outcome_name(Outcome o) {
-  switch (o) {
-    case Outcome::kPass: return "PASS";
-    case Outcome::kFail: return "FAIL";
-    case Outcome::kIncomplete: return "INCOMPLETE";
-    case Outcome::kNotApplicable: return "NOT-APPLICABLE";
-  }
-  return "INCOMPLETE";
-}
-
 std::optional<Outcome> parse_outcome(std::string_view name) {
   for (Outcome o : {Outcome::kPass, Outcome::kFail, Outcome::kIncomplete, Outcome::kNotApplicable}) {
-    if (std::string_view(outcome_name(o)) == name) return o;
+    if (outcome_name(o) == name) return o;
   }
   return std::nullopt;
 }

@@ -21,12 +21,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "spec/outcome.h"
 
 namespace permitcheck::matrix {
 
-// The outcome of one cell. (The matrix's own vocabulary until spec/ has a shared one.)
-enum class Outcome { kPass, kFail, kIncomplete, kNotApplicable };
-const char* outcome_name(Outcome o);  // "PASS", "FAIL", "INCOMPLETE", "NOT-APPLICABLE"
+// A cell's outcome is the suite's one vocabulary of outcomes (spec/outcome.h).
+using spec::Outcome;
+using spec::outcome_name;  // "PASS", "FAIL", "INCOMPLETE", "NOT-APPLICABLE"
 std::optional<Outcome> parse_outcome(std::string_view name);
 
 struct CellKey {

@@ -203,7 +203,7 @@ std::string cell_anchor(std::size_t i) { return absl::StrCat("cell-", i); }
 
 void details(std::string* out, const Cell& c, std::size_t i) {
   absl::StrAppend(out, "<details class=\"cell\" id=\"", cell_anchor(i), "\" data-outcome=\"",
-                  outcome_name(c.outcome), "\">\n<summary>", h(c.key.client), " ", h(c.key.version),
+                  av(outcome_name(c.outcome)), "\">\n<summary>", h(c.key.client), " ", h(c.key.version),
                   " &times; ", h(c.key.scenario), ": ", h(short_text(c)), " (", verdict_name(c.verdict),
                   ")</summary>\n<dl class=\"facts\">\n");
   const auto fact = [&](std::string_view k, std::string_view v) {
@@ -294,7 +294,7 @@ std::string render_html(const Matrix& m) {
         out += "<td class=\"missing\">-</td>";
         continue;
       }
-      std::string cls = absl::StrCat("cell ", outcome_name(c->outcome));
+      std::string cls = absl::StrCat("cell ", av(outcome_name(c->outcome)));
       if (c->verdict == Verdict::kUnexpected) cls += " unexpected";
       if (c->verdict == Verdict::kAsPinned) cls += " pinned";
       absl::StrAppend(&out, "<td class=\"", cls, "\" title=\"", h(col.name), ": ", h(c->reason),
@@ -373,7 +373,7 @@ std::string render_junit(const Matrix& m) {
                         "\"/>\n");
       } else if (c->outcome != Outcome::kPass) {
         ++sk;
-        absl::StrAppend(&cases, "      <skipped message=\"", h(absl::StrCat(outcome_name(c->outcome), ": ", c->reason)),
+        absl::StrAppend(&cases, "      <skipped message=\"", h(absl::StrCat(av(outcome_name(c->outcome)), ": ", c->reason)),
                         "\"/>\n");
       }
       if (!body.empty()) absl::StrAppend(&cases, "      <system-out>", h(body), "</system-out>\n");
