@@ -111,7 +111,7 @@ held_close_consumer PASS rules= deviations=
 held_reconnect PASS rules= deviations=
 flow_around_close PASS rules= deviations=
 start_message_id PASS rules= deviations=
-stale_epoch INCONCLUSIVE rules= deviations=
+stale_epoch NOT-APPLICABLE rules= deviations=
 unknown_consumer PASS rules= deviations=
 negative_ack FAIL rules=E2,E5 deviations=
 slow_consumer PASS rules= deviations=
