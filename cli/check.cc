@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cli/options.h"
+#include "cli/progress.h"
 #include "cli/report.h"
 #include "spec/absl_view.h"
 #include "spec/ruleset.h"
@@ -83,6 +84,11 @@ CheckCommand::CheckCommand(CLI::App& app) : suite_options_(std::make_unique<Suit
                      "Also report what the cases reached: each ruleset decision point (taken which "
                      "way) and rule, and the generators' distributions; exit 1 when a decision "
                      "point or rule was never reached");
+  CLI::Option* progress =
+      sub_->add_flag("--progress", options_.progress,
+                     "Progress line on stderr (cases done, elapsed, left) even when it is no terminal");
+  CLI::Option* no_progress =
+      sub_->add_flag("--no-progress", options_.no_progress, "No progress line")->excludes(progress);
   CLI::Option* format = sub_->add_option("--format", options_.format, "Report format")
                             ->check(CLI::IsMember(kCheckFormats))
                             ->capture_default_str();
@@ -90,7 +96,8 @@ CheckCommand::CheckCommand(CLI::App& app) : suite_options_(std::make_unique<Suit
       sub_->add_flag("--suite", suite_,
                      "Run the whole report of permitcheck-properties instead of one property "
                      "(text only); the options below are its own");
-  for (CLI::Option* single : {ruleset, against, counterexample, shard, coverage, format}) {
+  for (CLI::Option* single :
+       {ruleset, against, counterexample, shard, coverage, format, progress, no_progress}) {
     suite->excludes(single);
   }
 #ifdef PERMITCHECK_HAVE_PROPERTIES
@@ -160,7 +167,11 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   spec.goal = properties::Goal::conform();
   properties::Coverage coverage;
   if (o.coverage) spec.coverage = &coverage;
+  ProgressLine line(err, "check", "cases",
+                    progress_wanted(o.progress, o.no_progress, stderr_is_terminal()));
+  spec.on_case_passed = [&line, total = params.cases](int passed) { line.update(passed, total); };
   const properties::PropertyResult r = properties::run_property(spec, params);
+  line.finish();
   const std::vector<std::string> unreached = o.coverage ? coverage.unreached() : std::vector<std::string>{};
   if (!r.passed && r.counterexample && !o.counterexample.empty()) {
     std::string recheck;

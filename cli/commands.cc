@@ -156,6 +156,10 @@ Commands::Commands(CLI::App& app) {
   prove_->add_flag("--vacuity", prove_options_.vacuity,
                    "Also check that every proof is not vacuous (assumptions satisfiable, false "
                    "variants refuted)");
+  prove_->add_flag("--progress", prove_options_.progress,
+                   "Progress line on stderr (checks done, elapsed, left) even when it is no terminal");
+  prove_->add_flag("--no-progress", prove_options_.no_progress, "No progress line")
+      ->excludes("--progress");
   prove_->add_option("--format", prove_options_.format, "Report format")
       ->check(CLI::IsMember(kReportFormats))
       ->capture_default_str();

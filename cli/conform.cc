@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/options.h"
+#include "cli/progress.h"
 #include "cli/report.h"
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
@@ -87,6 +88,10 @@ ConformCommand::ConformCommand(CLI::App& app) {
   sub_->add_option("--max-shrinks", max_shrinks_, "Client runs spent shrinking one failure")
       ->check(IntRange(0, 10000))
       ->capture_default_str();
+  sub_->add_flag("--progress", progress_,
+                 "A progress line on stderr as each scenario finishes (done, elapsed, left) even "
+                 "when it is no terminal");
+  sub_->add_flag("--no-progress", no_progress_, "No progress line")->excludes("--progress");
   sub_->add_flag("--list", list_, "List the scenarios and exit");
   sub_->add_option("--client-preset", client_preset_,
                    "A shipped consumer NAME[@VERSION] (--list-clients) with its known settings: "
@@ -576,8 +581,14 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     return format_text(so_far, client_, /*full=*/true);
   };
   conformance::set_interrupted_report(interrupted_text(ConformReport{}), output_);
+  const auto total_scenarios = static_cast<std::int64_t>(
+      options.scenarios.empty() ? conformance::all_scenarios().size() : options.scenarios.size());
+  ProgressLine line(err, "conform", "scenarios",
+                    progress_wanted(progress_, no_progress_, stderr_is_terminal()),
+                    ProgressLine::Style::kLines);
   options.on_finished = [&](const ConformReport& so_far) {
     conformance::set_interrupted_report(interrupted_text(so_far), output_);
+    line.update(static_cast<std::int64_t>(so_far.scenarios.size()), total_scenarios);
   };
   const ConformReport report = conformance::run_conformance(
       options, [&err](std::string_view line) { err << "conform: " << line; });

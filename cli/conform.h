@@ -49,6 +49,7 @@ class ConformCommand {
   bool old_client_ = false;
   int max_shrinks_ = 12;
   bool list_ = false;
+  bool progress_ = false, no_progress_ = false;
   std::string client_preset_;
   std::string advertised_url_;  // empty: the broker's own
   bool list_clients_ = false;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "cli/progress.h"
 #include "cli/report.h"
 #include "spec/absl_view.h"
 #include "spec/ruleset.h"
@@ -139,11 +140,18 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   bool all_proved = true;
   // SIGINT/SIGTERM interrupt the running query (issue 18); what finished is reported below.
   solver::SignalStop stop;
+  ProgressLine line(err, "prove", "checks",
+                    progress_wanted(o.progress, o.no_progress, stderr_is_terminal()));
+  const auto total = static_cast<std::int64_t>(checks.size());
   for (solver::Check c : checks) {
     if (stop.signal() != 0) break;
+    line.update(static_cast<std::int64_t>(results.size()), total,
+                absl::StrCat(av(solver::check_name(c)), " running"));
     results.push_back(solver::prove(c, *rules, bounds));
     all_proved = all_proved && std::holds_alternative<solver::Proved>(results.back().outcome);
   }
+  line.update(static_cast<std::int64_t>(results.size()), total);
+  line.finish();
   if (o.format == "json") {
     out << solver::format_json(results);
   } else if (o.format == "junit") {

@@ -30,6 +30,8 @@ struct CheckOptions {
   // Also report coverage: decision points and rules reached, generator distributions; a
   // decision point or rule no case reached makes the run exit 1.
   bool coverage = false;
+  bool progress = false;     // --progress: the progress line even when stderr is no terminal
+  bool no_progress = false;  // --no-progress: never
 };
 
 // `--ruleset legacy` (against rev-d, the default) runs Pulsar's legacy behaviour and expects
@@ -52,6 +54,8 @@ struct ProveOptions {
   std::string trace_dir;            // write each counterexample as CHECK-RULESET-N.jsonl here
   bool vacuity = false;             // also check that no proof is vacuous (rev-d)
   std::string format = "text";
+  bool progress = false;     // --progress: the progress line even when stderr is no terminal
+  bool no_progress = false;  // --no-progress: never
 };
 
 // 0 every check proved, 1 a counterexample (or a check that could not be decided), 2 usage.

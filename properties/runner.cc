@@ -32,9 +32,19 @@ std::optional<long long> env_int(const char* name) {
 
 class CountingListener : public rc::detail::TestListener {
  public:
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  explicit CountingListener(const std::function<void(int)>* on_passed) : on_passed_(on_passed) {}
+  void onTestCaseFinished(const rc::detail::CaseDescription& c) override {
+    if (c.result.type == rc::detail::CaseResult::Type::Success && on_passed_ != nullptr &&
+        *on_passed_) {
+      (*on_passed_)(++passed_);
+    }
+  }
   void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
   void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+
+ private:
+  const std::function<void(int)>* on_passed_;
+  int passed_ = 0;
 };
 
 std::string problem_label(const Problem& p) {
@@ -93,7 +103,7 @@ PropertyResult run_property(const PropertySpec& spec, const PropertyParams& para
   rc::detail::TestMetadata metadata;
   metadata.id = spec.name;
   metadata.description = spec.name;
-  CountingListener listener;
+  CountingListener listener(&spec.on_case_passed);
 
   const auto start = std::chrono::steady_clock::now();
   const rc::detail::TestResult result = rc::detail::checkTestable(property, metadata, tp, listener);

@@ -13,6 +13,7 @@
 #define PERMITCHECK_PROPERTIES_RUNNER_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -48,6 +49,8 @@ struct PropertySpec {
   bool in_range_corruption = false;
   // When set, every case's coverage is added here (check --coverage).
   Coverage* coverage = nullptr;
+  // When set, called after each case that passed with the number passed so far (progress).
+  std::function<void(int passed)> on_case_passed;
 };
 
 struct PropertyResult {
