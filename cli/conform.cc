@@ -23,6 +23,7 @@
 #include "conformance/conform.h"
 #include "spec/monitor.h"
 #include "spec/outcome.h"
+#include "spec/permit_state.h"
 #include "trace/writer.h"
 #endif
 
@@ -87,6 +88,11 @@ ConformCommand::ConformCommand(CLI::App& app) {
                  "The client does not know message_permits: judge it as field-absent (X1, X6)");
   sub_->add_option("--max-shrinks", max_shrinks_, "Client runs spent shrinking one failure")
       ->check(IntRange(0, 10000))
+      ->capture_default_str();
+  sub_->add_option("--reproduce", reproduce_,
+                   "Runs of a failing case in all, reported as \"reproduced k of n\"; a racy "
+                   "failure (k < n) has each smaller case tried up to n times while shrinking")
+      ->check(CLI::Range(1, 100))
       ->capture_default_str();
   sub_->add_flag("--progress", progress_,
                  "A progress line on stderr as each scenario finishes (done, elapsed, left) even "
@@ -323,8 +329,23 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
     const conformance::ScenarioOutcome& c = *s.counterexample;
     o << "\n== " << scenario_name(s) << ": minimal counterexample ==\n";
     o << "first failing parameters: " << s.original << "\n";
-    o << "shrunk (" << s.shrink_steps << " step(s)) to: " << conformance::describe(c.params)
+    o << "reproduced: failed the same way in " << s.reproduced << " of " << s.reproduce_runs
+      << (s.reproduce_runs == 1 ? " run" : " runs") << " of the minimal parameters"
+      << (s.reproduced < s.reproduce_runs ? " (a racy failure: the client does not fail every time)"
+                                          : "")
       << "\n";
+    if (s.shrink_steps > 0) {
+      o << "shrunk in " << s.shrink_steps << (s.shrink_steps == 1 ? " step" : " steps") << " ("
+        << s.shrink_tries << " smaller " << (s.shrink_tries == 1 ? "case" : "cases")
+        << " tried) to: " << conformance::describe(c.params) << "\n";
+    } else if (s.shrink_tries > 0) {
+      o << "not shrunk: none of the " << s.shrink_tries << " smaller "
+        << (s.shrink_tries == 1 ? "case" : "cases") << " tried failed the same way; minimal: "
+        << conformance::describe(c.params) << "\n";
+    } else {
+      o << "not shrunk (no smaller case tried); parameters: " << conformance::describe(c.params)
+        << "\n";
+    }
     if (!c.drain.text.empty()) o << c.drain.text << "\n";
     for (const std::string& w : c.windows) o << "opened: " << w << "\n";
     o << "wire trace: " << c.events.size() << " events; last incarnation granted "
@@ -382,7 +403,9 @@ std::string format_json(const ConformReport& r, const std::string& command) {
       const conformance::ScenarioOutcome& c = *s.counterexample;
       o << ", \"rules\": \"" << rules_list(c) << "\", \"original\": \"" << json_escape(s.original)
         << "\", \"minimal\": \"" << json_escape(conformance::describe(c.params))
-        << "\", \"shrink_steps\": " << s.shrink_steps << ", \"events\": " << c.events.size()
+        << "\", \"shrink_steps\": " << s.shrink_steps << ", \"shrink_tries\": " << s.shrink_tries
+        << ", \"reproduced\": " << s.reproduced << ", \"reproduce_runs\": " << s.reproduce_runs
+        << ", \"events\": " << c.events.size()
         << ", \"granted\": " << c.granted << ", \"debited\": " << c.debited
         << ", \"drain\": {\"measured\": " << (c.drain.measured ? "true" : "false")
         << ", \"delta\": " << c.drain.delta << ", \"short_min\": " << c.drain.short_min
@@ -537,7 +560,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   options.client.command = client_;
   options.client.advertised_url = advertised_url_;
   options.client.q = q_;
-  options.client.t = threshold_ > 0 ? threshold_ : std::max<std::int64_t>(1, q_ / 2);
+  options.client.t = threshold_ > 0 ? threshold_ : spec::default_threshold(q_);
   options.client.knows_message_permits = !old_client_;
   options.client.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s_ * 1000));
   options.client.idle = std::chrono::milliseconds(static_cast<std::int64_t>(idle_s_ * 1000));
@@ -549,6 +572,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   options.seed = seed_;
   options.cases = cases_;
   options.max_shrink_runs = max_shrinks_;
+  options.reproduce = reproduce_;
   options.jobs = jobs_;
   options.deadline = std::chrono::milliseconds(static_cast<std::int64_t>(deadline_s_ * 1000));
   if (!scenarios_.empty()) {

@@ -48,6 +48,7 @@ class ConformCommand {
   std::int64_t threshold_ = 0;
   bool old_client_ = false;
   int max_shrinks_ = 12;
+  int reproduce_ = 5;
   bool list_ = false;
   bool progress_ = false, no_progress_ = false;
   std::string client_preset_;

@@ -1,5 +1,7 @@
 #include "conformance/client_presets.h"
 
+#include "spec/permit_state.h"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -11,7 +13,7 @@ namespace {
 
 // Flow once the returned count reaches max(Q/2, 1): Q/2 - 1 permits at most wait client-side,
 // so at quiescence Q - available < Q/2.
-std::int64_t half_queue(std::int64_t q) { return std::max<std::int64_t>(1, q / 2); }
+std::int64_t half_queue(std::int64_t q) { return spec::default_threshold(q); }
 
 // pulsar-flex flows ceil(Q/2) once its count of unprocessed grants drops below ceil(Q/2), so up
 // to ceil(Q/2) permits wait client-side.

@@ -189,30 +189,69 @@ void note_run(ScenarioReport& sr, const ScenarioOutcome& o) {
   if (o.inconclusive()) ++sr.inconclusive_runs;
 }
 
+// Runs `params` again until `n` runs in all (the failing one included) and counts those that
+// fail the same way; stops early at the deadline (then fewer than n are counted).
+void measure_reproduction(const ConformOptions& options, Clock::time_point until,
+                          const ScenarioParams& params, const std::set<spec::RuleId>& original,
+                          ScenarioReport& sr, Shared& shared) {
+  sr.reproduced = 1;
+  sr.reproduce_runs = 1;
+  for (int i = 1; i < options.reproduce; ++i) {
+    std::optional<ScenarioOutcome> run = run_within(options.client, until, params, &sr, shared);
+    if (!run) return;
+    ++sr.reproduce_runs;
+    if (same_defect(original, *run)) ++sr.reproduced;
+  }
+}
+
+// Runs a smaller case up to `tries` times; the first run that fails the same way, if any.
+std::optional<ScenarioOutcome> fails_within(const ConformOptions& options, Clock::time_point until,
+                                            const ScenarioParams& params,
+                                            const std::set<spec::RuleId>& original, int tries,
+                                            int& budget, bool& deadline, ScenarioReport& sr,
+                                            Shared& shared) {
+  ++sr.shrink_tries;
+  for (int i = 0; i < tries && budget > 0; ++i) {
+    --budget;
+    std::optional<ScenarioOutcome> run = run_within(options.client, until, params, &sr, shared);
+    if (!run) {
+      deadline = true;
+      return std::nullopt;
+    }
+    if (same_defect(original, *run)) return run;
+  }
+  return std::nullopt;
+}
+
 // Shrinks a failing fixed case: the first smaller variant with the same defect, repeated.
 void shrink_fixed(const ConformOptions& options, Clock::time_point until,
-                  const ProgressFn& progress, ScenarioReport& sr, ScenarioParams current,
-                  ScenarioOutcome& outcome, Shared& shared) {
+                  const ProgressFn& progress, ScenarioReport& sr, ScenarioParams& current,
+                  ScenarioOutcome& outcome, int tries, Shared& shared) {
   const std::set<spec::RuleId> original = rules_of(outcome);
   int budget = options.max_shrink_runs;
   bool improved = true;
-  while (improved && budget > 0) {
+  bool deadline = false;
+  while (improved && budget > 0 && !deadline) {
     improved = false;
     for (const ScenarioParams& next : shrink_candidates(current)) {
-      if (budget-- <= 0) break;
-      std::optional<ScenarioOutcome> run = run_within(options.client, until, next, &sr, shared);
-      if (!run) return;  // the deadline: the counterexample so far stands
-      ScenarioOutcome& candidate = *run;
-      if (same_defect(original, candidate)) {
+      if (budget <= 0 || deadline) break;
+      std::optional<ScenarioOutcome> candidate =
+          fails_within(options, until, next, original, tries, budget, deadline, sr, shared);
+      if (candidate) {
         if (progress) progress(absl::StrCat("  shrunk to ", describe(next), "\n"));
         current = next;
-        outcome = std::move(candidate);
+        outcome = *std::move(candidate);
         ++sr.shrink_steps;
         improved = true;
         break;
       }
     }
   }
+}
+
+// Runs per smaller case while shrinking: one for a case that failed every time, n for a racy one.
+int shrink_tries(const ConformOptions& options, const ScenarioReport& sr) {
+  return sr.reproduced < sr.reproduce_runs ? std::max(1, options.reproduce) : 1;
 }
 
 }  // namespace
@@ -265,7 +304,12 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
       }
       sr.original = describe(p);
       if (!outcome.client_never_started) {
-        shrink_fixed(options, until, progress, sr, p, outcome, shared);
+        const std::set<spec::RuleId> original = rules_of(outcome);
+        measure_reproduction(options, until, p, original, sr, shared);
+        ScenarioParams minimal = p;
+        shrink_fixed(options, until, progress, sr, minimal, outcome, shrink_tries(options, sr),
+                     shared);
+        if (sr.shrink_steps > 0) measure_reproduction(options, until, minimal, original, sr, shared);
       }
       sr.counterexample = std::move(outcome);
       break;
@@ -311,31 +355,31 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
     }
     // Shrink: take the first smaller parameter set that shows the same defect, repeat.
     const std::set<spec::RuleId> original = rules_of(outcome);
+    measure_reproduction(options, until, current.value(), original, sr, shared);
+    const int tries = shrink_tries(options, sr);
     int budget = options.max_shrink_runs;
     bool improved = true;
-    while (improved && budget > 0) {
+    bool deadline = false;
+    while (improved && budget > 0 && !deadline) {
       improved = false;
       rc::Seq<rc::Shrinkable<ScenarioParams>> shrinks = current.shrinks();
-      while (budget > 0) {
+      while (budget > 0 && !deadline) {
         rc::Maybe<rc::Shrinkable<ScenarioParams>> next = shrinks.next();
         if (!next) break;
-        --budget;
-        std::optional<ScenarioOutcome> shrink_run =
-            run_within(options.client, until, next->value(), &sr, shared);
-        if (!shrink_run) {  // the deadline: the counterexample so far stands
-          budget = 0;
-          break;
-        }
-        ScenarioOutcome& candidate = *shrink_run;
-        if (same_defect(original, candidate)) {
+        std::optional<ScenarioOutcome> candidate = fails_within(
+            options, until, next->value(), original, tries, budget, deadline, sr, shared);
+        if (candidate) {
           if (progress) progress(absl::StrCat("  shrunk to ", describe(next->value()), "\n"));
           current = *next;
-          outcome = std::move(candidate);
+          outcome = *std::move(candidate);
           ++sr.shrink_steps;
           improved = true;
           break;
         }
       }
+    }
+    if (sr.shrink_steps > 0) {
+      measure_reproduction(options, until, current.value(), original, sr, shared);
     }
     sr.counterexample = std::move(outcome);
   }

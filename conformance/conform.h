@@ -36,6 +36,10 @@ struct ConformOptions {
   int cases = 1;                        // random parameter sets per scenario, after the fixed
   bool fixed_cases = true;              // run the fixed first cases (fixed_cases())
   int max_shrink_runs = 12;             // client runs spent shrinking one counterexample
+  // A failing case is run this many times in all and reported "reproduced k of n"; when it
+  // fails in fewer than n (a racy client), each smaller case tried while shrinking is run up to
+  // n times and kept if it fails the same way once. 1: no re-runs.
+  int reproduce = 5;
   int jobs = 4;                         // scenarios run side by side (they mostly wait)
   // Called (under a lock, on the thread that ran it) each time a scenario finishes, with the
   // report of the scenarios finished so far: what an interrupted run can still print.
@@ -53,6 +57,10 @@ struct ScenarioReport {
   std::optional<ScenarioOutcome> counterexample;  // minimal failing run
   std::string original;                 // describe() of the first failing parameters
   int shrink_steps = 0;                 // accepted shrinks
+  int shrink_tries = 0;                 // smaller cases tried while shrinking
+  // The minimal counterexample's parameters failed the same way (a rule of the first failure)
+  // in `reproduced` of `reproduce_runs` runs (the counterexample's own run included).
+  int reproduced = 0, reproduce_runs = 0;
   std::vector<spec::Finding> deviations;  // known deviations seen in passing runs
   std::vector<std::string> windows;     // windows opened, over every run ("held 3 ...")
   std::vector<std::string> not_opened;  // windows runs could not open, with the reason

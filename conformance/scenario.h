@@ -21,6 +21,7 @@
 #include "rapidcheck.h"
 #include "spec/events.h"
 #include "spec/monitor.h"
+#include "spec/permit_state.h"
 #include "spec/rule_id.h"
 
 namespace permitcheck::conformance {
@@ -130,7 +131,7 @@ struct ClientSpec {
   // broker and client process), up to this many attempts in all; each attempt costs at most
   // `startup` more. The earlier attempts are named in ScenarioOutcome::failed_starts.
   int start_attempts = 3;
-  std::int64_t threshold() const { return t.value_or(std::max<std::int64_t>(1, q / 2)); }
+  std::int64_t threshold() const { return t.value_or(spec::default_threshold(q)); }
 };
 
 std::string expand_command(const ClientSpec& client, const ScenarioParams& params,

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "impl/mutant.h"
+#include "spec/permit_state.h"
 #include "spec/ruleset.h"
 #include "spec/vocabulary.h"
 
@@ -86,10 +87,10 @@ struct WorldConfig {
   int consumers = 1;     // consumer k has protocol consumer_id k
   int connections = 1;   // pooled connections; consumer k uses slot k % connections
   std::int64_t q = 4;    // receiver queue size Q
-  std::int64_t t = 0;    // Flow threshold T; 0 = Java's default max(1, Q / 2)
+  std::int64_t t = 0;    // Flow threshold T; 0 = spec::default_threshold(Q)
   ConsumerOptions options;
 
-  std::int64_t threshold() const { return t > 0 ? t : (q / 2 > 0 ? q / 2 : 1); }
+  std::int64_t threshold() const { return t > 0 ? t : spec::default_threshold(q); }
 };
 
 }  // namespace permitcheck::impl

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "spec/permit_state.h"
 #include "tests/conformance/official_client.h"
 
 namespace permitcheck::conformance {
@@ -57,7 +58,7 @@ ClientSpec cpp_in_mode(std::string_view mode, std::int64_t q) {
   ClientSpec c = preset_client("cpp");
   c.command = absl::StrCat("PERMITCHECK_CPP_MODE=", std::string(mode), " ", c.command);
   c.q = q;
-  c.t = std::max<std::int64_t>(1, q / 2);
+  c.t = spec::default_threshold(q);
   return c;
 }
 
