@@ -38,8 +38,8 @@ struct ConformOptions {
   int max_shrink_runs = 12;             // client runs spent shrinking one counterexample
   // A failing case is run this many times in all and reported "reproduced k of n"; when it
   // fails in fewer than n (a racy client), each smaller case tried while shrinking is run up to
-  // n times and kept if it fails the same way once. 1: no re-runs.
-  int reproduce = 5;
+  // n times and kept if it fails the same way once. 1: no re-runs (`permitcheck conform`: 5).
+  int reproduce = 1;
   int jobs = 4;                         // scenarios run side by side (they mostly wait)
   // Called (under a lock, on the thread that ran it) each time a scenario finishes, with the
   // report of the scenarios finished so far: what an interrupted run can still print.

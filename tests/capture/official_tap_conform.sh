@@ -25,12 +25,12 @@ port=6651
 advertise=(--advertised-url "pulsar://127.0.0.1:$port")
 [ "$mode" = bypass ] && advertise=()
 
-"$permitcheck" conform --client "$client_cmd" "${judge[@]}" "${scen[@]}" --idle 0.8 --max-shrinks 0 \
+"$permitcheck" conform --client "$client_cmd" "${judge[@]}" "${scen[@]}" --idle 0.8 --max-shrinks 0 --reproduce 1 \
   --jobs 1 --format json --trace-dir "$dir/direct/traces" >"$dir/direct/conform.json" 2>/dev/null
 direct_rc=$?
 capture_start "$dir/tap.pcap" || skip "tcpdump cannot capture on loopback here: $(tail -n 1 "$dir/tap.pcap.log")"
 "$permitcheck" conform --client "$here/official_tap_client.sh $permitcheck $port $dir/tap {url} $client_cmd" \
-  "${judge[@]}" "${scen[@]}" --idle 0.8 --max-shrinks 0 --jobs 1 \
+  "${judge[@]}" "${scen[@]}" --idle 0.8 --max-shrinks 0 --reproduce 1 --jobs 1 \
   "${advertise[@]}" --format json >"$dir/tap/conform.json" 2>/dev/null
 tap_rc=$?
 capture_stop "$dir/tap.pcap"; dropped=$?

@@ -17,7 +17,7 @@ official_setup "$@"
 [ -n "${PERMITCHECK_IN_NETNS:-}" ] || exec unshare -n env PERMITCHECK_IN_NETNS=1 "$0" "$@"
 
 capture_start "$dir/run.pcap" || skip "tcpdump cannot capture on loopback here: $(tail -n 1 "$dir/run.pcap.log")"
-"$permitcheck" conform --client "$client_cmd" "${judge[@]}" "${scen[@]}" --idle 0.8 --max-shrinks 0 \
+"$permitcheck" conform --client "$client_cmd" "${judge[@]}" "${scen[@]}" --idle 0.8 --max-shrinks 0 --reproduce 1 \
   --format json --trace-dir "$dir/traces" >"$dir/conform.json" 2>"$dir/conform.err"
 conform_rc=$?
 capture_stop "$dir/run.pcap" || echo "note: tcpdump dropped packets ($(grep dropped "$dir/run.pcap.log"))"

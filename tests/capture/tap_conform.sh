@@ -17,10 +17,10 @@ fi
 rules() { grep -o '"rules": "[^"]*"' "$1" | sed 's/.*: "//; s/"$//' | tr ',' '\n' | sort -u | paste -sd, -; }
 
 "$permitcheck" conform --client "$client $args --url {url}" "${scen[@]}" --idle 0.8 \
-  --max-shrinks 0 --format json --trace-dir "$dir/direct/traces" >"$dir/direct/conform.json" 2>/dev/null
+  --max-shrinks 0 --reproduce 1 --format json --trace-dir "$dir/direct/traces" >"$dir/direct/conform.json" 2>/dev/null
 direct_rc=$?
 "$permitcheck" conform --client "$here/tap_client.sh $permitcheck {url} $dir/tap $client $args" \
-  "${scen[@]}" --idle 0.8 --max-shrinks 0 --format json >"$dir/tap/conform.json" 2>/dev/null
+  "${scen[@]}" --idle 0.8 --max-shrinks 0 --reproduce 1 --format json >"$dir/tap/conform.json" 2>/dev/null
 tap_rc=$?
 sleep 0.5
 direct_rules=$(rules "$dir/direct/conform.json")

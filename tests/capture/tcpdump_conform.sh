@@ -32,7 +32,7 @@ unshare -n bash -c '
   tp=$!
   for _ in $(seq 50); do grep -q "listening on" "$dir/tcpdump.log" 2>/dev/null && break; sleep 0.1; done
   grep -q "listening on" "$dir/tcpdump.log" || { kill $tp 2>/dev/null; exit 77; }
-  "$permitcheck" conform "$@" --idle 0.8 --max-shrinks 0 --format json --trace-dir "$dir/traces" >"$dir/conform.json" 2>"$dir/conform.err"
+  "$permitcheck" conform "$@" --idle 0.8 --max-shrinks 0 --reproduce 1 --format json --trace-dir "$dir/traces" >"$dir/conform.json" 2>"$dir/conform.err"
   echo $? >"$dir/conform.rc"
   sleep 0.5
   kill -INT $tp; wait $tp 2>/dev/null
