@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "nlohmann/json.hpp"
 #include "cli/report.h"
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
@@ -492,6 +493,44 @@ std::string format_junit(const ConformReport& r) {
 
 std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   if (!sub_->parsed()) return std::nullopt;
+  if (list_ && format_ == "json") {
+    nlohmann::json j = {{"scenarios", nlohmann::json::array()},
+                        {"unobservable_rows", nlohmann::json::array()}};
+    for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (absl::string_view r : absl::StrSplit(std::string(s.rows), ',', absl::SkipEmpty())) {
+        rows.push_back(std::string(r));
+      }
+      j["scenarios"].push_back({{"name", std::string(s.name)},
+                                {"rule", std::string(spec::rule_name(s.primary))},
+                                {"legacy_rows", rows},
+                                {"summary", std::string(s.summary)}});
+    }
+    for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
+      j["unobservable_rows"].push_back({{"row", std::string(u.row)}, {"reason", std::string(u.reason)}});
+    }
+    out << j.dump(2) << "\n";
+    return kExitPass;
+  }
+  if (list_clients_ && format_ == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const conformance::ClientPreset& p : conformance::all_client_presets()) {
+      j.push_back({{"name", p.name},
+                   {"version", p.default_version},
+                   {"other_versions", p.other_versions},
+                   {"knows_message_permits", p.knows_message_permits},
+                   {"q", q_},
+                   {"threshold", p.threshold(q_)},
+                   {"threshold_source", p.threshold_source},
+                   {"library", p.library}});
+    }
+    out << j.dump(2) << "\n";
+    return kExitPass;
+  }
+  if ((list_ || list_clients_) && format_ == "junit") {
+    err << "permitcheck conform: --list and --list-clients write text or json, not junit\n";
+    return kExitBadInput;
+  }
   if (list_) {
     out << "scenario\trule\tlegacy rows\twhat it does\n";
     for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {

@@ -1,8 +1,8 @@
 // permitcheck: the command-line front end. Exit codes: 0 pass, 1 violation (a check failed),
-// 2 bad input or usage.
+// 2 bad input or usage, 3 incomplete (nothing failed, but something in scope was not seen).
 //
 // Besides parsing, main() gives the command line its shape for a user: `permitcheck help CMD`,
-// "did you mean" for a mistyped subcommand, the user commands listed before the maintainers'
+// "did you mean" for a mistyped subcommand or option, the user commands listed before the maintainers'
 // in --help, an example at the foot of every subcommand's --help (kExamples), and --version
 // with the rulebook revision the build checks against.
 #include <algorithm>
@@ -121,6 +121,24 @@ int unknown_command(std::string_view word, const std::vector<std::string>& names
   return kExitBadInput;
 }
 
+// The long options of `sub` that the user's arguments name and `sub` does not know, each with the
+// closest known one ("--formt" -> "--format"), or "" when none is close.
+std::vector<std::pair<std::string, std::string>> unknown_options(CLI::App& sub,
+                                                                  const std::vector<std::string>& args) {
+  std::vector<std::string> known;
+  for (const CLI::Option* o : sub.get_options()) {
+    for (const std::string& name : o->get_lnames()) known.push_back("--" + name);
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& arg : args) {
+    if (arg.size() < 3 || arg.rfind("--", 0) != 0) continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    out.emplace_back(name, closest(name, known));
+  }
+  return out;
+}
+
 std::string version_text() {
   const permitcheck::spec::Ruleset& final_rules =
       permitcheck::spec::ruleset(permitcheck::spec::RulesetId::kRevD);
@@ -133,7 +151,8 @@ std::string version_text() {
 
 int main(int argc, char** argv) {
   CLI::App app{"permitcheck: a verification suite for Apache Pulsar's PIP-491 permit rules.\n"
-               "Exit codes: 0 pass, 1 violation, 2 bad input or usage.\n"
+               "Exit codes: 0 pass, 1 violation, 2 bad input or usage, 3 incomplete (nothing\n"
+               "failed, but something in scope was not seen: the report says what).\n"
                "Every finding starts with a rule ID (K5, E2, ...); docs/rules.md explains each one.\n"
                "permitcheck help COMMAND shows a command's options and examples.",
                "permitcheck"};
@@ -195,6 +214,22 @@ int main(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(parsed_argv.size()), parsed_argv.data());
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && args.size() >= 2) {
+      const std::vector<CLI::App*> subs =
+          app.get_subcommands([&](CLI::App* s) { return s->get_name() == args[1]; });
+      if (!subs.empty()) {
+        const auto unknown = unknown_options(*subs.front(), {args.begin() + 2, args.end()});
+        if (!unknown.empty()) {
+          for (const auto& [name, guess] : unknown) {
+            std::cerr << "permitcheck " << args[1] << ": unknown option " << name;
+            if (!guess.empty()) std::cerr << " (did you mean " << guess << "?)";
+            std::cerr << "\n";
+          }
+          std::cerr << "permitcheck help " << args[1] << " lists its options\n";
+          return kExitBadInput;
+        }
+      }
+    }
     return app.exit(e) == 0 ? kExitPass : kExitBadInput;  // --help and --version exit 0
   }
   if (std::optional<int> code = commands.run(std::cin, std::cout, std::cerr)) return checked(*code);

@@ -18,6 +18,9 @@ expect 2 'unknown command "valdate" (did you mean "validate"?)' valdate trace.js
 expect 2 'unknown command "confrom" (did you mean "conform"?)' confrom --list
 expect 2 'unknown command "valdate" (did you mean "validate"?)' help valdate
 expect 2 'unknown command "frobnicate"; the commands:' frobnicate
+expect 2 'permitcheck validate: unknown option --formt (did you mean --format?)' validate --formt json trace.jsonl
+expect 2 'permitcheck conform: unknown option --senarios (did you mean --scenarios?)' conform --senarios=complete_batches --list
+expect 2 'permitcheck prove: unknown option --frobnicate' prove --frobnicate
 expect 0 'permitcheck help COMMAND' help
 expect 0 'Examples:' help validate
 expect 0 'rulebook: the final rules of PIP-491 (revision D), ruleset rev-d' --version
