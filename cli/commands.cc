@@ -112,6 +112,7 @@ Commands::Commands(CLI::App& app) {
   render_->add_option("--format", render_format_, "Output format")
       ->check(CLI::IsMember({"text", "mermaid", "json"}))
       ->capture_default_str();
+  render_->add_option("-o,--output", output_, "Write the rendering to this file instead of stdout");
 
   replay_ = app.add_subcommand(
       "replay",
@@ -122,6 +123,7 @@ Commands::Commands(CLI::App& app) {
   replay_->add_option("--format", replay_format_, "Report format")
       ->check(CLI::IsMember(kReportFormats))
       ->capture_default_str();
+  replay_->add_option("-o,--output", output_, "Write the report to this file instead of stdout");
 
   command<CheckCommand>() = std::make_unique<CheckCommand>(app);
 
@@ -252,14 +254,14 @@ int Commands::run_render(std::istream& in, std::ostream& out, std::ostream& err)
     case RenderFormat::kMermaid: text = render_mermaid(e); break;
     case RenderFormat::kJson: text = render_jsonl(e); break;
   }
-  return write_report("", out, text, "render", err) ? kExitPass : kExitBadInput;
+  return write_report(output_, out, text, "render", err) ? kExitPass : kExitBadInput;
 }
 
 int Commands::run_replay(std::istream& in, std::ostream& out, std::ostream& err) {
   std::optional<trace::Trace> t = read_cex(cex_, in, "replay", err);
   if (!t) return kExitBadInput;
   const Replayed r = replay(*std::move(t));
-  if (!write_report("", out, format_replay(r, cex_ == "-" ? "<stdin>" : cex_,
+  if (!write_report(output_, out, format_replay(r, cex_ == "-" ? "<stdin>" : cex_,
                                             *parse_report_format(replay_format_)),
                     "replay", err)) {
     return kExitBadInput;
