@@ -13,6 +13,9 @@
 namespace permitcheck::cli {
 #ifndef PERMITCHECK_HAVE_CAPTURE
 void add_capture_options(CLI::App*) {}
+std::optional<std::string> ignored_capture_option(const CLI::App&, const std::vector<std::string>&) {
+  return std::nullopt;
+}
 bool capture_file(const std::string&) { return false; }
 FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId>,
                             std::ostream&, int) {
@@ -57,6 +60,18 @@ void add_capture_options(CLI::App* validate) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
   validate->add_option("--emit-trace", f.emit_trace,
                        "Captures: write the derived wire trace (trace format) to this file");
+}
+
+std::optional<std::string> ignored_capture_option(const CLI::App& validate,
+                                                  const std::vector<std::string>& inputs) {
+  for (const std::string& path : inputs) {
+    if (capture_file(path)) return std::nullopt;
+  }
+  for (const char* name : {"--port", "--idle", "--q", "--threshold", "--emit-trace"}) {
+    const CLI::Option* o = validate.get_option_no_throw(name);
+    if (o != nullptr && o->count() > 0) return std::string(name);
+  }
+  return std::nullopt;
 }
 
 bool capture_file(const std::string& path) {

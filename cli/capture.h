@@ -20,6 +20,12 @@ namespace permitcheck::cli {
 // Adds --port, --idle, --q, --threshold and --emit-trace to `validate`.
 void add_capture_options(CLI::App* validate);
 
+// When no input is a capture, the first capture-only option the user gave ("--q"), whose value
+// would be ignored (a trace's header gives Q and T); nullopt when none was given or some input
+// is a capture. The caller refuses the run (exit 2) rather than ignore it.
+std::optional<std::string> ignored_capture_option(const CLI::App& validate,
+                                                  const std::vector<std::string>& inputs);
+
 // Whether `path` is a capture (by content); false for "-" and for unreadable files.
 bool capture_file(const std::string& path);
 

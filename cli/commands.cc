@@ -218,6 +218,12 @@ int Commands::run_validate_files(std::istream& in, std::ostream& out, std::ostre
     err << "permitcheck validate: - (standard input) given more than once\n";
     return kExitBadInput;
   }
+  if (std::optional<std::string> ignored = ignored_capture_option(*validate_, traces_)) {
+    err << "permitcheck validate: " << *ignored
+        << " applies to packet captures only, and no input is one (a trace's header gives Q "
+           "and T); drop it\n";
+    return kExitBadInput;
+  }
   // A capture's second thread (libpcap reading) pays off with a core to spare (idle 2-core
   // host: 0.61-0.63 of tcpdump's rate against 0.47-0.52 on one) and costs when there is none
   // (docs/cli.md): the same default as a trace's, --threads 1 for a busy machine.
