@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "nlohmann/json.hpp"
 #include "cli/report.h"
 #include "spec/absl_view.h"
 #include "spec/ruleset.h"
@@ -187,17 +188,26 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   }
   const std::string shard = absl::StrCat(o.shard_index, "/", o.shard_count);
   if (o.format == "json") {
-    out << "{\"tool\":\"permitcheck check\",\"property\":" << json_string(r.name)
-        << ",\"ruleset\":" << json_string(rules->name)
-        << ",\"against\":" << json_string(against->name) << ",\"shard\":\"" << shard
-        << "\",\"seed\":" << r.seed << ",\"cases\":" << r.cases << ",\"steps\":" << r.max_steps
-        << ",\"passed\":" << (r.passed ? "true" : "false");
+    nlohmann::ordered_json j = {{"tool", "permitcheck check"},
+                                {"property", r.name},
+                                {"ruleset", std::string(av(rules->name))},
+                                {"against", std::string(av(against->name))},
+                                {"shard", shard},
+                                {"seed", r.seed},
+                                {"cases", r.cases},
+                                {"steps", r.max_steps},
+                                {"passed", r.passed}};
     if (o.coverage) {
-      out << ",\"coverage\":" << json_string(coverage.format(coverage.cases()))
-          << ",\"unreached\":" << unreached.size();
+      j["coverage"] = coverage.format(coverage.cases());
+      j["unreached"] = unreached.size();
     }
-    if (!r.passed) out << ",\"failure\":" << json_string(properties::format_failure(r));
-    out << "}\n";
+    j["findings"] = nlohmann::ordered_json::array();
+    if (!r.passed && r.counterexample && r.counterexample->problem.rule) {
+      const properties::Problem& p = r.counterexample->problem;
+      j["findings"].push_back(finding_object(*p.rule, p.line.value_or(0), p.text));
+    }
+    if (!r.passed) j["failure"] = properties::format_failure(r);
+    out << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   } else if (o.format == "junit") {
     JunitSuite suite{.name = "permitcheck check", .suite = "check"};
     JunitCase c{.classname = "permitcheck.check",

@@ -372,57 +372,54 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
 }
 
 std::string format_json(const ConformReport& r, const std::string& command) {
-  std::ostringstream o;
-  o << "{\"client\": \"" << json_escape(command) << "\", \"ok\": " << (r.passed() ? "true" : "false")
-    << ", \"outcome\": \"" << spec::outcome_name(r.outcome()) << "\""
-    << ", \"interrupted\": " << (r.interrupted ? "true" : "false")
-    << ", \"client_could_not_start\": " << (r.client_could_not_start ? "true" : "false")
-    << ", \"deadline_reached\": " << (r.deadline_reached() ? "true" : "false")
-    << ", \"judged_as\": \"" << json_escape(r.applicable_rules) << "\", \"scenarios\": [";
-  bool first = true;
+  using Json = nlohmann::ordered_json;
+  Json report = {{"client", command},
+                 {"ok", r.passed()},
+                 {"outcome", std::string(spec::outcome_name(r.outcome()))},
+                 {"interrupted", r.interrupted},
+                 {"client_could_not_start", r.client_could_not_start},
+                 {"deadline_reached", r.deadline_reached()},
+                 {"judged_as", r.applicable_rules},
+                 {"scenarios", Json::array()}};
   for (const ScenarioReport& s : r.scenarios) {
-    auto strings = [&o](std::string_view key, const std::vector<std::string>& v) {
-      o << ", \"" << key << "\": [";
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        o << (i ? ", " : "") << "\"" << json_escape(v[i]) << "\"";
-      }
-      o << "]";
-    };
-    o << (first ? "" : ", ") << "{\"name\": \"" << scenario_name(s) << "\", \"ok\": "
-      << (s.passed() ? "true" : "false") << ", \"status\": \"" << status(s) << "\""
-      << ", \"runs\": " << s.runs
-      << ", \"cases_passed\": " << s.cases_passed << ", \"seconds\": " << s.seconds;
-    first = false;
-    strings("windows", s.windows);
     const std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
-    strings("not_opened", std::vector<std::string>(missed.begin(), missed.end()));
-    strings("not_applicable", s.not_applicable() ? s.cannot_open : std::vector<std::string>{});
-    strings("legacy_rows", s.rows);
-    strings("never_acked", s.never_acked);
-    strings("restarts", s.restarts);
+    Json j = {{"name", scenario_name(s)},
+              {"ok", s.passed()},
+              {"status", status(s)},
+              {"runs", s.runs},
+              {"cases_passed", s.cases_passed},
+              {"seconds", s.seconds},
+              {"windows", s.windows},
+              {"not_opened", std::vector<std::string>(missed.begin(), missed.end())},
+              {"not_applicable", s.not_applicable() ? s.cannot_open : std::vector<std::string>{}},
+              {"legacy_rows", s.rows},
+              {"never_acked", s.never_acked},
+              {"restarts", s.restarts}};
     if (s.counterexample) {
       const conformance::ScenarioOutcome& c = *s.counterexample;
-      o << ", \"rules\": \"" << rules_list(c) << "\", \"original\": \"" << json_escape(s.original)
-        << "\", \"minimal\": \"" << json_escape(conformance::describe(c.params))
-        << "\", \"shrink_steps\": " << s.shrink_steps << ", \"shrink_tries\": " << s.shrink_tries
-        << ", \"reproduced\": " << s.reproduced << ", \"reproduce_runs\": " << s.reproduce_runs
-        << ", \"events\": " << c.events.size()
-        << ", \"granted\": " << c.granted << ", \"debited\": " << c.debited
-        << ", \"drain\": {\"measured\": " << (c.drain.measured ? "true" : "false")
-        << ", \"delta\": " << c.drain.delta << ", \"short_min\": " << c.drain.short_min
-        << ", \"short_max\": " << c.drain.short_max << ", \"text\": \""
-        << json_escape(c.drain.text) << "\"}";
-      if (c.client_failure) o << ", \"client_failure\": \"" << json_escape(*c.client_failure) << "\"";
-      o << ", \"findings\": [";
-      for (std::size_t i = 0; i < c.violations.size(); ++i) {
-        const spec::Finding& f = c.violations[i];
-        o << (i ? ", " : "") << "{\"rule\": \"" << spec::rule_name(f.rule) << "\", \"line\": "
-          << f.line << ", \"explanation\": \"" << json_escape(f.explanation) << "\"}";
-      }
-      o << "], \"trace\": \"";
+      std::set<std::string> rules;
+      for (const spec::Finding& f : c.violations) rules.insert(std::string(spec::rule_name(f.rule)));
+      j["rules"] = std::vector<std::string>(rules.begin(), rules.end());
+      j["original"] = s.original;
+      j["minimal"] = conformance::describe(c.params);
+      j["shrink_steps"] = s.shrink_steps;
+      j["shrink_tries"] = s.shrink_tries;
+      j["reproduced"] = s.reproduced;
+      j["reproduce_runs"] = s.reproduce_runs;
+      j["events"] = c.events.size();
+      j["granted"] = c.granted;
+      j["debited"] = c.debited;
+      j["drain"] = {{"measured", c.drain.measured},
+                    {"delta", c.drain.delta},
+                    {"short_min", c.drain.short_min},
+                    {"short_max", c.drain.short_max},
+                    {"text", c.drain.text}};
+      if (c.client_failure) j["client_failure"] = *c.client_failure;
+      j["findings"] = Json::array();
+      for (const spec::Finding& f : c.violations) j["findings"].push_back(finding_object(f));
       std::ostringstream t;
       (void)trace::write_trace(t, c.header, c.events);
-      o << json_escape(t.str()) << "\"";
+      j["trace"] = t.str();
     }
     std::set<std::string> devs;
     for (const spec::Finding& d : s.deviations) devs.insert(std::string(spec::rule_name(d.rule)));
@@ -431,37 +428,29 @@ std::string format_json(const ConformReport& r, const std::string& command) {
         devs.insert(std::string(spec::rule_name(d.rule)));
       }
     }
-    o << ", \"deviations\": [";
-    bool f2 = true;
-    for (const std::string& d : devs) {
-      o << (f2 ? "" : ", ") << "\"" << d << "\"";
-      f2 = false;
-    }
-    o << "]";
-    // Each known deviation with its numbers ("X1: b4 (P = 4) returned 1 ...: 3 permit(s) short").
+    j["deviations"] = std::vector<std::string>(devs.begin(), devs.end());
+    // Each known deviation with its numbers ("X1: b4 (P = 4) returned 1 ...: 3 permits short").
     std::set<std::string> texts;
     for (const spec::Finding& d : s.deviations) {
       texts.insert(absl::StrCat(std::string(spec::rule_name(d.rule)), ": ", d.explanation));
     }
-    strings("deviation_details", std::vector<std::string>(texts.begin(), texts.end()));
-    o << "}";
+    j["deviation_details"] = std::vector<std::string>(texts.begin(), texts.end());
+    report["scenarios"].push_back(std::move(j));
   }
-  o << "], \"legacy_rows\": [";
+  report["legacy_rows"] = Json::array();
   const auto found = r.rows_found();
-  bool f3 = true;
   for (const std::string& row : observable_rows()) {
     auto it = found.find(row);
-    o << (f3 ? "" : ", ") << "{\"row\": \"" << row << "\", \"found\": "
-      << (it == found.end() ? "false" : "true") << ", \"scenarios\": \""
-      << (it == found.end() ? "" : absl::StrJoin(it->second, ",")) << "\"}";
-    f3 = false;
+    report["legacy_rows"].push_back(
+        {{"row", row},
+         {"found", it != found.end()},
+         {"scenarios", it == found.end() ? std::vector<std::string>{} : it->second}});
   }
   for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
-    o << ", {\"row\": \"" << u.row << "\", \"observable\": false, \"reason\": \""
-      << json_escape(u.reason) << "\"}";
+    report["legacy_rows"].push_back(
+        {{"row", std::string(u.row)}, {"observable", false}, {"reason", std::string(u.reason)}});
   }
-  o << "]}\n";
-  return o.str();
+  return report.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string format_junit(const ConformReport& r) {

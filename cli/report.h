@@ -45,6 +45,7 @@ using validate::applied_rules;
 using validate::EventFamilies;
 using validate::FileResult;
 using validate::finding_json;
+using validate::finding_object;
 using validate::format_validate;
 using validate::kValidateMaxLineBytes;
 using validate::parse_report_format;

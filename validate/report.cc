@@ -183,10 +183,23 @@ std::optional<ReportFormat> parse_report_format(std::string_view name) {
   return std::nullopt;
 }
 
+nlohmann::ordered_json finding_object(spec::RuleId rule, std::uint64_t line, std::string_view text) {
+  const std::string name(spec::rule_name(rule));
+  return {{"line", line},
+          {"rule", name},
+          {"text", std::string(text)},
+          {"message", absl::StrCat("line ", line, ": ", name, " ", std::string(text))}};
+}
+
+nlohmann::ordered_json finding_object(const spec::Finding& f) {
+  return {{"line", f.line},
+          {"rule", std::string(spec::rule_name(f.rule))},
+          {"text", f.explanation},
+          {"message", spec::format_finding(f)}};
+}
+
 std::string finding_json(const spec::Finding& f) {
-  return absl::StrCat("{\"line\":", f.line, ",\"rule\":", json_string(spec::rule_name(f.rule)),
-                      ",\"text\":", json_string(f.explanation), ",\"message\":",
-                      json_string(spec::format_finding(f)), "}");
+  return finding_object(f).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string format_validate(const std::vector<FileResult>& results, ReportFormat format) {

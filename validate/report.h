@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nlohmann/json.hpp"
 #include "validate/validate.h"
 #include "spec/monitor.h"
 
@@ -26,8 +27,14 @@ std::optional<ReportFormat> parse_report_format(std::string_view name);  // "tex
 
 std::string format_validate(const std::vector<FileResult>& results, ReportFormat format);
 
-// One finding as a JSON object: {"line":14,"rule":"E2","text":"...","message":"line 14: E2 ..."}.
-std::string finding_json(const spec::Finding& finding);
+// One finding as a JSON object, the same in every command's JSON report (schema:
+// docs/schemas/finding.schema.json): {"line":14,"rule":"E2","text":"...","message":"line 14:
+// E2 ..."}; line 0 when the finding has no trace line.
+nlohmann::ordered_json finding_object(const spec::Finding& finding);
+std::string finding_json(const spec::Finding& finding);  // finding_object(...).dump()
+// The same object for a finding reported by an engine that keeps its own record (a property's
+// counterexample): its rule, trace line (0: none) and text.
+nlohmann::ordered_json finding_object(spec::RuleId rule, std::uint64_t line, std::string_view text);
 
 }  // namespace permitcheck::validate
 

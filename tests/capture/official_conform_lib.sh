@@ -78,9 +78,12 @@ violation_rules() {
     grep -o '"rule":"[A-Z][0-9]*"' | sed 's/.*:"//; s/"$//'
 }
 # The rules of conform's JSON report.
-report_rules() {
-  grep -o '"rules": "[^"]*"' "$1" | sed 's/.*: "//; s/"$//' | tr ',' '\n' | sed '/^$/d' |
-    sort -u | paste -sd, -
+report_rules() {  # the distinct rule IDs of a conform JSON report, comma-separated
+  python3 -c 'import json, sys
+rules = set()
+for s in json.load(open(sys.argv[1])).get("scenarios", []):
+    rules.update(s.get("rules", []))
+print(",".join(sorted(rules)))' "$1"
 }
 
 # In the current (private) network namespace: tcpdump on lo into FILE until capture_stop.
