@@ -30,20 +30,6 @@ using matrix::Outcome;
 
 constexpr std::string_view kBroker = "conformance";
 
-// Why a scenario's window could not open that lies in what the client is, not in the run's
-// timing: such a cell is NOT-APPLICABLE, not INCOMPLETE.
-constexpr std::string_view kClientLacks[] = {
-    "Subscribe named no consumer epoch",
-};
-
-bool not_applicable(const std::vector<std::string>& not_opened) {
-  if (not_opened.empty()) return false;
-  return std::all_of(not_opened.begin(), not_opened.end(), [](const std::string& why) {
-    return std::any_of(std::begin(kClientLacks), std::end(kClientLacks),
-                       [&](std::string_view k) { return why.find(k) != std::string::npos; });
-  });
-}
-
 std::string distinct_join(const std::vector<std::string>& v) {
   std::vector<std::string> seen;
   for (const std::string& s : v) {
@@ -87,7 +73,9 @@ trace::Trace cell_run_trace(const conformance::ScenarioOutcome& o) {
 }
 
 // The cell of one scenario report (conform's statuses mapped to the matrix's outcomes).
-void fill(Cell& c, const conformance::ConformReport& r) {
+}  // namespace
+
+void fill_cell(Cell& c, const conformance::ConformReport& r) {
   const conformance::ScenarioReport& s = r.scenarios.front();
   c.runs = s.runs;
   c.cases_passed = s.cases_passed;
@@ -141,14 +129,24 @@ void fill(Cell& c, const conformance::ConformReport& r) {
                            : "not finished: the matrix's --deadline came before its last run";
     return;
   }
-  if (s.inconclusive()) {
-    c.outcome = not_applicable(s.not_opened) ? Outcome::kNotApplicable : Outcome::kIncomplete;
-    c.reason = absl::StrCat("no run opened the scenario's window: ", distinct_join(s.not_opened));
-    return;
+  // The scenario's own verdict (spec::Outcome, decided by conform), never guessed from text.
+  c.outcome = s.outcome();
+  switch (c.outcome) {
+    case Outcome::kNotApplicable:
+      c.reason = absl::StrCat("not applicable: ", distinct_join(s.cannot_open));
+      return;
+    case Outcome::kIncomplete:
+      c.reason = absl::StrCat("no run opened the scenario's window: ", distinct_join(s.not_opened));
+      return;
+    case Outcome::kFail:  // a counterexample is handled above; a FAIL without one is none
+    case Outcome::kPass:
+      break;
   }
   c.outcome = Outcome::kPass;
   c.reason = absl::StrCat(s.cases_passed, " case(s) passed");
 }
+
+namespace {
 
 }  // namespace
 
@@ -291,7 +289,7 @@ matrix::Matrix run_matrix(const MatrixPlan& plan, const MatrixSettings& settings
         o.jobs = 1;
         o.deadline = left;
         const conformance::ConformReport r = conformance::run_conformance(o);
-        fill(c, r);
+        fill_cell(c, r);
         c.logs = keep_logs(dir, out);
         if (!c.trace.empty()) {
           std::ofstream f(dir / "trace.jsonl", std::ios::binary);

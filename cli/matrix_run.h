@@ -24,6 +24,10 @@
 #include "absl/status/statusor.h"
 #include "matrix/matrix.h"
 
+namespace permitcheck::conformance {
+struct ConformReport;
+}
+
 namespace permitcheck::cli {
 
 struct MatrixSettings {
@@ -63,6 +67,11 @@ absl::StatusOr<MatrixPlan> plan_matrix(const MatrixSettings& settings);
 // INCOMPLETE if it cannot start.
 bool preset_installed(std::string_view name, std::string_view version, bool is_default,
                       std::string_view root);
+
+// The cell of a one-scenario conform report: its outcome is the scenario's own (spec::Outcome,
+// decided by conform), with the rules, findings, counterexample and reason the page shows.
+// Defined when the conformance module is built.
+void fill_cell(matrix::Cell& cell, const conformance::ConformReport& report);
 
 using MatrixProgress = std::function<void(int done, int total, double elapsed_s)>;
 

@@ -18,7 +18,6 @@
 #include <string_view>
 
 #include "impl/mutant.h"
-#include "spec/permit_state.h"
 #include "spec/ruleset.h"
 #include "spec/vocabulary.h"
 
@@ -87,10 +86,13 @@ struct WorldConfig {
   int consumers = 1;     // consumer k has protocol consumer_id k
   int connections = 1;   // pooled connections; consumer k uses slot k % connections
   std::int64_t q = 4;    // receiver queue size Q
-  std::int64_t t = 0;    // Flow threshold T; 0 = spec::default_threshold(Q)
+  std::int64_t t = 0;    // Flow threshold T; 0 = Java's default max(1, Q / 2)
   ConsumerOptions options;
 
-  std::int64_t threshold() const { return t > 0 ? t : spec::default_threshold(q); }
+  // The implementation's own copy of the default, on purpose: impl/ never calls the
+  // specification's decisions (docs/architecture.md), so a wrong spec::default_threshold and a
+  // wrong implementation cannot hide each other (properties/spec_model.h compares the two).
+  std::int64_t threshold() const { return t > 0 ? t : (q / 2 > 0 ? q / 2 : 1); }
 };
 
 }  // namespace permitcheck::impl
