@@ -54,10 +54,18 @@ struct TcpSegment {
   bool syn = false, fin = false, rst = false, has_ack = false;
   std::string_view payload;
   std::uint32_t missing = 0;
+  // An IP fragment of a TCP segment (not reassembled): the addresses, and the ports when it
+  // is the first fragment (else 0); nothing else is set.
+  bool ip_fragment = false;
+  // The TCP checksum, when the capture holds the whole segment: good, or bad (corrupted, or
+  // never filled in: a sender's own capture with checksum offload).
+  enum class Checksum : std::uint8_t { kUnknown, kGood, kBad };
+  Checksum checksum = Checksum::kUnknown;
 };
 
 // The TCP segment in one captured frame, or nullopt when it holds none we can attribute
-// (another protocol, an IP fragment, headers cut short by the snap length, garbage).
+// (another protocol, headers cut short by the snap length, garbage). An IP fragment of a TCP
+// segment is returned as such (TcpSegment::ip_fragment), for its connection to be reported.
 // `wire_length` is the frame's original length (pcap's len), `captured` its first caplen bytes.
 std::optional<TcpSegment> parse_packet(LinkType link, std::string_view captured,
                                        std::uint32_t wire_length);

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "capture/packet.h"
 #include "capture/pulsar_connection.h"
 #include "capture/reassembly.h"
@@ -32,6 +33,10 @@ struct CaptureOptions {
   std::size_t max_pending_bytes = std::size_t{1} << 20;  // out-of-order bytes per direction
   std::size_t max_held_events = 4096;  // events held per connection while a hole is open
   std::size_t max_connections = 65536;  // connections followed at once
+  // Bytes held for all connections together (waiting behind holes, inside frames kept whole,
+  // probes, events held, bytes kept to compare copies): past it the connection that grew is
+  // not understood from there on (--max-memory).
+  std::size_t max_memory = std::size_t{1} << 30;
 };
 
 // Where the builder reports. `connection` is "client-address:port>server-address:port".
@@ -58,6 +63,12 @@ struct CaptureStats {
   // never disables a quiescence check (E5/E6).
   std::uint64_t clock_steps_back = 0;
   double clock_shift = 0;  // seconds added to the times after the steps
+  std::uint64_t expired = 0;     // entries dropped after kExpirySeconds with no byte seen
+  std::uint64_t overflowed = 0;  // segments of connections the full table could not follow
+  std::uint64_t fragments = 0;   // IP fragments of TCP segments (not reassembled)
+  // Segments skipped for a bad TCP checksum, from a side whose checksums were seen good.
+  std::uint64_t bad_checksums = 0;
+  std::size_t memory = 0, peak_memory = 0;  // bytes held (CaptureOptions::max_memory)
 };
 
 class WireTraceBuilder {
@@ -80,8 +91,26 @@ class WireTraceBuilder {
 
   const CaptureStats& stats() const { return stats_; }
 
+  // An entry that only saw a SYN (or a handshake) is dropped after this long without a
+  // segment (a SYN's retries take about 2 minutes on Linux); one that ended (closed, given up,
+  // not Pulsar) after as long, when the table is full.
+  static constexpr double kExpirySeconds = 150;
+  // Connections a full table could not follow are each reported, up to this many.
+  static constexpr std::size_t kMaxOverflowReports = 4096;
+
  private:
   struct Connection;
+  using Table = absl::flat_hash_map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Connection>>;
+  // Whether `s` opens a new connection on the addresses of `c`, which ended: a SYN with
+  // another sequence number than the side's first.
+  bool starts_anew(const Connection& c, const TcpSegment& s) const;
+  void release(Table::iterator it);
+  // Counts what `c` holds in the memory of all connections; past the limit, gives it up.
+  void account(Connection& c, double time);
+  // Drops entries that only saw a SYN for kExpirySeconds (and, with `ended_too`, ended ones).
+  void sweep(double now, bool ended_too);
+  // An IP fragment of a TCP segment: the connections it belongs to are not understood.
+  void on_fragment(double time, const TcpSegment& s);
   // Feeds `s` to the connection at `key`, released once it has ended.
   void feed_and_release(Connection* c, const std::pair<Endpoint, Endpoint>& key, double time,
                         const TcpSegment& s);
@@ -109,7 +138,9 @@ class WireTraceBuilder {
   double clock_last_ = 0;
   absl::flat_hash_map<std::string, int> label_uses_;
   // Keyed by the endpoint pair in a canonical order.
-  absl::flat_hash_map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Connection>> table_;
+  Table table_;
+  double last_sweep_ = 0, last_full_sweep_ = 0;
+  absl::flat_hash_set<std::pair<Endpoint, Endpoint>> overflow_reported_;
   // The last segment's connection (null when it was erased): the next segment is usually of
   // the same one (a write in several segments, the peer's ack), found without hashing.
   std::pair<Endpoint, Endpoint> last_key_;
