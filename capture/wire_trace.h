@@ -5,6 +5,11 @@
 // either direction makes the connection "not understood from here on": nothing more of it is
 // reported, so a lost segment never becomes a false violation. While one direction waits for
 // a missing segment, the other's events wait too, so events keep their order.
+// Whatever is not followed is said (WireSink::not_understood), never dropped without a word:
+// a connection the full table cannot follow, an IP fragment, conflicting copies, the memory
+// limit. A SYN with a new sequence number on the addresses of an ended connection starts a new
+// one. Bounds: options.max_connections entries (SYN-only ones expire after kExpirySeconds),
+// options.max_memory bytes held for all connections together (plus one segment).
 //
 //   WireTraceBuilder b(CaptureOptions{.idle_seconds = 1}, sink);
 //   for (each packet) if (auto s = parse_packet(link, bytes, len)) b.on_segment(time, *s);
