@@ -56,11 +56,11 @@ std::uint64_t ones_sum(std::string_view b, std::uint64_t sum) {
   return sum;
 }
 
-// Whether the TCP segment `tcp` (wholly captured) between `src` and `dst` (4 or 16 bytes)
-// sums to all ones with its pseudo-header.
-bool tcp_checksum_good(std::string_view src, std::string_view dst, std::string_view tcp) {
-  char pseudo[40] = {};  // zeroes, protocol and length, after the two addresses
-  const std::size_t len = tcp.size();
+// The one's-complement sum of the pseudo-header of a TCP segment of `len` bytes between `src`
+// and `dst` (4 or 16 bytes each) and of its header `header`, not folded.
+std::uint64_t header_sum(std::string_view src, std::string_view dst, std::size_t len,
+                         std::string_view header) {
+  char pseudo[8] = {};  // zeroes, protocol and length, after the two addresses
   std::size_t at = 0;
   if (src.size() == 4) {
     pseudo[1] = static_cast<char>(kIpProtoTcp);
@@ -78,9 +78,7 @@ bool tcp_checksum_good(std::string_view src, std::string_view dst, std::string_v
   std::uint64_t sum = ones_sum(src, 0);
   sum = ones_sum(dst, sum);
   sum = ones_sum(std::string_view(pseudo, at), sum);
-  sum = ones_sum(tcp, sum);
-  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-  return sum == 0xFFFF;  // the same in either byte order
+  return ones_sum(header, sum);
 }
 
 // The TCP header at the start of `ip_payload`; `announced` is the IP payload length the IP
@@ -127,9 +125,9 @@ bool parse_ipv4(std::string_view b, TcpSegment* seg) {
   const std::string_view payload = b.substr(ihl, std::min(b.size(), total) - ihl);
   if (!parse_tcp(payload, total - ihl, seg)) return false;
   if (seg->missing == 0) {
-    seg->checksum = tcp_checksum_good(b.substr(12, 4), b.substr(16, 4), payload)
-                        ? TcpSegment::Checksum::kGood
-                        : TcpSegment::Checksum::kBad;
+    seg->checksum_known = true;
+    seg->checksum_partial = header_sum(b.substr(12, 4), b.substr(16, 4), payload.size(),
+                                       payload.substr(0, payload.size() - seg->payload.size()));
   }
   return true;
 }
@@ -163,9 +161,9 @@ bool parse_ipv6(std::string_view b, TcpSegment* seg) {
   if (next != kIpProtoTcp) return false;
   if (!parse_tcp(rest, announced, seg)) return false;
   if (seg->missing == 0) {
-    seg->checksum = tcp_checksum_good(b.substr(8, 16), b.substr(24, 16), rest.substr(0, announced))
-                        ? TcpSegment::Checksum::kGood
-                        : TcpSegment::Checksum::kBad;
+    seg->checksum_known = true;
+    seg->checksum_partial = header_sum(b.substr(8, 16), b.substr(24, 16), announced,
+                                       rest.substr(0, announced - seg->payload.size()));
   }
   return true;
 }
@@ -260,6 +258,12 @@ bool parse_packet_into(LinkType link, std::string_view b, std::uint32_t /*wire_l
       return parse_ip(b, out);
   }
   return false;
+}
+
+bool tcp_checksum_good(const TcpSegment& s) {
+  std::uint64_t sum = ones_sum(s.payload, s.checksum_partial);
+  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+  return sum == 0xFFFF;  // the same in either byte order
 }
 
 std::optional<TcpSegment> parse_packet(LinkType link, std::string_view b,

@@ -57,11 +57,16 @@ struct TcpSegment {
   // An IP fragment of a TCP segment (not reassembled): the addresses, and the ports when it
   // is the first fragment (else 0); nothing else is set.
   bool ip_fragment = false;
-  // The TCP checksum, when the capture holds the whole segment: good, or bad (corrupted, or
-  // never filled in: a sender's own capture with checksum offload).
-  enum class Checksum : std::uint8_t { kUnknown, kGood, kBad };
-  Checksum checksum = Checksum::kUnknown;
+  // When the capture holds the whole segment: its checksum can be verified
+  // (tcp_checksum_good), from the sum of its pseudo-header and header (summed as the packet is
+  // parsed, the payload only when asked: a side whose checksums are never good costs nothing).
+  bool checksum_known = false;
+  std::uint64_t checksum_partial = 0;
 };
+
+// Whether the TCP checksum of `s` (checksum_known) holds: false for a corrupted segment, or one
+// never filled in (a sender's own capture with checksum offload). O(payload).
+bool tcp_checksum_good(const TcpSegment& s);
 
 // The TCP segment in one captured frame, or nullopt when it holds none we can attribute
 // (another protocol, headers cut short by the snap length, garbage). An IP fragment of a TCP

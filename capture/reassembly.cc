@@ -1,6 +1,8 @@
 #include "capture/reassembly.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 
@@ -27,32 +29,49 @@ std::optional<std::string> StreamReassembler::gap(std::string reason) {
   return reason;
 }
 
+void StreamReassembler::stop_comparing() {
+  compare_ = false;
+  kept_.clear();
+  kept_.shrink_to_fit();
+}
+
 void StreamReassembler::keep(std::string_view bytes) {
-  if (bytes.size() >= kCompareBytes) {
-    kept_.assign(bytes.substr(bytes.size() - kCompareBytes));
-    return;
+  if (!compare_) return;
+  if (bytes.size() > kCompareBytes) bytes.remove_prefix(bytes.size() - kCompareBytes);
+  // A ring: the byte at stream offset o is at o % kept_.size() (next_ already moved past). It
+  // grows by doubling up to kCompareBytes while the stream is shorter than it (no byte has
+  // wrapped yet, so each stays where it is): a short stream keeps little.
+  if (kept_.size() < kCompareBytes && kept_.size() < next_) {
+    kept_.resize(static_cast<std::size_t>(
+        std::min<std::uint64_t>(kCompareBytes, std::bit_ceil(std::max<std::uint64_t>(next_, 256)))));
   }
-  // Slides by dropping the oldest half at once: amortised O(1) per byte, at most 2x kept.
-  if (kept_.size() + bytes.size() > 2 * kCompareBytes) {
-    kept_.erase(0, kept_.size() + bytes.size() - kCompareBytes);
-  }
-  kept_.append(bytes);
+  const std::size_t size = kept_.size();
+  std::size_t at = static_cast<std::size_t>((next_ - bytes.size()) % size);
+  const std::size_t first = std::min(bytes.size(), size - at);
+  std::memcpy(kept_.data() + at, bytes.data(), first);
+  std::memcpy(kept_.data(), bytes.data() + first, bytes.size() - first);
 }
 
 std::optional<std::string> StreamReassembler::compare(std::uint64_t at, std::string_view bytes) {
-  const std::uint64_t kept_from = next_ - kept_.size();
+  if (!compare_) return std::nullopt;
+  const std::uint64_t kept_from = next_ - std::min<std::uint64_t>(next_, kept_.size());
   if (at < kept_from) {
     return gap(absl::StrCat("a second copy of stream offset ", at, " came after the ",
                             kCompareBytes, " bytes kept to compare copies: whether it matches "
                             "the first (checksums are not verified) is unknown"));
   }
-  const std::string_view seen =
-      std::string_view(kept_).substr(static_cast<std::size_t>(at - kept_from), bytes.size());
-  if (seen != bytes.substr(0, seen.size())) {
-    std::size_t i = 0;
-    while (seen[i] == bytes[i]) ++i;
-    return gap(absl::StrCat("two copies of stream offset ", at + i, " differ (one corrupted? "
-                            "checksums are not verified): which the receiver took is unknown"));
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), next_ - at));
+  for (std::size_t i = 0; i < n;) {  // at most two runs of the ring
+    const std::size_t ring = static_cast<std::size_t>((at + i) % kept_.size());
+    const std::size_t run = std::min(n - i, kept_.size() - ring);
+    if (std::memcmp(kept_.data() + ring, bytes.data() + i, run) != 0) {
+      std::size_t j = 0;
+      while (kept_[ring + j] == bytes[i + j]) ++j;
+      return gap(absl::StrCat("two copies of stream offset ", at + i + j, " differ (one "
+                              "corrupted? checksums are not verified): which the receiver took "
+                              "is unknown"));
+    }
+    i += run;
   }
   return std::nullopt;
 }

@@ -6,7 +6,7 @@
 // gap, since which copy the receiver took is unknown. What cannot be recovered (a segment the
 // capture lacks, bytes cut by the snap length) is a gap: the stream ends there, with a reason.
 // A FIN that overtakes data waits for it. Memory: max_pending_bytes waiting, kCompareBytes
-// (at most twice that while it slides) kept.
+// kept (once a byte was delivered).
 //
 //   StreamReassembler r(/*max_pending_bytes=*/1 << 20);
 //   r.start(syn_seq + 1);
@@ -74,8 +74,13 @@ class StreamReassembler {
   // never captured, are a gap.
   std::optional<std::string> finish();
 
+  // From now on copies are not compared (and nothing is kept): the caller knows the copies
+  // agree (checksums it believes, a tap's copies that are never sent twice).
+  void stop_comparing();
+  bool comparing() const { return compare_; }
+
   // Delivered bytes kept to compare a later copy with.
-  static constexpr std::size_t kCompareBytes = 64 * 1024;
+  static constexpr std::size_t kCompareBytes = 16 * 1024;
   // Bytes this reassembler holds: waiting behind a hole, and kept to compare copies.
   std::size_t memory() const { return pending_bytes_ + kept_.size(); }
 
@@ -110,7 +115,7 @@ class StreamReassembler {
   // `bytes`, a copy of stream offset `at` onwards (before next_), against the bytes delivered
   // there: the gap when they differ or are no longer kept.
   std::optional<std::string> compare(std::uint64_t at, std::string_view bytes);
-  // Records `bytes` as delivered (kept_ slides over the last kCompareBytes).
+  // Records `bytes`, just delivered (next_ is past them), in the ring of the last kCompareBytes.
   void keep(std::string_view bytes);
 
   std::size_t max_pending_;
@@ -122,7 +127,10 @@ class StreamReassembler {
   std::size_t pending_bytes_ = 0;
   std::optional<double> acked_past_hole_since_;
   std::optional<std::uint64_t> end_;  // offset of the FIN, once seen
-  std::string kept_;  // the last delivered bytes, ending at next_
+  // The last kCompareBytes delivered, as a ring (offset o at o % kCompareBytes); empty until
+  // the first byte is delivered.
+  std::string kept_;
+  bool compare_ = true;
 };
 
 }  // namespace permitcheck::capture

@@ -45,7 +45,7 @@ struct WireTraceBuilder::Connection {
   bool bytes_seen = false;   // a payload byte (or a missing one) in either direction
   std::size_t accounted = 0;  // its bytes counted in CaptureStats::memory
   std::optional<std::uint32_t> syn_seq[2];  // each side's SYN, once seen
-  bool checksums_good[2] = {false, false};  // a segment of this side had a good TCP checksum
+  ChecksumSide checksums[2];
   bool quiet_reported = true;
   bool fin[2] = {false, false};
 
@@ -128,6 +128,10 @@ void WireTraceBuilder::on_segment(double capture_time, const TcpSegment& s) {
     c->side[1] = from_server ? s.src : s.dst;
     c->syn_seen = s.syn;
     if (s.syn) c->client = 0;
+    if (!options_.compare_copies) {
+      c->dir[0].stop_comparing();
+      c->dir[1].stop_comparing();
+    }
     c->order = stats_.connections++;
     c->last_seen = time;
     it = table_.emplace(key, std::move(c)).first;
@@ -144,14 +148,13 @@ void WireTraceBuilder::feed_and_release(Connection* conn, const std::pair<Endpoi
   c.last_seen = time;
   c.bytes_seen = c.bytes_seen || !s.payload.empty() || s.missing > 0;
   if (s.syn && !c.syn_seq[from]) c.syn_seq[from] = s.seq;
-  // Checksums are believed for a side once one of its segments had a good one (a capture on
-  // the sender with checksum offload has none good: there they cannot tell, and copies that
-  // differ are reported by the reassembly instead). A bad one then is a segment the receiver
-  // dropped: skipped, as it did (its retransmission, or the gap, follows).
-  if (s.checksum == TcpSegment::Checksum::kGood) c.checksums_good[from] = true;
-  if (s.checksum == TcpSegment::Checksum::kBad && c.checksums_good[from]) {
-    ++stats_.bad_checksums;
-    return;
+  if (s.checksum_known) {
+    const bool bad = bad_checksum(c.checksums[from], s);
+    if (c.checksums[from].believed && c.dir[from].comparing()) c.dir[from].stop_comparing();
+    if (bad) {
+      ++stats_.bad_checksums;  // a segment its receiver dropped: skipped as it did
+      return;
+    }
   }
   feed(c, from, time, s);
   account(c, time);
@@ -160,6 +163,25 @@ void WireTraceBuilder::feed_and_release(Connection* conn, const std::pair<Endpoi
     if (last_ == conn) last_ = nullptr;
     release(table_.find(key));
   }
+}
+
+bool WireTraceBuilder::bad_checksum(ChecksumSide& k, const TcpSegment& s) {
+  // A side's checksums are believed when they are good (a capture between the hosts, or on the
+  // receiver): learnt from its first kChecksumSample segments that have one, the bad ones among
+  // them skipped once kChecksumGood were good and at most one in 8 bad. A side whose checksums
+  // are not good (a capture on the sender, with checksum offload: good only by chance) is not
+  // judged by them, and no longer summed: copies that differ are reported by the reassembly.
+  if (k.decided && !k.believed) return false;
+  const bool good = tcp_checksum_good(s);
+  if (k.decided) return !good;
+  ++k.sampled;
+  k.good += good ? 1 : 0;
+  const std::uint32_t bad = k.sampled - k.good;
+  if (k.sampled == kChecksumSample) {
+    k.decided = true;
+    k.believed = k.good >= kChecksumGood && bad * 8 <= k.good;
+  }
+  return !good && k.good >= kChecksumGood && bad * 8 <= k.good;
 }
 
 bool WireTraceBuilder::starts_anew(const Connection& c, const TcpSegment& s) const {

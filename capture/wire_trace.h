@@ -42,6 +42,10 @@ struct CaptureOptions {
   // probes, events held, bytes kept to compare copies): past it the connection that grew is
   // not understood from there on (--max-memory).
   std::size_t max_memory = std::size_t{1} << 30;
+  // Compare copies of the same bytes (StreamReassembler). Off for a tap: its copies come from
+  // the sockets, each byte once. Off by itself on a side whose TCP checksums are believed (a
+  // corrupted copy is skipped by its checksum).
+  bool compare_copies = true;
 };
 
 // Where the builder reports. `connection` is "client-address:port>server-address:port".
@@ -71,7 +75,7 @@ struct CaptureStats {
   std::uint64_t expired = 0;     // entries dropped after kExpirySeconds with no byte seen
   std::uint64_t overflowed = 0;  // segments of connections the full table could not follow
   std::uint64_t fragments = 0;   // IP fragments of TCP segments (not reassembled)
-  // Segments skipped for a bad TCP checksum, from a side whose checksums were seen good.
+  // Segments skipped for a bad TCP checksum, on a side whose checksums are otherwise good.
   std::uint64_t bad_checksums = 0;
   std::size_t memory = 0, peak_memory = 0;  // bytes held (CaptureOptions::max_memory)
 };
@@ -105,6 +109,16 @@ class WireTraceBuilder {
 
  private:
   struct Connection;
+  // What the TCP checksums of one side of a connection have shown.
+  struct ChecksumSide {
+    std::uint32_t sampled = 0, good = 0;
+    bool decided = false, believed = false;
+  };
+  static constexpr std::uint32_t kChecksumSample = 32;
+  static constexpr std::uint32_t kChecksumGood = 8;
+  // Whether `s` (checksum_known) has a bad checksum on a side whose checksums are believed:
+  // a segment its receiver dropped. Updates what the side has shown.
+  static bool bad_checksum(ChecksumSide& k, const TcpSegment& s);
   using Table = absl::flat_hash_map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Connection>>;
   // Whether `s` opens a new connection on the addresses of `c`, which ended: a SYN with
   // another sequence number than the side's first.

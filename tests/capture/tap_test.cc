@@ -293,14 +293,17 @@ TEST(TapLookup, AConsumerCheckedThroughTheTapIsCountedAndPasses) {
   EXPECT_EQ(r.out.find("warning:"), std::string::npos) << r.out;
 }
 
-// The same consumer with the decoding's memory limit below what a connection holds: the
-// connection is no longer checked, and the run is INCOMPLETE (exit 3) naming the limit,
-// never PASS.
+// The same consumer, then the start of a 1 MB command frame that the decoding keeps whole while
+// it comes, with the memory limit below it: the connection is no longer checked, and the run is
+// INCOMPLETE (exit 3) naming the limit, never PASS.
 TEST(TapLookup, PastTheMemoryLimitTheRunIsIncompleteNotPass) {
+  std::string partial = testing::be32((1 << 20) - 4) + testing::be32((1 << 20) - 8);
+  partial.resize(400, 'z');
   const CliRun r = tap_cli({{frames::connect(), frames::connected()},
                             {frames::subscribe(0, 1), frames::success(1)},
                             {frames::flow(0, 10), frames::message(0, 1, 1)},
-                            {frames::ack(0, 1), ""}},
+                            {frames::ack(0, 1), ""},
+                            {partial, ""}},
                            "text", "100");
   EXPECT_EQ(r.exit, 3) << r.out;
   EXPECT_NE(r.out.find("memory limit of 100 bytes (--max-memory)"), std::string::npos) << r.out;
