@@ -207,6 +207,47 @@ TEST(CaptureHonest, E2_ACopyWithABadChecksumIsSkippedWhenTheSideHasGoodChecksums
   }
 }
 
+// A side whose checksums are not filled in (a capture on the sender, with checksum offload) has
+// one good by chance (1 in 65536 segments): its checksums are still not believed, and none of
+// its segments is skipped (before the sampling, a chance match lost the rest of the stream).
+TEST(CaptureHonest, E5_AChanceGoodChecksumOnAnOffloadedSideSkipsNothing) {
+  for (bool correct : {true, false}) {
+    std::vector<Packet> p = run(correct).packets();
+    p[3].checksum = true;  // the client's CONNECT: the one good checksum of its side
+    const Judged j = judge(p);
+    EXPECT_EQ(j.outcome, correct ? spec::Outcome::kPass : spec::Outcome::kFail)
+        << j.rules << reasons(j);
+    EXPECT_EQ(j.rules, correct ? "" : "E5");
+    EXPECT_EQ(j.stats.bad_checksums, 0u);
+  }
+}
+
+// The checksum is verified over IPv4 and IPv6 (pseudo-headers of either), odd payload lengths
+// included; a flipped payload byte makes it bad.
+TEST(CaptureHonest, TcpChecksumsAreVerifiedOverIpv4AndIpv6) {
+  for (bool v6 : {false, true}) {
+    for (std::size_t len : {0, 1, 7, 8, 1400}) {
+      Packet k;
+      k.src = v6 ? testing::endpoint6(1, 40000) : testing::endpoint4(1, 40000);
+      k.dst = v6 ? testing::endpoint6(2, 6650) : testing::endpoint4(2, 6650);
+      k.seq = 12345;
+      k.ack = 678;
+      k.payload = std::string(len, 'p');
+      for (std::size_t i = 0; i < len; ++i) k.payload[i] = static_cast<char>(i * 7 + 1);
+      k.checksum = true;
+      std::string frame = testing::link_frame(LinkKind::kRaw, k);
+      std::optional<TcpSegment> s = parse_packet(LinkType::kRaw, frame, static_cast<std::uint32_t>(frame.size()));
+      ASSERT_TRUE(s && s->checksum_known) << v6 << " " << len;
+      EXPECT_TRUE(tcp_checksum_good(*s)) << v6 << " " << len;
+      if (len == 0) continue;
+      frame.back() = static_cast<char>(frame.back() ^ 0x10);
+      s = parse_packet(LinkType::kRaw, frame, static_cast<std::uint32_t>(frame.size()));
+      ASSERT_TRUE(s);
+      EXPECT_FALSE(tcp_checksum_good(*s)) << v6 << " " << len;
+    }
+  }
+}
+
 // Without checksums to go by (zero, as a sender's own capture with checksum offload has
 // them), copies that differ are reported: INCOMPLETE naming the offset, whichever comes
 // second. When the corrupted copy comes first, what it showed (here an over-grant, E2) was
