@@ -8,8 +8,13 @@
 // PASS on what was not seen.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -402,9 +407,8 @@ std::string partial_frame(std::uint32_t size, std::size_t sent) {
 // Connections each holding an incomplete 1 MB frame, with a memory limit of 2.5 MB: past it
 // the connection that grew is INCOMPLETE, named with the limit, and what is held stays under
 // the limit (plus one segment), never connections x frame size.
-TEST(CaptureHonest, PendingBytesPastTheMemoryLimitMakeTheConnectionIncomplete) {
-  CaptureOptions o;
-  o.max_memory = 2'500'000;
+// Six connections, each sending 1 MB of a 5 MB command frame, a second apart.
+std::vector<Packet> partial_frames() {
   std::vector<Packet> p;
   for (std::uint16_t k = 0; k < 6; ++k) {
     Conversation c(client(static_cast<std::uint16_t>(42000 + k)), server(), 1764600000.0 + k);
@@ -415,6 +419,13 @@ TEST(CaptureHonest, PendingBytesPastTheMemoryLimitMakeTheConnectionIncomplete) {
     p.insert(p.end(), c.packets().begin(), c.packets().end());
   }
   std::stable_sort(p.begin(), p.end(), [](const Packet& x, const Packet& y) { return x.time < y.time; });
+  return p;
+}
+
+TEST(CaptureHonest, PendingBytesPastTheMemoryLimitMakeTheConnectionIncomplete) {
+  CaptureOptions o;
+  o.max_memory = 2'500'000;
+  const std::vector<Packet> p = partial_frames();
   const Judged j = judge(p, o);
   EXPECT_EQ(j.outcome, spec::Outcome::kIncomplete);
   std::size_t over = 0;
@@ -425,6 +436,30 @@ TEST(CaptureHonest, PendingBytesPastTheMemoryLimitMakeTheConnectionIncomplete) {
   EXPECT_LE(j.stats.peak_memory, o.max_memory + 1400);
   EXPECT_GT(j.stats.peak_memory, std::size_t{1} << 20);
 }
+
+#ifdef PERMITCHECK_BIN
+// `permitcheck validate --max-memory` applies to a capture: past it, exit 3 (INCOMPLETE) naming
+// the limit and the connection on stderr.
+TEST(CaptureHonest, ValidateMaxMemoryAppliesToCaptures) {
+  const std::string path = ::testing::TempDir() + "/capture-honest-memory.pcap";
+  const std::string err = ::testing::TempDir() + "/capture-honest-memory.err";
+  testing::write_file(path, testing::pcap_bytes(LinkKind::kEthernet, partial_frames()));
+  auto validate = [&](const std::string& args, std::string* text) {
+    const int rc = std::system((std::string(PERMITCHECK_BIN) + " validate --no-progress " + args +
+                                " " + path + " >/dev/null 2>" + err).c_str());
+    std::ifstream f(err);
+    *text = std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  std::string text;
+  EXPECT_EQ(validate("--max-memory 2500000", &text), 3) << text;
+  EXPECT_NE(text.find("connection 10.0.0.1:4200"), std::string::npos) << text;
+  EXPECT_NE(text.find("memory limit of 2500000 bytes (--max-memory) reached"), std::string::npos)
+      << text;
+  EXPECT_EQ(validate("", &text), 3) << text;  // every frame cut by the end of the capture
+  EXPECT_EQ(text.find("--max-memory"), std::string::npos) << text;
+}
+#endif
 
 }  // namespace capture_honest
 }  // namespace permitcheck::capture
