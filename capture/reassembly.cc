@@ -56,9 +56,12 @@ std::optional<std::string> StreamReassembler::compare(std::uint64_t at, std::str
   if (!compare_) return std::nullopt;
   const std::uint64_t kept_from = next_ - std::min<std::uint64_t>(next_, kept_.size());
   if (at < kept_from) {
-    return gap(absl::StrCat("a second copy of stream offset ", at, " came after the ",
-                            kCompareBytes, " bytes kept to compare copies: whether it matches "
-                            "the first (checksums are not verified) is unknown"));
+    // Older than what is kept: its part in the window is compared, the rest cannot be (a
+    // retransmission from far back; counted, said by the caller).
+    uncompared_ = true;
+    if (at + bytes.size() <= kept_from) return std::nullopt;
+    bytes.remove_prefix(static_cast<std::size_t>(kept_from - at));
+    at = kept_from;
   }
   const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), next_ - at));
   for (std::size_t i = 0; i < n;) {  // at most two runs of the ring

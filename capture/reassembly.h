@@ -2,8 +2,9 @@
 // stream in sequence order out. Out-of-order segments wait (bounded), retransmissions and
 // overlaps are trimmed to the bytes not yet delivered, once compared with the copy already
 // taken: the last kCompareBytes delivered are kept, and two copies of the same bytes that
-// differ (one corrupted: checksums are not verified), or a copy older than what is kept, are a
-// gap, since which copy the receiver took is unknown. What cannot be recovered (a segment the
+// differ (one corrupted: checksums are not verified) are a gap, since which copy the receiver
+// took is unknown; a copy older than what is kept is compared where it can be, and said
+// (take_uncompared). What cannot be recovered (a segment the
 // capture lacks, bytes cut by the snap length) is a gap: the stream ends there, with a reason.
 // A FIN that overtakes data waits for it. Memory: max_pending_bytes waiting, kCompareBytes
 // kept (once a byte was delivered).
@@ -22,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace permitcheck::capture {
@@ -78,6 +80,8 @@ class StreamReassembler {
   // agree (checksums it believes, a tap's copies that are never sent twice).
   void stop_comparing();
   bool comparing() const { return compare_; }
+  // Whether a copy older than the bytes kept came since the last call (not wholly compared).
+  bool take_uncompared() { return std::exchange(uncompared_, false); }
 
   // Delivered bytes kept to compare a later copy with.
   static constexpr std::size_t kCompareBytes = 16 * 1024;
@@ -131,6 +135,7 @@ class StreamReassembler {
   // the first byte is delivered.
   std::string kept_;
   bool compare_ = true;
+  bool uncompared_ = false;
 };
 
 }  // namespace permitcheck::capture

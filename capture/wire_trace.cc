@@ -297,6 +297,7 @@ void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegme
     std::vector<StreamChunk>& chunks = c.chunks;
     chunks.clear();
     std::optional<std::string> gap = c.dir[from].add(time, s.seq, s.payload, s.missing, &chunks);
+    if (c.dir[from].take_uncompared()) ++stats_.uncompared_copies;
     deliver(c, from, chunks);
     chunks.clear();
     if (gap && c.state != State::kBroken && c.state != State::kIgnored) {

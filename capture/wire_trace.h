@@ -75,6 +75,9 @@ struct CaptureStats {
   std::uint64_t expired = 0;     // entries dropped after kExpirySeconds with no byte seen
   std::uint64_t overflowed = 0;  // segments of connections the full table could not follow
   std::uint64_t fragments = 0;   // IP fragments of TCP segments (not reassembled)
+  // Copies of bytes older than those kept to compare (StreamReassembler::kCompareBytes): a
+  // retransmission from far back, believed identical to the first without a comparison.
+  std::uint64_t uncompared_copies = 0;
   // Segments skipped for a bad TCP checksum, on a side whose checksums are otherwise good.
   std::uint64_t bad_checksums = 0;
   std::size_t memory = 0, peak_memory = 0;  // bytes held (CaptureOptions::max_memory)

@@ -134,6 +134,12 @@ FileResult validate_capture(const std::string& path, std::optional<spec::Ruleset
         << s.clock_steps_back << " time(s); taken in capture order, times after a step shifted "
         << absl::StrFormat("%.6f", s.clock_shift) << " s in all\n";
   }
+  if (s.uncompared_copies > 0) {
+    err << "permitcheck validate: " << path << ": " << s.uncompared_copies
+        << " copy(ies) of bytes sent more than " << capture::StreamReassembler::kCompareBytes
+        << " bytes earlier, not compared with the first (retransmissions from far back; "
+           "believed identical)\n";
+  }
   if (s.bad_checksums > 0) {
     err << "permitcheck validate: " << path << ": " << s.bad_checksums
         << " segment(s) with a bad TCP checksum skipped (their side's checksums are otherwise "

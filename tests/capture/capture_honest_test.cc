@@ -463,3 +463,40 @@ TEST(CaptureHonest, ValidateMaxMemoryAppliesToCaptures) {
 
 }  // namespace capture_honest
 }  // namespace permitcheck::capture
+
+namespace permitcheck::capture {
+namespace capture_honest {
+
+// Copies are compared with the last kCompareBytes delivered: a differing copy inside them is a
+// gap naming its offset; one from further back is compared where it overlaps them, and said
+// (take_uncompared), never a gap by its age alone.
+TEST(CaptureHonest, CopiesAreComparedWithTheBytesKeptAndOlderOnesAreSaid) {
+  StreamReassembler r(1 << 20);
+  r.start(0);
+  std::string stream(3 * StreamReassembler::kCompareBytes, '\0');
+  for (std::size_t i = 0; i < stream.size(); ++i) stream[i] = static_cast<char>(i * 31 + i / 7);
+  std::vector<StreamChunk> out;
+  for (std::size_t at = 0; at < stream.size(); at += 1000) {
+    ASSERT_FALSE(r.add(1, static_cast<std::uint32_t>(at), std::string_view(stream).substr(at, 1000), 0, &out));
+  }
+  EXPECT_FALSE(r.take_uncompared());
+  // From far back, even differing: not compared, said.
+  EXPECT_FALSE(r.add(2, 0, std::string(1000, 'x'), 0, &out));
+  EXPECT_TRUE(r.take_uncompared());
+  EXPECT_FALSE(r.take_uncompared());
+  // The same bytes again, inside what is kept: nothing.
+  const std::size_t recent = stream.size() - 5000;
+  EXPECT_FALSE(r.add(3, static_cast<std::uint32_t>(recent), std::string_view(stream).substr(recent, 1000), 0, &out));
+  EXPECT_FALSE(r.take_uncompared());
+  // Differing bytes inside what is kept: a gap at the first differing byte.
+  std::string changed = stream.substr(recent, 1000);
+  changed[10] = static_cast<char>(changed[10] ^ 1);
+  const std::optional<std::string> gap = r.add(4, static_cast<std::uint32_t>(recent), changed, 0, &out);
+  ASSERT_TRUE(gap);
+  EXPECT_NE(gap->find("two copies of stream offset " + std::to_string(recent + 10) + " differ"),
+            std::string::npos)
+      << *gap;
+}
+
+}  // namespace capture_honest
+}  // namespace permitcheck::capture
