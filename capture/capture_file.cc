@@ -18,6 +18,15 @@
 namespace permitcheck::capture {
 namespace {
 
+// A record's time in seconds since the epoch. A classic pcap stores seconds as an unsigned
+// 32-bit number, which libpcap hands back signed: from 2038-01-19T03:14:08Z on they come
+// negative, and are taken as the unsigned count they are (no capture predates 1970).
+double record_time(const pcap_pkthdr& h) {
+  double secs = static_cast<double>(h.ts.tv_sec);
+  if (h.ts.tv_sec < 0) secs += 4294967296.0;
+  return secs + static_cast<double>(h.ts.tv_usec) / 1e6;
+}
+
 // Reads every packet of an opened handle; closes it.
 absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder) {
   const int dlt = pcap_datalink(handle);
@@ -44,8 +53,7 @@ absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder) {
           absl::StrCat("after packet ", packets, ": ", why.empty() ? "unreadable" : why));
     }
     ++packets;
-    const double time = static_cast<double>(header->ts.tv_sec) +
-                        static_cast<double>(header->ts.tv_usec) / 1e6;
+    const double time = record_time(*header);
     const std::string_view bytes(reinterpret_cast<const char*>(data), header->caplen);
     if (parse_packet_into(*link, bytes, header->len, &segment)) builder->on_segment(time, segment);
   }
@@ -112,9 +120,7 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
       ++packets;
       const std::string_view bytes(reinterpret_cast<const char*>(data), header->caplen);
       if (!parse_packet_into(*link, bytes, header->len, &segment)) continue;
-      batch.records.push_back(Record{static_cast<double>(header->ts.tv_sec) +
-                                         static_cast<double>(header->ts.tv_usec) / 1e6,
-                                     segment, batch.bytes.size()});
+      batch.records.push_back(Record{record_time(*header), segment, batch.bytes.size()});
       batch.bytes.append(segment.payload);
       if (batch.bytes.size() >= kBatchBytes) hand_over();
     }

@@ -190,4 +190,10 @@ void WireChecker::finish() {
   collect("", 0);
 }
 
+spec::Outcome checked_outcome(const WireChecker& checker) {
+  if (!checker.violations().empty()) return spec::Outcome::kFail;
+  if (!checker.not_understood().empty()) return spec::Outcome::kIncomplete;
+  return checker.consumers() > 0 ? spec::Outcome::kPass : spec::Outcome::kNotApplicable;
+}
+
 }  // namespace permitcheck::capture

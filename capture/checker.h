@@ -23,6 +23,7 @@
 #include "capture/wire_trace.h"
 #include "spec/events.h"
 #include "spec/monitor.h"
+#include "spec/outcome.h"
 
 namespace permitcheck::capture {
 
@@ -98,6 +99,12 @@ class WireChecker {
   std::string line_;
   std::unique_ptr<Worker> worker_;
 };
+
+// What a finished checker's run comes to (spec/outcome.h), for the tap: FAIL on a violation;
+// else INCOMPLETE when a connection was not understood to its end (a gap, the checker falling
+// behind, a full table, the memory limit); else PASS when a consumer was checked; else
+// NOT-APPLICABLE (nothing checked: no consumer subscribed).
+spec::Outcome checked_outcome(const WireChecker& checker);
 
 }  // namespace permitcheck::capture
 

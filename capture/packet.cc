@@ -32,6 +32,55 @@ std::uint32_t be32(std::string_view b, std::size_t at) {
   return (std::uint32_t{be16(b, at)} << 16) | be16(b, at + 2);
 }
 
+// The one's-complement sum (RFC 1071) of `b` as 16-bit words in host order, added to `sum`,
+// not folded; bytes summed in host order fold to the byte-swapped network-order sum.
+std::uint64_t ones_sum(std::string_view b, std::uint64_t sum) {
+  const char* p = b.data();
+  std::size_t n = b.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    sum += (w & 0xFFFFFFFFu) + (w >> 32);  // below 2^33 each: no overflow under 2^31 words
+  }
+  for (; n >= 2; p += 2, n -= 2) {
+    std::uint16_t w;
+    std::memcpy(&w, p, 2);
+    sum += w;
+  }
+  if (n == 1) {  // the last byte, padded with a zero byte after it
+    const char last[2] = {*p, 0};
+    std::uint16_t w;
+    std::memcpy(&w, last, 2);
+    sum += w;
+  }
+  return sum;
+}
+
+// The one's-complement sum of the pseudo-header of a TCP segment of `len` bytes between `src`
+// and `dst` (4 or 16 bytes each) and of its header `header`, not folded.
+std::uint64_t header_sum(std::string_view src, std::string_view dst, std::size_t len,
+                         std::string_view header) {
+  char pseudo[8] = {};  // zeroes, protocol and length, after the two addresses
+  std::size_t at = 0;
+  if (src.size() == 4) {
+    pseudo[1] = static_cast<char>(kIpProtoTcp);
+    pseudo[2] = static_cast<char>(len >> 8);
+    pseudo[3] = static_cast<char>(len);
+    at = 4;
+  } else {
+    pseudo[0] = static_cast<char>(len >> 24);
+    pseudo[1] = static_cast<char>(len >> 16);
+    pseudo[2] = static_cast<char>(len >> 8);
+    pseudo[3] = static_cast<char>(len);
+    pseudo[7] = static_cast<char>(kIpProtoTcp);
+    at = 8;
+  }
+  std::uint64_t sum = ones_sum(src, 0);
+  sum = ones_sum(dst, sum);
+  sum = ones_sum(std::string_view(pseudo, at), sum);
+  return ones_sum(header, sum);
+}
+
 // The TCP header at the start of `ip_payload`; `announced` is the IP payload length the IP
 // header gives (the capture may hold less).
 bool parse_tcp(std::string_view ip_payload, std::size_t announced, TcpSegment* out) {
@@ -60,14 +109,27 @@ bool parse_ipv4(std::string_view b, TcpSegment* seg) {
   const std::size_t ihl = static_cast<std::size_t>(static_cast<unsigned char>(b[0]) & 0x0F) * 4;
   const std::size_t total = be16(b, 2);
   if (ihl < 20 || total < ihl || b.size() < ihl) return false;
-  const std::uint16_t frag = be16(b, 6);
-  if ((frag & 0x2000) != 0 || (frag & 0x1FFF) != 0) return false;  // a fragment
   if (static_cast<std::uint8_t>(b[9]) != kIpProtoTcp) return false;
   std::memcpy(seg->src.addr.data(), b.data() + 12, 4);
   std::memcpy(seg->dst.addr.data(), b.data() + 16, 4);
+  const std::uint16_t frag = be16(b, 6);
+  if ((frag & 0x2000) != 0 || (frag & 0x1FFF) != 0) {  // a fragment: reported, not read
+    seg->ip_fragment = true;
+    if ((frag & 0x1FFF) == 0 && b.size() >= ihl + 4 && total >= ihl + 4) {
+      seg->src.port = be16(b, ihl);
+      seg->dst.port = be16(b, ihl + 2);
+    }
+    return true;
+  }
   // Ethernet pads short frames: the IP total length, not the frame, ends the packet.
   const std::string_view payload = b.substr(ihl, std::min(b.size(), total) - ihl);
-  return parse_tcp(payload, total - ihl, seg);
+  if (!parse_tcp(payload, total - ihl, seg)) return false;
+  if (seg->missing == 0) {
+    seg->checksum_known = true;
+    seg->checksum_partial = header_sum(b.substr(12, 4), b.substr(16, 4), payload.size(),
+                                       payload.substr(0, payload.size() - seg->payload.size()));
+  }
+  return true;
 }
 
 bool parse_ipv6(std::string_view b, TcpSegment* seg) {
@@ -87,8 +149,23 @@ bool parse_ipv6(std::string_view b, TcpSegment* seg) {
     rest.remove_prefix(len);
     announced -= len;
   }
+  if (next == 44 && rest.size() >= 8 && static_cast<std::uint8_t>(rest[0]) == kIpProtoTcp) {
+    // A fragment of a TCP segment: reported, not read (the first one names the ports).
+    seg->ip_fragment = true;
+    if ((be16(rest, 2) & 0xFFF8) == 0 && rest.size() >= 12) {
+      seg->src.port = be16(rest, 8);
+      seg->dst.port = be16(rest, 10);
+    }
+    return true;
+  }
   if (next != kIpProtoTcp) return false;
-  return parse_tcp(rest, announced, seg);
+  if (!parse_tcp(rest, announced, seg)) return false;
+  if (seg->missing == 0) {
+    seg->checksum_known = true;
+    seg->checksum_partial = header_sum(b.substr(8, 16), b.substr(24, 16), announced,
+                                       rest.substr(0, announced - seg->payload.size()));
+  }
+  return true;
 }
 
 bool parse_ip(std::string_view b, TcpSegment* seg) {
@@ -181,6 +258,12 @@ bool parse_packet_into(LinkType link, std::string_view b, std::uint32_t /*wire_l
       return parse_ip(b, out);
   }
   return false;
+}
+
+bool tcp_checksum_good(const TcpSegment& s) {
+  std::uint64_t sum = ones_sum(s.payload, s.checksum_partial);
+  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+  return sum == 0xFFFF;  // the same in either byte order
 }
 
 std::optional<TcpSegment> parse_packet(LinkType link, std::string_view b,

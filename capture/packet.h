@@ -54,10 +54,23 @@ struct TcpSegment {
   bool syn = false, fin = false, rst = false, has_ack = false;
   std::string_view payload;
   std::uint32_t missing = 0;
+  // An IP fragment of a TCP segment (not reassembled): the addresses, and the ports when it
+  // is the first fragment (else 0); nothing else is set.
+  bool ip_fragment = false;
+  // When the capture holds the whole segment: its checksum can be verified
+  // (tcp_checksum_good), from the sum of its pseudo-header and header (summed as the packet is
+  // parsed, the payload only when asked: a side whose checksums are never good costs nothing).
+  bool checksum_known = false;
+  std::uint64_t checksum_partial = 0;
 };
 
+// Whether the TCP checksum of `s` (checksum_known) holds: false for a corrupted segment, or one
+// never filled in (a sender's own capture with checksum offload). O(payload).
+bool tcp_checksum_good(const TcpSegment& s);
+
 // The TCP segment in one captured frame, or nullopt when it holds none we can attribute
-// (another protocol, an IP fragment, headers cut short by the snap length, garbage).
+// (another protocol, headers cut short by the snap length, garbage). An IP fragment of a TCP
+// segment is returned as such (TcpSegment::ip_fragment), for its connection to be reported.
 // `wire_length` is the frame's original length (pcap's len), `captured` its first caplen bytes.
 std::optional<TcpSegment> parse_packet(LinkType link, std::string_view captured,
                                        std::uint32_t wire_length);

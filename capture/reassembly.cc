@@ -1,6 +1,8 @@
 #include "capture/reassembly.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 
@@ -22,7 +24,59 @@ std::optional<std::string> StreamReassembler::gap(std::string reason) {
   broken_ = true;
   pending_.clear();
   pending_bytes_ = 0;
+  kept_.clear();
+  kept_.shrink_to_fit();
   return reason;
+}
+
+void StreamReassembler::stop_comparing() {
+  compare_ = false;
+  kept_.clear();
+  kept_.shrink_to_fit();
+}
+
+void StreamReassembler::keep(std::string_view bytes) {
+  if (!compare_) return;
+  if (bytes.size() > kCompareBytes) bytes.remove_prefix(bytes.size() - kCompareBytes);
+  // A ring: the byte at stream offset o is at o % kept_.size() (next_ already moved past). It
+  // grows by doubling up to kCompareBytes while the stream is shorter than it (no byte has
+  // wrapped yet, so each stays where it is): a short stream keeps little.
+  if (kept_.size() < kCompareBytes && kept_.size() < next_) {
+    kept_.resize(static_cast<std::size_t>(
+        std::min<std::uint64_t>(kCompareBytes, std::bit_ceil(std::max<std::uint64_t>(next_, 256)))));
+  }
+  const std::size_t size = kept_.size();
+  std::size_t at = static_cast<std::size_t>((next_ - bytes.size()) % size);
+  const std::size_t first = std::min(bytes.size(), size - at);
+  std::memcpy(kept_.data() + at, bytes.data(), first);
+  std::memcpy(kept_.data(), bytes.data() + first, bytes.size() - first);
+}
+
+std::optional<std::string> StreamReassembler::compare(std::uint64_t at, std::string_view bytes) {
+  if (!compare_) return std::nullopt;
+  const std::uint64_t kept_from = next_ - std::min<std::uint64_t>(next_, kept_.size());
+  if (at < kept_from) {
+    // Older than what is kept: its part in the window is compared, the rest cannot be (a
+    // retransmission from far back; counted, said by the caller).
+    uncompared_ = true;
+    if (at + bytes.size() <= kept_from) return std::nullopt;
+    bytes.remove_prefix(static_cast<std::size_t>(kept_from - at));
+    at = kept_from;
+  }
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), next_ - at));
+  for (std::size_t i = 0; i < n;) {  // at most two runs of the ring
+    const std::size_t ring = static_cast<std::size_t>((at + i) % kept_.size());
+    const std::size_t run = std::min(n - i, kept_.size() - ring);
+    if (std::memcmp(kept_.data() + ring, bytes.data() + i, run) != 0) {
+      std::size_t j = 0;
+      while (kept_[ring + j] == bytes[i + j]) ++j;
+      return gap(absl::StrCat("two copies of stream offset ", at + i + j, " differ (one "
+                              "corrupted? checksums are not verified): which the receiver took "
+                              "is unknown"));
+    }
+    i += run;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq,
@@ -35,7 +89,12 @@ std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq
   std::int64_t at = offset_of(seq);
   const std::int64_t end = at + static_cast<std::int64_t>(payload.size());
   if (end <= static_cast<std::int64_t>(next_)) {
-    // A retransmission of delivered bytes; its uncaptured tail may still be new.
+    // A retransmission of delivered bytes: the same bytes, or a conflict. Bytes before the
+    // stream's start (a SYN's copy of data? garbage) cannot be compared: not the stream's.
+    if (at >= 0) {
+      if (std::optional<std::string> g = compare(static_cast<std::uint64_t>(at), payload)) return g;
+    }
+    // Its uncaptured tail may still be new.
     if (missing > 0 && end + missing > static_cast<std::int64_t>(next_)) {
       return gap(absl::StrCat("snap length too short: ", missing, " byte(s) of a segment at "
                               "stream offset ", end, " not captured"));
@@ -43,12 +102,20 @@ std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq
     return std::nullopt;
   }
   if (at < static_cast<std::int64_t>(next_)) {  // overlaps delivered bytes: keep the new part
+    if (at >= 0) {
+      const auto overlap = static_cast<std::size_t>(static_cast<std::int64_t>(next_) - at);
+      if (std::optional<std::string> g =
+              compare(static_cast<std::uint64_t>(at), payload.substr(0, overlap))) {
+        return g;
+      }
+    }
     payload.remove_prefix(static_cast<std::size_t>(static_cast<std::int64_t>(next_) - at));
     at = static_cast<std::int64_t>(next_);
   }
   const auto offset = static_cast<std::uint64_t>(at);
   if (offset == next_ && pending_.empty()) {  // in order, the common case: no waiting room
     next_ += payload.size();
+    keep(payload);
     out->push_back(StreamChunk{.time = time, .owned = {}, .borrowed = payload});
     if (missing > 0) {
       return gap(absl::StrCat("snap length too short: bytes from stream offset ", next_,
@@ -58,6 +125,16 @@ std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq
   }
   Pending& slot = pending_[offset];
   const bool fresh = slot.bytes.empty() && !slot.cut;
+  if (!fresh) {  // a copy of waiting bytes: the part both hold must agree
+    const std::size_t both = std::min(slot.bytes.size(), payload.size());
+    if (std::string_view(slot.bytes).substr(0, both) != payload.substr(0, both)) {
+      std::size_t i = 0;
+      while (slot.bytes[i] == payload[i]) ++i;
+      return gap(absl::StrCat("two copies of stream offset ", offset + i, " differ (one "
+                              "corrupted? checksums are not verified): which the receiver took "
+                              "is unknown"));
+    }
+  }
   if (fresh || payload.size() > slot.bytes.size() ||
       (payload.size() == slot.bytes.size() && slot.cut)) {
     pending_bytes_ += payload.size() - slot.bytes.size();
@@ -82,6 +159,14 @@ std::optional<std::string> StreamReassembler::flush(std::vector<StreamChunk>* ou
     pending_bytes_ -= node.mapped().bytes.size();
     const std::uint64_t at = node.key();
     std::string& bytes = node.mapped().bytes;
+    // What overlaps the bytes delivered must be the same bytes.
+    if (std::optional<std::string> g =
+            compare(at, std::string_view(bytes).substr(0, static_cast<std::size_t>(
+                                                              std::min<std::uint64_t>(
+                                                                  next_ - at, bytes.size()))))) {
+      result = g;
+      break;
+    }
     if (at + bytes.size() <= next_) {
       if (node.mapped().cut) {
         result = gap(absl::StrCat("snap length too short: a segment ending at stream offset ",
@@ -92,6 +177,7 @@ std::optional<std::string> StreamReassembler::flush(std::vector<StreamChunk>* ou
     }
     bytes.erase(0, static_cast<std::size_t>(next_ - at));
     next_ += bytes.size();
+    keep(bytes);
     out->push_back(StreamChunk{.time = node.mapped().time, .owned = std::move(bytes), .borrowed = {}});
     if (node.mapped().cut) {
       result = gap(absl::StrCat("snap length too short: bytes from stream offset ", next_,
@@ -117,7 +203,8 @@ std::optional<std::string> StreamReassembler::acknowledged(double time, std::uin
     acked_past_hole_since_.reset();
     return std::nullopt;
   }
-  if (pending_.empty() ||
+  const bool waiting = !pending_.empty() || (end_ && next_ < *end_);  // maybe reordered
+  if (!waiting ||
       (acked_past_hole_since_ && time - *acked_past_hole_since_ > kReorderSeconds)) {
     return gap(absl::StrCat("lost segment: the peer acknowledged stream offset ", at,
                             " but the capture holds the stream only up to ", next_));
@@ -127,19 +214,29 @@ std::optional<std::string> StreamReassembler::acknowledged(double time, std::uin
 }
 
 std::optional<std::string> StreamReassembler::ends_at(std::uint32_t seq) {
-  if (!started_ || broken_ || !pending_.empty()) return std::nullopt;
+  if (!started_ || broken_) return std::nullopt;
   const std::int64_t at = offset_of(seq);
-  if (at > static_cast<std::int64_t>(next_)) {
-    return gap(absl::StrCat("lost segment: the stream ends at offset ", at,
-                            " but the capture holds it only up to ", next_));
+  if (at < 0) return std::nullopt;  // before the stream's start: not this stream's FIN
+  if (at < static_cast<std::int64_t>(next_)) {
+    return gap(absl::StrCat("a FIN at stream offset ", at, " comes before bytes already "
+                            "delivered (up to ", next_, "): the copies conflict"));
   }
+  // A retransmitted FIN keeps the first one's place; bytes before it may still come.
+  if (!end_ || static_cast<std::uint64_t>(at) > *end_) end_ = static_cast<std::uint64_t>(at);
   return std::nullopt;
 }
 
 std::optional<std::string> StreamReassembler::finish() {
-  if (broken_ || pending_.empty()) return std::nullopt;
-  return gap(absl::StrCat("lost segment: stream offset ", next_, " never captured (",
-                          pending_bytes_, " later byte(s) seen)"));
+  if (broken_) return std::nullopt;
+  if (!pending_.empty()) {
+    return gap(absl::StrCat("lost segment: stream offset ", next_, " never captured (",
+                            pending_bytes_, " later byte(s) seen)"));
+  }
+  if (end_ && next_ < *end_) {
+    return gap(absl::StrCat("lost segment: the stream ends at offset ", *end_,
+                            " but the capture holds it only up to ", next_));
+  }
+  return std::nullopt;
 }
 
 }  // namespace permitcheck::capture

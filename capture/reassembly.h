@@ -1,7 +1,13 @@
 // TCP reassembly of one direction of one connection: segments in capture order in, the byte
 // stream in sequence order out. Out-of-order segments wait (bounded), retransmissions and
-// overlaps are trimmed to the bytes not yet delivered. What cannot be recovered (a segment the
+// overlaps are trimmed to the bytes not yet delivered, once compared with the copy already
+// taken: the last kCompareBytes delivered are kept, and two copies of the same bytes that
+// differ (one corrupted: checksums are not verified) are a gap, since which copy the receiver
+// took is unknown; a copy older than what is kept is compared where it can be, and said
+// (take_uncompared). What cannot be recovered (a segment the
 // capture lacks, bytes cut by the snap length) is a gap: the stream ends there, with a reason.
+// A FIN that overtakes data waits for it. Memory: max_pending_bytes waiting, kCompareBytes
+// kept (once a byte was delivered).
 //
 //   StreamReassembler r(/*max_pending_bytes=*/1 << 20);
 //   r.start(syn_seq + 1);
@@ -17,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace permitcheck::capture {
@@ -56,12 +63,30 @@ class StreamReassembler {
   std::optional<std::string> acknowledged(double time, std::uint32_t ack);
   static constexpr double kReorderSeconds = 0.5;
 
-  // The sender's FIN comes after the byte before `seq`: bytes before it never captured are a
-  // gap (nothing waiting behind a hole: a FIN overtaking a reordered segment waits).
+  // The sender's FIN comes after the byte before `seq`. Bytes before it not captured yet are
+  // waited for (a FIN may overtake the last data segment): the stream has a hole until they
+  // come; still missing at finish(), or once the peer acknowledged the FIN past the reorder
+  // delay, they are a gap. Returns a gap only for a FIN before bytes already delivered (the
+  // copies conflict).
   std::optional<std::string> ends_at(std::uint32_t seq);
+  // Every byte before the FIN (ends_at) has been delivered.
+  bool ended() const { return end_ && !broken_ && pending_.empty() && next_ >= *end_; }
 
-  // The end of the stream (FIN, RST, end of capture): a hole still open is a gap.
+  // The end of the stream (FIN, RST, end of capture): a hole still open, or bytes before a FIN
+  // never captured, are a gap.
   std::optional<std::string> finish();
+
+  // From now on copies are not compared (and nothing is kept): the caller knows the copies
+  // agree (checksums it believes, a tap's copies that are never sent twice).
+  void stop_comparing();
+  bool comparing() const { return compare_; }
+  // Whether a copy older than the bytes kept came since the last call (not wholly compared).
+  bool take_uncompared() { return std::exchange(uncompared_, false); }
+
+  // Delivered bytes kept to compare a later copy with.
+  static constexpr std::size_t kCompareBytes = 16 * 1024;
+  // Bytes this reassembler holds: waiting behind a hole, and kept to compare copies.
+  std::size_t memory() const { return pending_bytes_ + kept_.size(); }
 
   // Whether a segment starting at `seq` would begin past the next byte expected, leaving
   // bytes before it never seen (so far): false before start() and once broken.
@@ -71,8 +96,10 @@ class StreamReassembler {
   // The sequence number the stream started at (start()).
   std::uint32_t first_seq() const { return isn_; }
 
-  // Bytes waiting behind a hole.
-  bool has_hole() const { return !pending_.empty(); }
+  // Bytes waiting behind a hole (or before a FIN that overtook them).
+  bool has_hole() const {
+    return !pending_.empty() || (end_ && !broken_ && next_ < *end_);
+  }
   std::size_t pending_bytes() const { return pending_bytes_; }
   // Bytes delivered so far.
   std::uint64_t delivered() const { return next_; }
@@ -89,6 +116,11 @@ class StreamReassembler {
   std::optional<std::string> gap(std::string reason);
   // Delivers pending segments that have become contiguous.
   std::optional<std::string> flush(std::vector<StreamChunk>* out, std::size_t first_new);
+  // `bytes`, a copy of stream offset `at` onwards (before next_), against the bytes delivered
+  // there: the gap when they differ or are no longer kept.
+  std::optional<std::string> compare(std::uint64_t at, std::string_view bytes);
+  // Records `bytes`, just delivered (next_ is past them), in the ring of the last kCompareBytes.
+  void keep(std::string_view bytes);
 
   std::size_t max_pending_;
   bool started_ = false;
@@ -98,6 +130,12 @@ class StreamReassembler {
   std::map<std::uint64_t, Pending> pending_;  // by offset
   std::size_t pending_bytes_ = 0;
   std::optional<double> acked_past_hole_since_;
+  std::optional<std::uint64_t> end_;  // offset of the FIN, once seen
+  // The last kCompareBytes delivered, as a ring (offset o at o % kCompareBytes); empty until
+  // the first byte is delivered.
+  std::string kept_;
+  bool compare_ = true;
+  bool uncompared_ = false;
 };
 
 }  // namespace permitcheck::capture

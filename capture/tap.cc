@@ -159,6 +159,7 @@ struct Tap::Impl {
   // Every connection through the tap is meant to be Pulsar: one that is not is reported.
   static CaptureOptions decode_options(const TapOptions& o) {
     CaptureOptions d = o.decode;
+    d.compare_copies = false;  // each byte is copied from its socket once: no copy to compare
     absl::StatusOr<std::pair<std::string, std::uint16_t>> up = split_host_port(o.upstream);
     if (up.ok()) d.port = up->second;
     return d;

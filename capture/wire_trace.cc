@@ -10,6 +10,7 @@ namespace permitcheck::capture {
 namespace {
 
 // Bytes a first frame may take before a stream is judged not Pulsar.
+// (kExpirySeconds, kMaxOverflowReports: wire_trace.h.)
 constexpr std::size_t kMaxProbeBytes = 64 * 1024;
 
 // Any total order does (it only makes the key of an endpoint pair canonical): by words.
@@ -40,8 +41,20 @@ struct WireTraceBuilder::Connection {
   std::vector<StreamChunk> chunks;
   std::vector<TimedEvent> events;
   double last_activity = 0;
+  double last_seen = 0;      // its last segment: what expiry goes by
+  bool bytes_seen = false;   // a payload byte (or a missing one) in either direction
+  std::size_t accounted = 0;  // its bytes counted in CaptureStats::memory
+  std::optional<std::uint32_t> syn_seq[2];  // each side's SYN, once seen
+  ChecksumSide checksums[2];
   bool quiet_reported = true;
   bool fin[2] = {false, false};
+
+  bool ended() const { return state == State::kIgnored || state == State::kBroken; }
+  // What it holds: bytes waiting or kept by the reassembly, inside a frame, probed, held events.
+  std::size_t memory() const {
+    return dir[0].memory() + dir[1].memory() + probe[0].size() + probe[1].size() +
+           (pulsar ? pulsar->buffered() : 0) + held.size() * sizeof(TimedEvent);
+  }
 
   std::string pair_label() const {
     return absl::StrCat(side[0].to_string(), "<>", side[1].to_string());
@@ -70,20 +83,43 @@ void WireTraceBuilder::on_segment(double capture_time, const TcpSegment& s) {
   const double time = monotonic(capture_time);
   ++stats_.packets;
   if (stats_.packets == 1) stats_.first_time = time;
-  stats_.last_time = std::max(stats_.last_time, time);
+  stats_.last_time = time;  // monotonic: never below the last
+  if (s.ip_fragment) return on_fragment(time, s);
   if (options_.port && s.src.port != *options_.port && s.dst.port != *options_.port) return;
+  if (time - last_sweep_ >= kExpirySeconds) sweep(time, /*ended_too=*/false);
   const auto key = before(s.src, s.dst) ? std::make_pair(s.src, s.dst) : std::make_pair(s.dst, s.src);
-  if (last_ != nullptr && key == last_key_) {
+  if (last_ != nullptr && key == last_key_ && !starts_anew(*last_, s)) {
     feed_and_release(last_, key, time, s);
     return;
   }
   auto it = table_.find(key);
+  if (it != table_.end() && starts_anew(*it->second, s)) {
+    // The addresses and ports carry a new connection (a new SYN after the old one ended, one
+    // of its FINs perhaps never captured): the old entry goes, the new one is followed.
+    if (last_ == it->second.get()) last_ = nullptr;
+    release(it);
+    it = table_.end();
+  }
   if (it == table_.end()) {
     // Only a SYN or data opens a connection: a stray ACK, FIN or RST of one we never followed
     // leaves nothing behind.
     if (!s.syn && s.payload.empty() && s.missing == 0) return;
+    if (table_.size() >= options_.max_connections &&
+        (time - last_full_sweep_ >= 1.0 || table_.size() > options_.max_connections)) {
+      last_full_sweep_ = time;
+      sweep(time, /*ended_too=*/true);
+    }
     if (table_.size() >= options_.max_connections) {
-      ++stats_.ignored;
+      // Not followed, and said so: the verdict cannot be PASS on a connection never read.
+      ++stats_.overflowed;
+      if (overflow_reported_.size() < kMaxOverflowReports && overflow_reported_.insert(key).second &&
+          sink_.not_understood) {
+        ++stats_.not_understood;
+        sink_.not_understood(
+            absl::StrCat(s.src.to_string(), "<>", s.dst.to_string()), time,
+            absl::StrCat("connection table full (", options_.max_connections,
+                         " connection(s) followed at once): this connection is not followed"));
+      }
       return;
     }
     auto c = std::make_unique<Connection>(options_.max_pending_bytes);
@@ -92,7 +128,12 @@ void WireTraceBuilder::on_segment(double capture_time, const TcpSegment& s) {
     c->side[1] = from_server ? s.src : s.dst;
     c->syn_seen = s.syn;
     if (s.syn) c->client = 0;
+    if (!options_.compare_copies) {
+      c->dir[0].stop_comparing();
+      c->dir[1].stop_comparing();
+    }
     c->order = stats_.connections++;
+    c->last_seen = time;
     it = table_.emplace(key, std::move(c)).first;
   }
   last_key_ = key;
@@ -104,13 +145,119 @@ void WireTraceBuilder::feed_and_release(Connection* conn, const std::pair<Endpoi
                                         double time, const TcpSegment& s) {
   Connection& c = *conn;
   const int from = s.src == c.side[0] ? 0 : 1;
+  c.last_seen = time;
+  c.bytes_seen = c.bytes_seen || !s.payload.empty() || s.missing > 0;
+  if (s.syn && !c.syn_seq[from]) c.syn_seq[from] = s.seq;
+  if (s.checksum_known) {
+    const bool bad = bad_checksum(c.checksums[from], s);
+    if (c.checksums[from].believed && c.dir[from].comparing()) c.dir[from].stop_comparing();
+    if (bad) {
+      ++stats_.bad_checksums;  // a segment its receiver dropped: skipped as it did
+      return;
+    }
+  }
   feed(c, from, time, s);
-  const bool done = c.state == Connection::State::kIgnored || c.state == Connection::State::kBroken
-                        ? (s.rst || (c.fin[0] && c.fin[1]))
-                        : false;
+  account(c, time);
+  const bool done = c.ended() && (s.rst || (c.fin[0] && c.fin[1]));
   if (done) {
     if (last_ == conn) last_ = nullptr;
-    table_.erase(key);
+    release(table_.find(key));
+  }
+}
+
+bool WireTraceBuilder::bad_checksum(ChecksumSide& k, const TcpSegment& s) {
+  // A side's checksums are believed when they are good (a capture between the hosts, or on the
+  // receiver): learnt from its first kChecksumSample segments that have one, the bad ones among
+  // them skipped once kChecksumGood were good and at most one in 8 bad. A side whose checksums
+  // are not good (a capture on the sender, with checksum offload: good only by chance) is not
+  // judged by them, and no longer summed: copies that differ are reported by the reassembly.
+  if (k.decided && !k.believed) return false;
+  const bool good = tcp_checksum_good(s);
+  if (k.decided) return !good;
+  ++k.sampled;
+  k.good += good ? 1 : 0;
+  const std::uint32_t bad = k.sampled - k.good;
+  if (k.sampled == kChecksumSample) {
+    k.decided = true;
+    k.believed = k.good >= kChecksumGood && bad * 8 <= k.good;
+  }
+  return !good && k.good >= kChecksumGood && bad * 8 <= k.good;
+}
+
+bool WireTraceBuilder::starts_anew(const Connection& c, const TcpSegment& s) const {
+  if (!s.syn || !c.ended()) return false;
+  const int from = s.src == c.side[0] ? 0 : 1;
+  return !c.syn_seq[from] || *c.syn_seq[from] != s.seq;
+}
+
+void WireTraceBuilder::release(
+    absl::flat_hash_map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Connection>>::iterator it) {
+  stats_.memory -= it->second->accounted;
+  table_.erase(it);
+}
+
+void WireTraceBuilder::account(Connection& c, double time) {
+  const std::size_t now = c.memory();
+  stats_.memory = stats_.memory - c.accounted + now;
+  c.accounted = now;
+  stats_.peak_memory = std::max(stats_.peak_memory, stats_.memory);
+  if (stats_.memory <= options_.max_memory || c.ended()) return;
+  give_up(c, time,
+          absl::StrCat("memory limit of ", options_.max_memory, " bytes (--max-memory) reached: "
+                       "this connection held ", now, " of the ", stats_.memory,
+                       " bytes held for all connections (bytes waiting behind a hole, a frame "
+                       "kept whole while it comes); not followed from here on"));
+  const std::size_t after = c.memory();
+  stats_.memory = stats_.memory - c.accounted + after;
+  c.accounted = after;
+}
+
+void WireTraceBuilder::sweep(double now, bool ended_too) {
+  last_sweep_ = now;
+  for (auto it = table_.begin(); it != table_.end();) {
+    Connection& c = *it->second;
+    const bool idle = now - c.last_seen >= kExpirySeconds;
+    // Only a SYN (or a handshake) and no byte for that long: nothing in it is lost by letting
+    // it go (data that comes later opens it again, from its first byte).
+    const bool syn_only = c.state == Connection::State::kProbing && !c.bytes_seen && idle;
+    // Ended (closed with one FIN seen, given up, not Pulsar): kept only to absorb what follows.
+    const bool ended = ended_too && c.ended() && idle;
+    if (syn_only || ended) {
+      if (syn_only) ++stats_.expired;
+      if (last_ == &c) last_ = nullptr;
+      stats_.memory -= c.accounted;
+      table_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void WireTraceBuilder::on_fragment(double time, const TcpSegment& s) {
+  ++stats_.fragments;
+  // The first fragment names the ports; a later one only the addresses: every connection
+  // between them that is still being read loses this segment's bytes.
+  const bool ports = s.src.port != 0 || s.dst.port != 0;
+  if (ports && options_.port && s.src.port != *options_.port && s.dst.port != *options_.port) {
+    return;
+  }
+  const std::string reason =
+      "IP-fragmented segment (fragments are not reassembled): its bytes are not read";
+  if (ports) {
+    auto it = table_.find(before(s.src, s.dst) ? std::make_pair(s.src, s.dst)
+                                                : std::make_pair(s.dst, s.src));
+    if (it != table_.end() && !it->second->ended()) give_up(*it->second, time, reason);
+    return;
+  }
+  auto same_hosts = [](const Endpoint& x, const Endpoint& y) {
+    return x.v6 == y.v6 && x.word(0) == y.word(0) && x.word(1) == y.word(1);
+  };
+  for (Connection* c : in_order()) {
+    if (c->ended()) continue;
+    if ((same_hosts(c->side[0], s.src) && same_hosts(c->side[1], s.dst)) ||
+        (same_hosts(c->side[0], s.dst) && same_hosts(c->side[1], s.src))) {
+      give_up(*c, time, reason);
+    }
   }
 }
 
@@ -150,6 +297,7 @@ void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegme
     std::vector<StreamChunk>& chunks = c.chunks;
     chunks.clear();
     std::optional<std::string> gap = c.dir[from].add(time, s.seq, s.payload, s.missing, &chunks);
+    if (c.dir[from].take_uncompared()) ++stats_.uncompared_copies;
     deliver(c, from, chunks);
     chunks.clear();
     if (gap && c.state != State::kBroken && c.state != State::kIgnored) {
@@ -400,6 +548,7 @@ void WireTraceBuilder::finish() {
   }
   last_ = nullptr;
   table_.clear();
+  stats_.memory = 0;
 }
 
 }  // namespace permitcheck::capture

@@ -5,6 +5,11 @@
 // either direction makes the connection "not understood from here on": nothing more of it is
 // reported, so a lost segment never becomes a false violation. While one direction waits for
 // a missing segment, the other's events wait too, so events keep their order.
+// Whatever is not followed is said (WireSink::not_understood), never dropped without a word:
+// a connection the full table cannot follow, an IP fragment, conflicting copies, the memory
+// limit. A SYN with a new sequence number on the addresses of an ended connection starts a new
+// one. Bounds: options.max_connections entries (SYN-only ones expire after kExpirySeconds),
+// options.max_memory bytes held for all connections together (plus one segment).
 //
 //   WireTraceBuilder b(CaptureOptions{.idle_seconds = 1}, sink);
 //   for (each packet) if (auto s = parse_packet(link, bytes, len)) b.on_segment(time, *s);
@@ -20,6 +25,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "capture/packet.h"
 #include "capture/pulsar_connection.h"
 #include "capture/reassembly.h"
@@ -32,6 +38,14 @@ struct CaptureOptions {
   std::size_t max_pending_bytes = std::size_t{1} << 20;  // out-of-order bytes per direction
   std::size_t max_held_events = 4096;  // events held per connection while a hole is open
   std::size_t max_connections = 65536;  // connections followed at once
+  // Bytes held for all connections together (waiting behind holes, inside frames kept whole,
+  // probes, events held, bytes kept to compare copies): past it the connection that grew is
+  // not understood from there on (--max-memory).
+  std::size_t max_memory = std::size_t{1} << 30;
+  // Compare copies of the same bytes (StreamReassembler). Off for a tap: its copies come from
+  // the sockets, each byte once. Off by itself on a side whose TCP checksums are believed (a
+  // corrupted copy is skipped by its checksum).
+  bool compare_copies = true;
 };
 
 // Where the builder reports. `connection` is "client-address:port>server-address:port".
@@ -58,6 +72,15 @@ struct CaptureStats {
   // never disables a quiescence check (E5/E6).
   std::uint64_t clock_steps_back = 0;
   double clock_shift = 0;  // seconds added to the times after the steps
+  std::uint64_t expired = 0;     // entries dropped after kExpirySeconds with no byte seen
+  std::uint64_t overflowed = 0;  // segments of connections the full table could not follow
+  std::uint64_t fragments = 0;   // IP fragments of TCP segments (not reassembled)
+  // Copies of bytes older than those kept to compare (StreamReassembler::kCompareBytes): a
+  // retransmission from far back, believed identical to the first without a comparison.
+  std::uint64_t uncompared_copies = 0;
+  // Segments skipped for a bad TCP checksum, on a side whose checksums are otherwise good.
+  std::uint64_t bad_checksums = 0;
+  std::size_t memory = 0, peak_memory = 0;  // bytes held (CaptureOptions::max_memory)
 };
 
 class WireTraceBuilder {
@@ -80,8 +103,36 @@ class WireTraceBuilder {
 
   const CaptureStats& stats() const { return stats_; }
 
+  // An entry that only saw a SYN (or a handshake) is dropped after this long without a
+  // segment (a SYN's retries take about 2 minutes on Linux); one that ended (closed, given up,
+  // not Pulsar) after as long, when the table is full.
+  static constexpr double kExpirySeconds = 150;
+  // Connections a full table could not follow are each reported, up to this many.
+  static constexpr std::size_t kMaxOverflowReports = 4096;
+
  private:
   struct Connection;
+  // What the TCP checksums of one side of a connection have shown.
+  struct ChecksumSide {
+    std::uint32_t sampled = 0, good = 0;
+    bool decided = false, believed = false;
+  };
+  static constexpr std::uint32_t kChecksumSample = 32;
+  static constexpr std::uint32_t kChecksumGood = 8;
+  // Whether `s` (checksum_known) has a bad checksum on a side whose checksums are believed:
+  // a segment its receiver dropped. Updates what the side has shown.
+  static bool bad_checksum(ChecksumSide& k, const TcpSegment& s);
+  using Table = absl::flat_hash_map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Connection>>;
+  // Whether `s` opens a new connection on the addresses of `c`, which ended: a SYN with
+  // another sequence number than the side's first.
+  bool starts_anew(const Connection& c, const TcpSegment& s) const;
+  void release(Table::iterator it);
+  // Counts what `c` holds in the memory of all connections; past the limit, gives it up.
+  void account(Connection& c, double time);
+  // Drops entries that only saw a SYN for kExpirySeconds (and, with `ended_too`, ended ones).
+  void sweep(double now, bool ended_too);
+  // An IP fragment of a TCP segment: the connections it belongs to are not understood.
+  void on_fragment(double time, const TcpSegment& s);
   // Feeds `s` to the connection at `key`, released once it has ended.
   void feed_and_release(Connection* c, const std::pair<Endpoint, Endpoint>& key, double time,
                         const TcpSegment& s);
@@ -109,7 +160,9 @@ class WireTraceBuilder {
   double clock_last_ = 0;
   absl::flat_hash_map<std::string, int> label_uses_;
   // Keyed by the endpoint pair in a canonical order.
-  absl::flat_hash_map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Connection>> table_;
+  Table table_;
+  double last_sweep_ = 0, last_full_sweep_ = 0;
+  absl::flat_hash_set<std::pair<Endpoint, Endpoint>> overflow_reported_;
   // The last segment's connection (null when it was erased): the next segment is usually of
   // the same one (a write in several segments, the peer's ack), found without hashing.
   std::pair<Endpoint, Endpoint> last_key_;

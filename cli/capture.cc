@@ -18,7 +18,7 @@ std::optional<std::string> ignored_capture_option(const CLI::App&, const std::ve
 }
 bool capture_file(const std::string&) { return false; }
 FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId>,
-                            std::ostream&, int) {
+                            std::ostream&, int, std::size_t) {
   FileResult r;
   r.name = path;
   r.error = "captures are not read in this build (libpcap missing)";
@@ -79,7 +79,7 @@ bool capture_file(const std::string& path) {
 }
 
 FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId> ruleset,
-                            std::ostream& err, int threads) {
+                            std::ostream& err, int threads, std::size_t max_memory) {
   const auto start = std::chrono::steady_clock::now();
   CaptureFlags& f = flags();
   FileResult result;
@@ -109,7 +109,8 @@ FileResult validate_capture(const std::string& path, std::optional<spec::Ruleset
                                      << "\n";
                                });
   capture::WireTraceBuilder builder(
-      capture::CaptureOptions{.port = f.port, .idle_seconds = f.idle}, checker.sink());
+      capture::CaptureOptions{.port = f.port, .idle_seconds = f.idle, .max_memory = max_memory},
+      checker.sink());
   const absl::Status read = capture::read_capture_file(path, &builder, threads >= 2);
   checker.finish();
   result.events = checker.events();
@@ -132,6 +133,17 @@ FileResult validate_capture(const std::string& path, std::optional<spec::Ruleset
     err << "permitcheck validate: " << path << ": the capture's clock stepped back "
         << s.clock_steps_back << " time(s); taken in capture order, times after a step shifted "
         << absl::StrFormat("%.6f", s.clock_shift) << " s in all\n";
+  }
+  if (s.uncompared_copies > 0) {
+    err << "permitcheck validate: " << path << ": " << s.uncompared_copies
+        << " copy(ies) of bytes sent more than " << capture::StreamReassembler::kCompareBytes
+        << " bytes earlier, not compared with the first (retransmissions from far back; "
+           "believed identical)\n";
+  }
+  if (s.bad_checksums > 0) {
+    err << "permitcheck validate: " << path << ": " << s.bad_checksums
+        << " segment(s) with a bad TCP checksum skipped (their side's checksums are otherwise "
+           "good: the receiver dropped them too)\n";
   }
   if (!read.ok()) {
     result.error = absl::StrCat("capture: ", read.message());

@@ -8,6 +8,7 @@
 #ifndef PERMITCHECK_CLI_CAPTURE_H_
 #define PERMITCHECK_CLI_CAPTURE_H_
 
+#include <cstddef>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -33,9 +34,11 @@ bool capture_file(const std::string& path);
 // `ruleset` (default rev-d). Connections it cannot follow are reported on `err`, naming the
 // file; a capture without any Pulsar connection, or an unreadable one, is an error (exit 2).
 // With `threads` 2, libpcap reads and packet headers are decoded on a second thread (the
-// same result).
+// same result). `max_memory` (--max-memory) bounds the bytes held for all its connections
+// together: past it the connection that grew is not followed (INCOMPLETE, naming it).
 FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId> ruleset,
-                            std::ostream& err, int threads = 1);
+                            std::ostream& err, int threads = 1,
+                            std::size_t max_memory = std::size_t{1} << 30);
 
 }  // namespace permitcheck::cli
 

@@ -92,7 +92,9 @@ Commands::Commands(CLI::App& app) {
       ->capture_default_str();
   validate_->add_option("--max-memory", max_memory_,
                         "Most the monitor may hold: BYTES, or N with K, M or G (KiB, MiB, GiB); "
-                        "past it the file stops with exit 2, naming what filled it")
+                        "past it the file stops with exit 2, naming what filled it. For a "
+                        "capture, the bytes held for its connections together: past it the "
+                        "connection that grew is INCOMPLETE, named")
       ->capture_default_str();
   validate_->add_option(
                         "--threads", validate_threads_,
@@ -238,7 +240,8 @@ int Commands::run_validate_files(std::istream& in, std::ostream& out, std::ostre
       };
     }
     results.push_back(capture_file(path)
-                          ? validate_capture(path, options.ruleset, err, capture_threads)
+                          ? validate_capture(path, options.ruleset, err, capture_threads,
+                                             options.max_memory)
                           : validate_path(path, in, options));
     if (progress) err << "\r\033[K" << std::flush;
     if (results.back().error) {

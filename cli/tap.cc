@@ -5,7 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/report.h"
+#include "spec/outcome.h"
 #include "trace/writer.h"
+#include "validate/validate.h"
 #ifdef PERMITCHECK_HAVE_TAP
 #include "capture/tap.h"
 #endif
@@ -18,8 +20,10 @@ TapCommand::TapCommand(CLI::App& app) {
       "Transparent TCP proxy between a Pulsar client and a broker: forwards every byte "
       "unchanged, checks a decoded copy live and prints each finding when it happens. TLS is "
       "not decoded (forwarded, reported as not understood). SIGINT/SIGTERM ends it with a "
-      "summary. Exit 0 no violation and a consumer checked, 1 a violation, 2 usage or "
-      "NOT-EXERCISED (no consumer subscribed through the tap).");
+      "summary. Exit 0 PASS (no violation, a consumer checked, every connection followed to "
+      "its end), 1 FAIL (a violation), 3 INCOMPLETE (a connection not understood to its end: "
+      "the checker fell behind, a gap, the memory limit), 2 usage or NOT-EXERCISED (no "
+      "consumer subscribed through the tap).");
   command_->add_option("--listen", listen_, "ADDR:PORT to accept clients on (port 0: any)")
       ->required();
   command_->add_option("--upstream", upstream_, "HOST:PORT of the broker")->required();
@@ -32,6 +36,12 @@ TapCommand::TapCommand(CLI::App& app) {
                                         "acknowledged, make a consumer quiescent")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  command_->add_option("--max-memory", max_memory_,
+                       "Most the decoding may hold for all connections together (bytes waiting "
+                       "behind a hole, frames kept whole while they come): BYTES, or N with K, "
+                       "M or G; past it the connection that grew is no longer checked and the "
+                       "verdict is INCOMPLETE")
+      ->capture_default_str();
   command_->add_option("--q", q_, "Receiver queue size Q (default: the first Flow)");
   command_->add_option("--threshold", t_, "The client's Flow threshold T");
 }
@@ -43,6 +53,12 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
   err << "permitcheck tap: not built in this configuration (needs libpcap, protobuf, asio)\n";
   return kExitBadInput;
 #else
+  const std::optional<std::size_t> max_memory = validate::parse_memory_limit(max_memory_);
+  if (!max_memory) {
+    err << "permitcheck tap: --max-memory \"" << max_memory_
+        << "\": expected BYTES or N followed by K, M or G\n";
+    return kExitBadInput;
+  }
   std::ofstream trace_file;
   if (!trace_.empty()) {
     trace_file.open(trace_, std::ios::binary);
@@ -102,7 +118,8 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
   };
   capture::Tap tap(capture::TapOptions{.listen = listen_,
                                        .upstream = upstream_,
-                                       .decode = capture::CaptureOptions{.idle_seconds = idle_},
+                                       .decode = capture::CaptureOptions{.idle_seconds = idle_,
+                                                                         .max_memory = *max_memory},
                                        .pcap_path = pcap_,
                                        .on_bypass = on_bypass},
                    &checker);
@@ -118,18 +135,24 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
   checker.finish();
   const capture::TapStats st = tap.stats();
   const bool ok = checker.violations().empty();
-  // A pass means something was checked: without a subscribed consumer no permit rule was
-  // exercised, so such a run is NOT-EXERCISED (exit 2, as conform's client that never
-  // subscribed), never a clean pass. A violation still decides first.
+  // A pass means everything was checked: a connection not understood to its end (the checker
+  // fell behind and dropped copies, a gap, the memory limit) makes the run INCOMPLETE (exit 3);
+  // without a subscribed consumer no permit rule was exercised, so such a run is NOT-EXERCISED
+  // (exit 2, as conform's client that never subscribed), never a clean pass. A violation
+  // still decides first.
+  const spec::Outcome outcome = capture::checked_outcome(checker);
   const bool exercised = checker.consumers() > 0;
-  const char* verdict = !ok ? "FAIL" : exercised ? "PASS" : "NOT-EXERCISED";
+  const bool incomplete = outcome == spec::Outcome::kIncomplete;
+  const std::string verdict = outcome == spec::Outcome::kNotApplicable
+                                  ? std::string("NOT-EXERCISED")
+                                  : std::string(spec::outcome_name(outcome));
   const std::string why_not =
       st.bypassed.empty()
           ? std::string("no consumer subscribed through the tap")
           : absl::StrCat("no consumer subscribed through the tap; lookups sent the client to ",
                          absl::StrJoin(st.bypassed, ", "));
   if (json) {
-    out << "{\"summary\":{\"ok\":" << (ok && exercised ? "true" : "false")
+    out << "{\"summary\":{\"ok\":" << (outcome == spec::Outcome::kPass ? "true" : "false")
         << ",\"verdict\":\"" << verdict << "\",\"connections\":" << st.connections
         << ",\"pulsar_connections\":" << st.pulsar_connections
         << ",\"bytes_to_broker\":" << st.bytes_to_broker
@@ -143,7 +166,9 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
     out << "],\"violations\":" << checker.violations().size()
         << ",\"deviations\":" << checker.deviations().size()
         << ",\"not_understood\":" << checker.not_understood().size();
-    if (ok && !exercised) out << ",\"not_exercised\":" << trace::json_string(why_not);
+    if (ok && !exercised && !incomplete) {
+      out << ",\"not_exercised\":" << trace::json_string(why_not);
+    }
     out << "}}\n";
   } else {
     out << "tap: " << st.connections << " connection(s) (" << st.pulsar_connections
@@ -160,12 +185,16 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
     out << "\n";
     for (const std::string& a : st.bypassed) out << "warning: " << bypass_text(a) << "\n";
     out << "verdict: " << verdict;
-    if (ok && !exercised) out << ": " << why_not << ": nothing was checked";
+    if (incomplete) {
+      out << ": " << checker.not_understood().size()
+          << " connection(s) not understood to their end (above): not everything was checked";
+    } else if (ok && !exercised) {
+      out << ": " << why_not << ": nothing was checked";
+    }
     out << "\n";
   }
   out << std::flush;
-  if (!ok) return kExitViolation;
-  return exercised ? kExitPass : kExitBadInput;
+  return spec::exit_code(outcome);  // 0 PASS, 1 FAIL, 3 INCOMPLETE, 2 nothing checked
 #endif
 }
 

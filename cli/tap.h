@@ -28,6 +28,7 @@ class TapCommand {
   CLI::App* command_ = nullptr;
   std::string listen_, upstream_, format_ = "text", trace_, pcap_;
   double idle_ = 1.0;
+  std::string max_memory_ = "1G";  // the decoder's bytes held for all connections
   std::optional<std::int64_t> q_, t_;
 };
 

@@ -129,6 +129,7 @@ struct Packet {
   bool syn = false, fin = false, has_ack = true;
   std::string payload;
   std::optional<std::size_t> snap;  // payload bytes captured (default: all)
+  bool checksum = false;  // a correct TCP checksum (default: zero, as with checksum offload)
 };
 
 // A TCP conversation between a client and a server, 1 ms between segments.
@@ -192,6 +193,19 @@ inline std::string ip_packet(const Packet& p) {
                            (p.payload.empty() ? 0 : 0x08));
   tcp += be16(65535) + be16(0) + be16(0);
   tcp += p.payload;
+  if (p.checksum) {  // RFC 1071 over the pseudo-header and the segment
+    const std::size_t n = p.src.v6 ? 16 : 4;
+    std::string sum_over(reinterpret_cast<const char*>(p.src.addr.data()), n);
+    sum_over.append(reinterpret_cast<const char*>(p.dst.addr.data()), n);
+    sum_over += be16(6) + be16(static_cast<std::uint16_t>(tcp.size())) + tcp;
+    if (sum_over.size() % 2) sum_over += '\0';
+    std::uint32_t sum = 0;
+    for (std::size_t i = 0; i < sum_over.size(); i += 2) {
+      sum += (static_cast<unsigned char>(sum_over[i]) << 8) | static_cast<unsigned char>(sum_over[i + 1]);
+    }
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    tcp.replace(16, 2, be16(static_cast<std::uint16_t>(~sum)));
+  }
   std::string ip;
   if (!p.src.v6) {
     ip = std::string("\x45\x00", 2) + be16(static_cast<std::uint16_t>(20 + tcp.size())) +

@@ -36,6 +36,7 @@ struct Exchange {
   std::vector<spec::Finding> violations;
   std::vector<NotUnderstood> not_understood;
   std::uint64_t events = 0;
+  spec::Outcome outcome = spec::Outcome::kPass;  // checked_outcome: the tap's verdict
 };
 
 // The client sends `to_broker` and half-closes; the broker reads everything, answers
@@ -74,6 +75,7 @@ Exchange through_tap(const std::string& to_broker, const std::string& to_client,
   x.violations = checker.violations();
   x.not_understood = checker.not_understood();
   x.events = checker.events();
+  x.outcome = checked_outcome(checker);
   return x;
 }
 
@@ -128,6 +130,9 @@ TEST(Tap, ACheckerFallingBehindStopsCheckingNotForwarding) {
   ASSERT_EQ(x.not_understood.size(), 1u);
   EXPECT_NE(x.not_understood[0].reason.find("fell behind"), std::string::npos)
       << x.not_understood[0].reason;
+  // What was dropped was not checked: the verdict is INCOMPLETE (before: the loss was only
+  // printed, and the run counted as checked).
+  EXPECT_EQ(x.outcome, spec::Outcome::kIncomplete);
 }
 
 TEST(Tap, BadAddressesAreUsageErrors) {
@@ -192,7 +197,7 @@ struct CliRun {
 // `permitcheck tap ARGS` in front of a hand-made broker: the client and the broker take turns,
 // the client sending steps[i].first and the broker answering steps[i].second; then SIGTERM.
 CliRun tap_cli(const std::vector<std::pair<std::string, std::string>>& steps,
-               const std::string& format) {
+               const std::string& format, const std::string& max_memory = "1G") {
   std::uint16_t broker_port = 0;
   const int listener = listen_loopback(&broker_port);
   std::thread broker([&] {
@@ -217,7 +222,8 @@ CliRun tap_cli(const std::vector<std::pair<std::string, std::string>>& steps,
     std::freopen(err_path.c_str(), "w", stderr);
     const std::string up = "127.0.0.1:" + std::to_string(broker_port);
     ::execl(PERMITCHECK_BIN, PERMITCHECK_BIN, "tap", "--listen", "127.0.0.1:0", "--upstream",
-            up.c_str(), "--format", format.c_str(), "--idle", "0.1", static_cast<char*>(nullptr));
+            up.c_str(), "--format", format.c_str(), "--idle", "0.1", "--max-memory",
+            max_memory.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   std::uint16_t tap_port = 0;
@@ -285,6 +291,23 @@ TEST(TapLookup, AConsumerCheckedThroughTheTapIsCountedAndPasses) {
   EXPECT_NE(r.out.find("checked: 1 consumer(s) subscribed, 1 flow(s), 1 message(s), 1 ack(s); "
                        "0 lookup(s) answered\nverdict: PASS\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("warning:"), std::string::npos) << r.out;
+}
+
+// The same consumer, then the start of a 1 MB command frame that the decoding keeps whole while
+// it comes, with the memory limit below it: the connection is no longer checked, and the run is
+// INCOMPLETE (exit 3) naming the limit, never PASS.
+TEST(TapLookup, PastTheMemoryLimitTheRunIsIncompleteNotPass) {
+  std::string partial = testing::be32((1 << 20) - 4) + testing::be32((1 << 20) - 8);
+  partial.resize(400, 'z');
+  const CliRun r = tap_cli({{frames::connect(), frames::connected()},
+                            {frames::subscribe(0, 1), frames::success(1)},
+                            {frames::flow(0, 10), frames::message(0, 1, 1)},
+                            {frames::ack(0, 1), ""},
+                            {partial, ""}},
+                           "text", "100");
+  EXPECT_EQ(r.exit, 3) << r.out;
+  EXPECT_NE(r.out.find("memory limit of 100 bytes (--max-memory)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verdict: INCOMPLETE"), std::string::npos) << r.out;
 }
 #endif
 }  // namespace
