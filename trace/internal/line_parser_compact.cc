@@ -1,0 +1,243 @@
+// LineParser::compact_event: the reader's fastest path, a decoder of the compact form the
+// writer writes ({"ev":"claim","cmd":7,"msg":3}: no whitespace, no escapes, ASCII strings,
+// plain integers), straight from the line's bytes without a JSON parser. It accepts a strict
+// subset of what event() accepts, with the same result, and declines everything else (the
+// caller then takes the simdjson paths, which decide and give every diagnostic).
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "trace/internal/line_parser.h"
+
+namespace permitcheck::trace::internal {
+namespace {
+
+// A JSON integer of 1 to 18 digits, no leading zero, no fraction or exponent, followed by
+// ',', '}' or ']' (so it fits int64 with no overflow check). "-0" is declined.
+inline bool scan_integer(const char*& p, bool* negative, std::uint64_t* magnitude) {
+  const char* q = p;
+  *negative = *q == '-';
+  if (*negative) ++q;
+  const char* first = q;
+  std::uint64_t m = 0;
+  while (static_cast<unsigned>(static_cast<unsigned char>(*q) - '0') <= 9) {
+    m = m * 10 + static_cast<std::uint64_t>(*q - '0');
+    ++q;
+  }
+  const std::size_t digits = static_cast<std::size_t>(q - first);
+  if (digits == 0 || digits > 18 || (digits > 1 && *first == '0') || (*negative && m == 0)) {
+    return false;
+  }
+  if (*q != ',' && *q != '}' && *q != ']') return false;
+  *magnitude = m;
+  p = q;
+  return true;
+}
+
+inline bool scan_int64(const char*& p, std::int64_t* out) {
+  bool negative = false;
+  std::uint64_t m = 0;
+  if (!scan_integer(p, &negative, &m)) return false;
+  *out = negative ? -static_cast<std::int64_t>(m) : static_cast<std::int64_t>(m);
+  return true;
+}
+
+inline bool scan_uint64(const char*& p, std::uint64_t* out) {
+  bool negative = false;
+  return scan_integer(p, &negative, out) && !negative;
+}
+
+// A string of printable ASCII (0x20-0x7F) without '"' or '\': its text is its bytes.
+inline bool scan_string(const char*& p, std::string_view* out) {
+  if (*p != '"') return false;
+  const char* begin = ++p;
+  while (true) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c == '"') break;
+    if (c < 0x20 || c >= 0x80 || c == '\\') return false;
+    ++p;
+  }
+  *out = std::string_view(begin, static_cast<std::size_t>(p - begin));
+  ++p;
+  return true;
+}
+
+// `"key":` with a plain key.
+inline bool scan_key(const char*& p, std::string_view* key) {
+  if (!scan_string(p, key) || *p != ':') return false;
+  ++p;
+  return true;
+}
+
+inline bool scan_id(const char*& p, Id* out) {
+  std::string_view text;
+  if (*p == '"') {
+    if (!scan_string(p, &text)) return false;
+    *out = Id::text(std::string(text));
+    return true;
+  }
+  std::uint64_t n = 0;
+  if (!scan_uint64(p, &n)) return false;
+  *out = Id::number(n);
+  return true;
+}
+
+// [w, w, ...] of plain integers (the writer's ack_set words).
+inline bool scan_words(const char*& p, std::vector<std::int64_t>* out) {
+  out->clear();
+  if (*p != '[') return false;
+  ++p;
+  if (*p == ']') {
+    ++p;
+    return true;
+  }
+  while (true) {
+    std::int64_t w = 0;
+    if (!scan_int64(p, &w)) return false;
+    out->push_back(w);
+    if (*p == ']') {
+      ++p;
+      return true;
+    }
+    if (*p != ',') return false;
+    ++p;
+  }
+}
+
+inline bool scan_bool(const char*& p, bool* out) {
+  if (std::memcmp(p, "true", 4) == 0) {
+    *out = true;
+    p += 4;
+  } else if (std::memcmp(p, "false", 5) == 0) {
+    *out = false;
+    p += 5;
+  } else {
+    return false;
+  }
+  return *p == ',' || *p == '}' || *p == ']';
+}
+
+// `send` entries: [{"cmd":..,"batch_size":..,"ack_set":[..],"admitted":..,"p":..}, ...], the
+// keys in any order, no other key, none twice.
+bool scan_entries(const char*& p, std::vector<spec::SentEntry>* out) {
+  out->clear();
+  if (*p != '[') return false;
+  ++p;
+  if (*p == ']') {
+    ++p;
+    return true;
+  }
+  enum : unsigned { kCmd = 1, kBatchSize = 2, kAckSet = 4, kAdmitted = 8, kP = 16 };
+  std::vector<std::int64_t> words;
+  while (true) {
+    if (*p != '{') return false;
+    ++p;
+    spec::SentEntry entry;
+    words.clear();
+    unsigned present = 0;
+    while (true) {
+      std::string_view key;
+      if (!scan_key(p, &key)) return false;
+      const unsigned bit = key == "cmd"          ? kCmd
+                           : key == "batch_size" ? kBatchSize
+                           : key == "ack_set"    ? kAckSet
+                           : key == "admitted"   ? kAdmitted
+                           : key == "p"          ? kP
+                                                 : 0u;
+      if (bit == 0 || (present & bit) != 0) return false;
+      present |= bit;
+      bool ok = false;
+      switch (bit) {
+        case kCmd: ok = scan_id(p, &entry.cmd); break;
+        case kBatchSize: ok = scan_int64(p, &entry.entry.batch_size); break;
+        case kAckSet: ok = scan_words(p, &words); break;
+        case kAdmitted: ok = scan_bool(p, &entry.entry.admitted); break;
+        default: {
+          std::int64_t value = 0;
+          ok = scan_int64(p, &value);
+          entry.p = value;
+        }
+      }
+      if (!ok) return false;
+      if (*p == '}') break;
+      if (*p != ',') return false;
+      ++p;
+    }
+    ++p;  // the entry's '}'
+    if ((present & (kCmd | kBatchSize | kAdmitted)) != (kCmd | kBatchSize | kAdmitted)) {
+      return false;
+    }
+    entry.entry.ack_set = spec::AckSet(std::vector<std::int64_t>(words));
+    out->push_back(std::move(entry));
+    if (*p == ']') {
+      ++p;
+      return true;
+    }
+    if (*p != ',') return false;
+    ++p;
+  }
+}
+
+}  // namespace
+
+bool LineParser::compact_value(FieldId id, const char*& p) {
+  const FieldInfo& info = field_info(id);
+  switch (info.type) {
+    case FieldType::kId:
+      return scan_id(p, &fields_.ids[info.slot]);
+    case FieldType::kUint64:
+      return scan_uint64(p, &fields_.u64[info.slot]);
+    case FieldType::kInt64:
+      return scan_int64(p, &fields_.i64[info.slot]);
+    case FieldType::kString: {
+      std::string_view text;
+      if (!scan_string(p, &text)) return false;
+      fields_.strings[info.slot].assign(text);
+      return true;
+    }
+    case FieldType::kAckSet:
+      return scan_words(p, &fields_.ack_words);
+    case FieldType::kEntries:
+      return scan_entries(p, &fields_.entries);
+  }
+  return false;
+}
+
+bool LineParser::compact_event(const char* line, std::size_t max_line_bytes, spec::Event* out,
+                               const char** newline) {
+  const char* p = line;
+  std::string_view key;
+  std::string_view ev;
+  if (*p != '{') return false;
+  ++p;
+  if (!scan_key(p, &key) || key != "ev" || !scan_string(p, &ev)) return false;
+  const int kind = event_kind_of(ev);  // extensions ("x-...") are declined
+  if (kind < 0) return false;
+  const EventSchema& schema = event_schema(static_cast<std::size_t>(kind));
+  const FieldMask allowed = schema.required | schema.optional;
+  fields_.present = 0;
+  while (*p == ',') {
+    ++p;
+    if (!scan_key(p, &key)) return false;
+    const int i = field_index_of(key);
+    if (i < 0) return false;  // event() ignores an unknown field: declined, it decides
+    const auto id = static_cast<FieldId>(i);
+    if ((allowed & field_bit(id)) == 0 || fields_.has(id)) return false;
+    fields_.present |= field_bit(id);
+    if (!compact_value(id, p)) return false;
+  }
+  if (*p != '}') return false;
+  ++p;
+  std::size_t length = static_cast<std::size_t>(p - line);
+  if (*p == '\r') ++p;
+  if (*p != '\n' || length > max_line_bytes) return false;
+  if ((schema.required & ~fields_.present) != 0) return false;
+  if (!build(static_cast<std::size_t>(kind), out).ok()) return false;
+  *newline = p;
+  return true;
+}
+
+}  // namespace permitcheck::trace::internal
