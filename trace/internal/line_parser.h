@@ -105,7 +105,7 @@ class LineParser {
   // in the compact form the writer writes (no whitespace, no escape, ASCII strings, integers of
   // at most 18 digits, known fields only, "ev" first) and at most max_line_bytes long, setting
   // *newline to its "\n". Returns false whenever it is not sure, like fast_event: the caller
-  // then reads the line another way. REQUIRES: a "\n" ends the line, and at least 8 readable
+  // then reads the line another way. REQUIRES: a "\n" ends the line, and at least 16 readable
   // bytes follow it.
   bool compact_event(const char* line, std::size_t max_line_bytes, spec::Event* out,
                      const char** newline);

@@ -3,6 +3,7 @@
 // plain integers), straight from the line's bytes without a JSON parser. It accepts a strict
 // subset of what event() accepts, with the same result, and declines everything else (the
 // caller then takes the simdjson paths, which decide and give every diagnostic).
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -14,6 +15,84 @@
 
 namespace permitcheck::trace::internal {
 namespace {
+
+// Names recognised from their bytes in place: a key or `ev` name of at most 16 bytes is read
+// as two little-endian words (the line's padding makes the 16 bytes readable), masked to its
+// length, and compared with the one name of its hash slot. A slot two names share, or a name
+// not in it, falls back to the schema's lookup (so the table can never give a wrong answer).
+class WordNames {
+ public:
+  static constexpr int kAmbiguous = -2;
+
+  template <typename NameOf>
+  WordNames(std::size_t count, NameOf name_of) {
+    for (Slot& slot : slots_) slot.value = -1;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::string_view name = name_of(i);
+      if (name.empty() || name.size() > 16) continue;
+      Slot& slot = slots_[hash(name.data(), name.size())];
+      if (slot.value != -1) {
+        slot.value = kAmbiguous;
+        continue;
+      }
+      char bytes[16] = {};
+      std::memcpy(bytes, name.data(), name.size());
+      std::memcpy(&slot.w0, bytes, 8);
+      std::memcpy(&slot.w1, bytes + 8, 8);
+      slot.size = name.size();
+      slot.value = static_cast<int>(i);
+    }
+  }
+
+  // The index of the name `key` (whose 16 bytes from key.data() are readable): >= 0, -1 for
+  // none, kAmbiguous when the caller must look it up itself.
+  int find(std::string_view key) const {
+    const std::size_t n = key.size();
+    if (n == 0 || n > 16) return kAmbiguous;
+    const Slot& slot = slots_[hash(key.data(), n)];
+    if (slot.value < 0) return slot.value;
+    if (slot.size != n) return -1;
+    std::uint64_t w0 = 0;
+    std::uint64_t w1 = 0;
+    std::memcpy(&w0, key.data(), 8);
+    std::memcpy(&w1, key.data() + 8, 8);
+    const std::uint64_t m0 = n >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * n)) - 1;
+    const std::uint64_t m1 =
+        n >= 16 ? ~std::uint64_t{0} : n <= 8 ? 0 : (std::uint64_t{1} << (8 * (n - 8))) - 1;
+    return ((w0 & m0) == slot.w0 && (w1 & m1) == slot.w1) ? slot.value : -1;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t w0 = 0;
+    std::uint64_t w1 = 0;
+    std::size_t size = 0;
+    int value = -1;
+  };
+  static std::size_t hash(const char* s, std::size_t n) {
+    const auto byte = [&](std::size_t i) { return static_cast<std::size_t>(static_cast<unsigned char>(s[i])); };
+    return (n * 37 + byte(0) * 5 + byte(n - 1) * 11 + byte(n / 2) * 3) % kSlots;
+  }
+  static constexpr std::size_t kSlots = 256;
+  std::array<Slot, kSlots> slots_;
+};
+
+const WordNames& field_names() {
+  static const WordNames names(static_cast<std::size_t>(FieldId::kCount), [](std::size_t i) {
+    return field_info(static_cast<FieldId>(i)).name;
+  });
+  return names;
+}
+
+const WordNames& event_names() {
+  static const WordNames names(kEventKinds, [](std::size_t i) { return event_schema(i).name; });
+  return names;
+}
+
+inline int find_name(const WordNames& names, std::string_view key, int (*slow)(std::string_view)) {
+  const int i = names.find(key);
+  return i == WordNames::kAmbiguous ? slow(key) : i;
+}
 
 // A JSON integer of 1 to 18 digits, no leading zero, no fraction or exponent, followed by
 // ',', '}' or ']' (so it fits int64 with no overflow check). "-0" is declined.
@@ -51,14 +130,30 @@ inline bool scan_uint64(const char*& p, std::uint64_t* out) {
 }
 
 // A string of printable ASCII (0x20-0x7F) without '"' or '\': its text is its bytes.
+// REQUIRES: 7 readable bytes after the line's "\n".
 inline bool scan_string(const char*& p, std::string_view* out) {
   if (*p != '"') return false;
   const char* begin = ++p;
+  // Eight bytes at a time: the lowest byte flagged is the first '"', '\\', control or non-ASCII
+  // byte (a flag above it may be spurious, never one below). The line's "\n" stops the scan,
+  // so at most 7 bytes past it are read.
+  constexpr std::uint64_t kOnes = 0x0101010101010101;
+  constexpr std::uint64_t kHighs = 0x8080808080808080;
   while (true) {
-    const auto c = static_cast<unsigned char>(*p);
-    if (c == '"') break;
-    if (c < 0x20 || c >= 0x80 || c == '\\') return false;
-    ++p;
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    const std::uint64_t quote = w ^ (kOnes * '"');
+    const std::uint64_t backslash = w ^ (kOnes * '\\');
+    const std::uint64_t flags = (((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) |
+                                 ((w - kOnes * 0x20) & ~w) | w) &
+                                kHighs;
+    if (flags == 0) {
+      p += 8;
+      continue;
+    }
+    p += static_cast<std::size_t>(__builtin_ctzll(flags)) / 8;
+    if (*p != '"') return false;
+    break;
   }
   *out = std::string_view(begin, static_cast<std::size_t>(p - begin));
   ++p;
@@ -208,13 +303,15 @@ bool LineParser::compact_value(FieldId id, const char*& p) {
 
 bool LineParser::compact_event(const char* line, std::size_t max_line_bytes, spec::Event* out,
                                const char** newline) {
+  const WordNames& names = field_names();
   const char* p = line;
   std::string_view key;
   std::string_view ev;
   if (*p != '{') return false;
   ++p;
   if (!scan_key(p, &key) || key != "ev" || !scan_string(p, &ev)) return false;
-  const int kind = event_kind_of(ev);  // extensions ("x-...") are declined
+  // Extensions ("x-...") are declined.
+  const int kind = find_name(event_names(), ev, &event_kind_of);
   if (kind < 0) return false;
   const EventSchema& schema = event_schema(static_cast<std::size_t>(kind));
   const FieldMask allowed = schema.required | schema.optional;
@@ -222,7 +319,7 @@ bool LineParser::compact_event(const char* line, std::size_t max_line_bytes, spe
   while (*p == ',') {
     ++p;
     if (!scan_key(p, &key)) return false;
-    const int i = field_index_of(key);
+    const int i = find_name(names, key, &field_index_of);
     if (i < 0) return false;  // event() ignores an unknown field: declined, it decides
     const auto id = static_cast<FieldId>(i);
     if ((allowed & field_bit(id)) == 0 || fields_.has(id)) return false;
