@@ -148,6 +148,20 @@ class LineParser {
   bool compact_value(FieldId id, const char*& p);
   absl::Status build(std::size_t kind, spec::Event* out);
 
+  // compact_event's guess of the keys of each event kind, by position: those of the last line
+  // of that kind (the lines of one kind usually list the same keys in the same order). A key
+  // the guess matches is recognised by comparing its bytes with one name, without a search.
+  struct KeyGuess {
+    std::uint64_t w0 = 0;  // the name's first 16 bytes, little-endian, zero past its end
+    std::uint64_t w1 = 0;
+    std::uint64_t m0 = 0;  // which bits of them the name covers
+    std::uint64_t m1 = 0;
+    std::size_t size = 0;  // 0: no guess
+    FieldId id = FieldId::kCount;
+  };
+  static constexpr std::size_t kGuessedKeys = 8;
+  std::array<std::array<KeyGuess, kGuessedKeys>, kEventKinds> key_guesses_{};
+
   od::parser parser_;
   od::document doc_;
   bool doc_ok_ = false;

@@ -316,12 +316,41 @@ bool LineParser::compact_event(const char* line, std::size_t max_line_bytes, spe
   const EventSchema& schema = event_schema(static_cast<std::size_t>(kind));
   const FieldMask allowed = schema.required | schema.optional;
   fields_.present = 0;
-  while (*p == ',') {
+  std::array<KeyGuess, kGuessedKeys>& guesses = key_guesses_[static_cast<std::size_t>(kind)];
+  for (std::size_t position = 0; *p == ','; ++position) {
     ++p;
-    if (!scan_key(p, &key)) return false;
-    const int i = find_name(names, key, &field_index_of);
-    if (i < 0) return false;  // event() ignores an unknown field: declined, it decides
-    const auto id = static_cast<FieldId>(i);
+    FieldId id = FieldId::kCount;
+    if (position < kGuessedKeys && guesses[position].size > 0) {
+      const KeyGuess& g = guesses[position];
+      std::uint64_t w0 = 0;
+      std::uint64_t w1 = 0;
+      std::memcpy(&w0, p + 1, 8);  // the line's padding makes these 16 bytes readable
+      std::memcpy(&w1, p + 9, 8);
+      if (*p == '"' && (w0 & g.m0) == g.w0 && (w1 & g.m1) == g.w1 && p[1 + g.size] == '"' &&
+          p[2 + g.size] == ':') {
+        id = g.id;
+        p += g.size + 3;
+      }
+    }
+    if (id == FieldId::kCount) {
+      if (!scan_key(p, &key)) return false;
+      const int i = find_name(names, key, &field_index_of);
+      if (i < 0) return false;  // event() ignores an unknown field: declined, it decides
+      id = static_cast<FieldId>(i);
+      if (position < kGuessedKeys && key.size() <= 16) {
+        KeyGuess& g = guesses[position];
+        char bytes[16] = {};
+        std::memcpy(bytes, key.data(), key.size());
+        std::memcpy(&g.w0, bytes, 8);
+        std::memcpy(&g.w1, bytes + 8, 8);
+        std::memset(bytes, 0, sizeof bytes);
+        std::memset(bytes, 0xff, key.size());
+        std::memcpy(&g.m0, bytes, 8);
+        std::memcpy(&g.m1, bytes + 8, 8);
+        g.size = key.size();
+        g.id = id;
+      }
+    }
     if ((allowed & field_bit(id)) == 0 || fields_.has(id)) return false;
     fields_.present |= field_bit(id);
     if (!compact_value(id, p)) return false;
