@@ -101,12 +101,36 @@ inline bool scan_integer(const char*& p, bool* negative, std::uint64_t* magnitud
   *negative = *q == '-';
   if (*negative) ++q;
   const char* first = q;
+  // Eight bytes at a time: how many lead with a digit, then their value by multiplying pairs,
+  // quads and octets together (no branch per digit: numbers of every length alternate).
+  constexpr std::uint64_t kHighNibbles = 0xF0F0F0F0F0F0F0F0;
+  constexpr std::uint64_t kZeros = 0x3030303030303030;
+  constexpr std::uint64_t kSixes = 0x0606060606060606;
+  constexpr std::uint64_t kPow10[9] = {1,      10,      100,      1000,     10000,
+                                       100000, 1000000, 10000000, 100000000};
   std::uint64_t m = 0;
-  while (static_cast<unsigned>(static_cast<unsigned char>(*q) - '0') <= 9) {
-    m = m * 10 + static_cast<std::uint64_t>(*q - '0');
-    ++q;
+  std::size_t digits = 0;
+  while (true) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, q, 8);
+    // A byte is a digit when its high nibble is 3 and adding 6 keeps it so; a carry out of a
+    // byte (0xFA and up: no digit) only flags bytes above the first non-digit.
+    const std::uint64_t not_digit =
+        ((w & kHighNibbles) ^ kZeros) | (((w + kSixes) & kHighNibbles) ^ kZeros);
+    const std::size_t n =
+        not_digit == 0 ? 8 : static_cast<std::size_t>(__builtin_ctzll(not_digit)) / 8;
+    if (n > 0) {
+      std::uint64_t v = w - kZeros;       // digit values, the first in the lowest byte
+      if (n < 8) v <<= 8 * (8 - n);       // the n digits on top, zeros (leading) below
+      v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FF;
+      v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFF;
+      v = (v * 10000 + (v >> 32)) & 0x00000000FFFFFFFF;
+      m = m * kPow10[n] + v;
+    }
+    digits += n;
+    q += n;
+    if (n < 8 || digits > 18) break;
   }
-  const std::size_t digits = static_cast<std::size_t>(q - first);
   if (digits == 0 || digits > 18 || (digits > 1 && *first == '0') || (*negative && m == 0)) {
     return false;
   }
