@@ -157,10 +157,15 @@ class LineParser {
     std::uint64_t m0 = 0;  // which bits of them the name covers
     std::uint64_t m1 = 0;
     std::size_t size = 0;  // 0: no guess
-    FieldId id = FieldId::kCount;
+    std::size_t id = 0;    // the FieldId, or the event kind, the name stands for
   };
+  // Makes *g guess `name` (at most 16 bytes), standing for `value`.
+  static void guess(std::string_view name, std::size_t value, KeyGuess* g);
   static constexpr std::size_t kGuessedKeys = 8;
   std::array<std::array<KeyGuess, kGuessedKeys>, kEventKinds> key_guesses_{};
+  // The same for `ev`: the kind that followed each kind last time, and the last line's kind.
+  std::array<KeyGuess, kEventKinds> next_kind_{};
+  std::size_t last_kind_ = 0;
 
   od::parser parser_;
   od::document doc_;

@@ -325,18 +325,52 @@ bool LineParser::compact_value(FieldId id, const char*& p) {
   return false;
 }
 
+void LineParser::guess(std::string_view name, std::size_t value, KeyGuess* g) {
+  char bytes[16] = {};
+  std::memcpy(bytes, name.data(), name.size());
+  std::memcpy(&g->w0, bytes, 8);
+  std::memcpy(&g->w1, bytes + 8, 8);
+  std::memset(bytes, 0, sizeof bytes);
+  std::memset(bytes, 0xff, name.size());
+  std::memcpy(&g->m0, bytes, 8);
+  std::memcpy(&g->m1, bytes + 8, 8);
+  g->size = name.size();
+  g->id = value;
+}
+
 bool LineParser::compact_event(const char* line, std::size_t max_line_bytes, spec::Event* out,
                                const char** newline) {
   const WordNames& names = field_names();
   const char* p = line;
   std::string_view key;
   std::string_view ev;
-  if (*p != '{') return false;
-  ++p;
-  if (!scan_key(p, &key) || key != "ev" || !scan_string(p, &ev)) return false;
-  // Extensions ("x-...") are declined.
-  const int kind = find_name(event_names(), ev, &event_kind_of);
-  if (kind < 0) return false;
+  // {"ev":" in one compare.
+  std::uint64_t head = 0;
+  std::memcpy(&head, p, 8);
+  constexpr std::uint64_t kHead = 0x00223A227665227B;  // {"ev":" little-endian, 7 bytes
+  if (((head ^ kHead) & 0x00FFFFFFFFFFFFFF) != 0) return false;
+  p += 7;
+  // The kind that followed the last line's kind last time, tried first (traces repeat their
+  // sequences of events); else the name is scanned and looked up. Extensions are declined.
+  int kind = -1;
+  if (const KeyGuess& g = next_kind_[last_kind_]; g.size > 0) {
+    std::uint64_t w0 = 0;
+    std::uint64_t w1 = 0;
+    std::memcpy(&w0, p, 8);  // the line's padding makes these 16 bytes readable
+    std::memcpy(&w1, p + 8, 8);
+    if ((w0 & g.m0) == g.w0 && (w1 & g.m1) == g.w1 && p[g.size] == '"') {
+      kind = static_cast<int>(g.id);
+      p += g.size + 1;
+    }
+  }
+  if (kind < 0) {
+    --p;  // at the opening quote
+    if (!scan_string(p, &ev)) return false;
+    kind = find_name(event_names(), ev, &event_kind_of);
+    if (kind < 0) return false;
+    if (ev.size() <= 16) guess(ev, static_cast<std::size_t>(kind), &next_kind_[last_kind_]);
+  }
+  last_kind_ = static_cast<std::size_t>(kind);
   const EventSchema& schema = event_schema(static_cast<std::size_t>(kind));
   const FieldMask allowed = schema.required | schema.optional;
   fields_.present = 0;
@@ -352,7 +386,7 @@ bool LineParser::compact_event(const char* line, std::size_t max_line_bytes, spe
       std::memcpy(&w1, p + 9, 8);
       if (*p == '"' && (w0 & g.m0) == g.w0 && (w1 & g.m1) == g.w1 && p[1 + g.size] == '"' &&
           p[2 + g.size] == ':') {
-        id = g.id;
+        id = static_cast<FieldId>(g.id);
         p += g.size + 3;
       }
     }
@@ -362,17 +396,7 @@ bool LineParser::compact_event(const char* line, std::size_t max_line_bytes, spe
       if (i < 0) return false;  // event() ignores an unknown field: declined, it decides
       id = static_cast<FieldId>(i);
       if (position < kGuessedKeys && key.size() <= 16) {
-        KeyGuess& g = guesses[position];
-        char bytes[16] = {};
-        std::memcpy(bytes, key.data(), key.size());
-        std::memcpy(&g.w0, bytes, 8);
-        std::memcpy(&g.w1, bytes + 8, 8);
-        std::memset(bytes, 0, sizeof bytes);
-        std::memset(bytes, 0xff, key.size());
-        std::memcpy(&g.m0, bytes, 8);
-        std::memcpy(&g.m1, bytes + 8, 8);
-        g.size = key.size();
-        g.id = id;
+        guess(key, static_cast<std::size_t>(id), &guesses[position]);
       }
     }
     if ((allowed & field_bit(id)) == 0 || fields_.has(id)) return false;
