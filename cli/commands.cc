@@ -98,7 +98,8 @@ Commands::Commands(CLI::App& app) {
   validate_->add_option(
                         "--threads", validate_threads_,
                         "2: parse on a second thread while checking (faster with a core to "
-                        "spare); 1: one thread. A capture's second thread reads it with libpcap")
+                        "spare); 1: one thread. A capture's second thread reads it with libpcap "
+                        "(a pcap in this machine's byte order is read in place on one thread)")
       ->check(CLI::Range(1, 2))
       ->capture_default_str();
   validate_->add_option(
