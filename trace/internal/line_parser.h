@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -176,6 +177,23 @@ class LineParser {
   Fields fields_;
   std::string ev_;
   std::string scratch_;
+};
+
+// LineParser::compact_event for tests: the parser is made and used inside the trace library,
+// because a test compiled without the library's simdjson options (SIMDJSON_THREADS_ENABLED)
+// would see another layout of the parser's simdjson members.
+class CompactDecoder {
+ public:
+  CompactDecoder();
+  ~CompactDecoder();
+  CompactDecoder(const CompactDecoder&) = delete;
+  CompactDecoder& operator=(const CompactDecoder&) = delete;
+
+  // compact_event on `line` followed by "\n" and padding; false when it declines.
+  bool decode(std::string_view line, spec::Event* out);
+
+ private:
+  std::unique_ptr<LineParser> parser_;
 };
 
 }  // namespace permitcheck::trace::internal

@@ -4,6 +4,8 @@
 // subset of what event() accepts, with the same result, and declines everything else (the
 // caller then takes the simdjson paths, which decide and give every diagnostic).
 #include <array>
+#include <memory>
+#include <string>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -412,6 +414,18 @@ bool LineParser::compact_event(const char* line, std::size_t max_line_bytes, spe
   if (!build(static_cast<std::size_t>(kind), out).ok()) return false;
   *newline = p;
   return true;
+}
+
+CompactDecoder::CompactDecoder() : parser_(std::make_unique<LineParser>(std::size_t{1} << 20)) {}
+CompactDecoder::~CompactDecoder() = default;
+
+bool CompactDecoder::decode(std::string_view line, spec::Event* out) {
+  std::string buffer(line);
+  buffer += '\n';
+  buffer.append(LineSource::kPadding, ' ');
+  const char* newline = nullptr;
+  return parser_->compact_event(buffer.data(), std::size_t{1} << 20, out, &newline) &&
+         newline == buffer.data() + line.size();
 }
 
 }  // namespace permitcheck::trace::internal
