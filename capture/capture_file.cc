@@ -1,13 +1,20 @@
 #include "capture/capture_file.h"
 
+#include <fcntl.h>
 #include <pcap/pcap.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -27,8 +34,129 @@ double record_time(const pcap_pkthdr& h) {
   return secs + static_cast<double>(h.ts.tv_usec) / 1e6;
 }
 
-// Reads every packet of an opened handle; closes it.
-absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder) {
+// A classic pcap file's records, read in place from memory (the file mapped, or the bytes of
+// read_capture_bytes) instead of copied out by libpcap's freads: the records libpcap would
+// hand over unchanged, in this machine's byte order, are decoded where they lie; at the first
+// record that is not plain (longer than the snapshot length or than libpcap's sanity limit,
+// cut by the end of the file) libpcap takes over from that record, so every error and every
+// adjustment stays libpcap's own.
+class InPlace {
+ public:
+  // Whether `bytes` (the whole file) can be read in place with `handle` (opened on the same
+  // bytes): a pcap (not pcapng) of version 2.4 in this machine's byte order.
+  static bool applies(std::string_view bytes, pcap_t* handle) {
+    if (bytes.size() < 24 || pcap_is_swapped(handle) != 0 || pcap_major_version(handle) != 2 ||
+        pcap_minor_version(handle) != 4) {
+      return false;
+    }
+    const std::uint32_t magic = u32(bytes.data());
+    return magic == 0xA1B2C3D4 || magic == 0xA1B23C4D;
+  }
+
+  // How often the reader says how far it is (release).
+  static constexpr std::size_t kReleaseEvery = std::size_t{8} << 20;
+
+  // REQUIRES: applies(bytes, handle). `release(n)`: the first n bytes are no longer needed.
+  InPlace(std::string_view bytes, pcap_t* handle, std::function<void(std::size_t)> release)
+      : bytes_(bytes),
+        nanoseconds_(u32(bytes.data()) == 0xA1B23C4D),
+        snapshot_(static_cast<std::uint32_t>(std::max(pcap_snapshot(handle), 0))),
+        release_(std::move(release)) {}
+
+  // Feeds the plain records from the first one on; returns the offset of the first record left
+  // to libpcap (the file's size when every record was plain), counting them in *packets.
+  std::size_t read(LinkType link, WireTraceBuilder* builder, std::uint64_t* packets) {
+    // libpcap's sanity limit for the link types we decode (MAXIMUM_SNAPLEN).
+    constexpr std::uint32_t kMaxCaplen = 262144;
+    constexpr std::size_t kPrefetchBytes = 4096;
+    std::size_t at = 24;
+    std::size_t prefetched = at;
+    std::size_t released = 0;
+    release_(0);
+    TcpSegment segment;
+    const char* data = bytes_.data();
+    while (bytes_.size() - at >= 16) {
+      const std::uint32_t caplen = u32(data + at + 8);
+      if (caplen > snapshot_ || caplen > kMaxCaplen || bytes_.size() - at - 16 < caplen) break;
+      // The time stamp as record_time reads libpcap's: unsigned 32-bit seconds (a classic
+      // pcap's seconds run past 2038-01-19 unsigned), nanoseconds divided down to microseconds.
+      const std::uint32_t sec = u32(data + at);
+      auto sub = static_cast<std::int32_t>(u32(data + at + 4));
+      if (nanoseconds_) sub /= 1000;
+      const double time = static_cast<double>(sec) + static_cast<double>(sub) / 1e6;
+      const std::uint32_t len = u32(data + at + 12);
+      ++*packets;
+      if (parse_packet_into(link, std::string_view(data + at + 16, caplen), len, &segment)) {
+        builder->on_segment(time, segment);
+      }
+      at += 16 + std::size_t{caplen};
+      // The bytes a few records ahead, asked for now: the checksum of a payload is the first to
+      // read it, and would otherwise wait for memory line by line.
+      const std::size_t want = std::min(at + kPrefetchBytes, bytes_.size());
+      for (; prefetched < want; prefetched += 64) __builtin_prefetch(data + prefetched);
+      if (at - released >= kReleaseEvery) {
+        released = at;
+        release_(released);
+      }
+    }
+    return at;
+  }
+
+ private:
+  static std::uint32_t u32(const char* p) {
+    std::uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+
+  std::string_view bytes_;
+  bool nanoseconds_;
+  std::uint32_t snapshot_;
+  std::function<void(std::size_t)> release_;
+};
+
+// A regular file mapped read-only, for InPlace; empty when it cannot be mapped. Pages behind
+// the reader are given back (release), so resident memory stays a few MiB.
+class MappedFile {
+ public:
+  explicit MappedFile(std::FILE* file) {
+    struct stat st{};
+    if (fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 24) return;
+    void* p = mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE,
+                   fileno(file), 0);
+    if (p == MAP_FAILED) return;
+    data_ = static_cast<char*>(p);
+    size_ = static_cast<std::size_t>(st.st_size);
+    madvise(data_, size_, MADV_SEQUENTIAL);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile() {
+    if (data_ != nullptr) munmap(data_, size_);
+  }
+
+  std::string_view bytes() const { return {data_, size_}; }
+
+  // The first `n` bytes will not be read again: their pages are given back, and the next
+  // `window` bytes are mapped in one call rather than a page fault every few pages (kernels
+  // without MADV_POPULATE_READ fault them in as before).
+  void release(std::size_t n, std::size_t window) {
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t whole = n / page * page;
+    if (whole > 0) madvise(data_, whole, MADV_DONTNEED);
+#ifdef MADV_POPULATE_READ
+    if (whole < size_) madvise(data_ + whole, std::min(window, size_ - whole), MADV_POPULATE_READ);
+#endif
+  }
+
+ private:
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Reads every packet of an opened handle; closes it. With `in_place` (InPlace::applies), the
+// plain records are read from those bytes and libpcap reads from the first other one on.
+absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder, InPlace* in_place = nullptr) {
   const int dlt = pcap_datalink(handle);
   const std::optional<LinkType> link = link_type_from_dlt(dlt);
   if (!link) {
@@ -39,6 +167,14 @@ absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder) {
                                                    "cooked SLL/SLL2, loopback, raw IP)"));
   }
   std::uint64_t packets = 0;
+  if (in_place != nullptr) {
+    const std::size_t stop = in_place->read(*link, builder, &packets);
+    if (std::fseek(pcap_file(handle), static_cast<long>(stop), SEEK_SET) != 0) {
+      pcap_close(handle);
+      builder->finish();
+      return absl::InvalidArgumentError(absl::StrCat("after packet ", packets, ": cannot seek"));
+    }
+  }
   TcpSegment segment;
   while (true) {
     pcap_pkthdr* header = nullptr;
@@ -189,11 +325,20 @@ absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builde
     std::fclose(file);
     return absl::InvalidArgumentError(err);
   }
+  // A plain pcap is read in place from the mapped file, on this thread: with no copies left
+  // to overlap, a reader thread would only add hand-overs.
+  MappedFile mapped(file);
+  if (!mapped.bytes().empty() && InPlace::applies(mapped.bytes(), handle)) {
+    InPlace in_place(mapped.bytes(), handle,
+                     [&](std::size_t n) { mapped.release(n, InPlace::kReleaseEvery); });
+    return read_all(handle, builder, &in_place);
+  }
   // Both close the handle (and the file) before `buffer` goes.
   return reader_thread ? read_all_overlapped(handle, builder) : read_all(handle, builder);
 }
 
-absl::Status read_capture_bytes(std::string_view bytes, WireTraceBuilder* builder) {
+absl::Status read_capture_bytes(std::string_view bytes, WireTraceBuilder* builder,
+                                bool in_place) {
   // fmemopen of an empty buffer is undefined; an empty capture is an error anyway.
   if (bytes.empty()) return absl::InvalidArgumentError("empty capture");
   std::FILE* file = fmemopen(const_cast<char*>(bytes.data()), bytes.size(), "rb");
@@ -203,6 +348,10 @@ absl::Status read_capture_bytes(std::string_view bytes, WireTraceBuilder* builde
   if (handle == nullptr) {
     std::fclose(file);
     return absl::InvalidArgumentError(err);
+  }
+  if (in_place && InPlace::applies(bytes, handle)) {
+    InPlace reader(bytes, handle, [](std::size_t) {});
+    return read_all(handle, builder, &reader);
   }
   return read_all(handle, builder);
 }

@@ -16,6 +16,7 @@ void add_capture_options(CLI::App*) {}
 std::optional<std::string> ignored_capture_option(const CLI::App&, const std::vector<std::string>&) {
   return std::nullopt;
 }
+bool capture_emit_trace() { return false; }
 bool capture_file(const std::string&) { return false; }
 FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId>,
                             std::ostream&, int, std::size_t) {
@@ -73,6 +74,7 @@ std::optional<std::string> ignored_capture_option(const CLI::App& validate,
   }
   return std::nullopt;
 }
+bool capture_emit_trace() { return !flags().emit_trace.empty(); }
 
 bool capture_file(const std::string& path) {
   return path != "-" && capture::looks_like_capture(path);

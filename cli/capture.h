@@ -27,6 +27,9 @@ void add_capture_options(CLI::App* validate);
 std::optional<std::string> ignored_capture_option(const CLI::App& validate,
                                                   const std::vector<std::string>& inputs);
 
+// Whether --emit-trace was given.
+bool capture_emit_trace();
+
 // Whether `path` is a capture (by content); false for "-" and for unreadable files.
 bool capture_file(const std::string& path);
 

@@ -22,6 +22,7 @@
 #include "cli/real_broker.h"
 #include "cli/tap.h"
 #include "trace/reader.h"
+#include "validate/parallel.h"
 
 namespace permitcheck::cli {
 namespace {
@@ -99,9 +100,17 @@ Commands::Commands(CLI::App& app) {
   validate_->add_option(
                         "--threads", validate_threads_,
                         "2: parse on a second thread while checking (faster with a core to "
-                        "spare); 1: one thread. A capture's second thread reads it with libpcap")
+                        "spare); 1: one thread. A capture's second thread reads it with libpcap "
+                        "(a pcap in this machine's byte order is read in place on one thread)")
       ->check(CLI::Range(1, 2))
       ->capture_default_str();
+  validate_->add_option(
+                        "-j,--jobs", validate_jobs_,
+                        "Inputs validated at once, one per thread (default: the number of "
+                        "cores); each input's report and messages keep the command line's "
+                        "order. With more than one at once, each input is read on one thread. "
+                        "--emit-trace implies 1")
+      ->check(CLI::Range(1, 1024));
   validate_->add_flag("--no-progress", no_progress_, "No progress line on stderr");
   add_capture_options(validate_);  // pcap/pcapng inputs (cli/capture.h)
 
@@ -226,27 +235,53 @@ int Commands::run_validate_files(std::istream& in, std::ostream& out, std::ostre
            "and T); drop it\n";
     return kExitBadInput;
   }
-  // A capture's second thread (libpcap reading) pays off with a core to spare (idle 2-core
-  // host: 0.61-0.63 of tcpdump's rate against 0.47-0.52 on one) and costs when there is none
-  // (docs/cli.md): the same default as a trace's, --threads 1 for a busy machine.
-  const int capture_threads = validate_threads_;
-  std::vector<FileResult> results;
-  for (const std::string& path : traces_) {
-    const std::string shown = path == "-" ? "<stdin>" : path;
-    const bool progress = progress_ && !no_progress_;
-    if (progress) {
-      options.progress = [&err, shown](std::uint64_t events, std::uint64_t line) {
+  // Inputs are spread over the jobs, one per thread; with one job (or one input) the input
+  // may use --threads. A capture's second thread (libpcap reading) pays off with a core to
+  // spare (idle 2-core host: 0.61-0.63 of tcpdump's rate against 0.47-0.52 on one) and costs
+  // when there is none (docs/cli.md): the same default as a trace's, --threads 1 for a busy
+  // machine. --emit-trace writes the first capture's trace: one job keeps "first" the input
+  // order.
+  int jobs = validate_jobs_ > 0 ? validate_jobs_ : validate::default_jobs();
+  if (capture_emit_trace()) jobs = 1;
+  const bool parallel = jobs > 1 && traces_.size() > 1;
+  const int threads_per_input = parallel ? 1 : validate_threads_;
+  options.threads = threads_per_input;
+  const bool progress = progress_ && !no_progress_;
+  // Each input's messages: straight to stderr on one job; otherwise kept until the inputs
+  // before it are done, then written in input order.
+  std::vector<std::ostringstream> messages(parallel ? traces_.size() : 0);
+  const auto validate_one = [&](std::size_t i) {
+    const std::string& path = traces_[i];
+    std::ostream& file_err = parallel ? messages[i] : err;
+    ValidateOptions file_options = options;
+    if (progress && !parallel) {
+      const std::string shown = path == "-" ? "<stdin>" : path;
+      file_options.progress = [&err, shown](std::uint64_t events, std::uint64_t line) {
         err << "\rvalidate " << shown << ": " << events << " events, line " << line << std::flush;
       };
     }
-    results.push_back(capture_file(path)
-                          ? validate_capture(path, options.ruleset, err, capture_threads,
-                                             options.max_memory)
-                          : validate_path(path, in, options));
-    if (progress) err << "\r\033[K" << std::flush;
-    if (results.back().error) {
-      err << "permitcheck validate: " << shown << ": " << *results.back().error << "\n";
+    FileResult r = capture_file(path)
+                       ? validate_capture(path, file_options.ruleset, file_err, threads_per_input,
+                                          file_options.max_memory)
+                       : validate_path(path, in, file_options);
+    if (progress && !parallel) err << "\r\033[K" << std::flush;
+    return r;
+  };
+  const auto done = [&](std::size_t i, const FileResult& r) {
+    if (progress && parallel) err << "\r\033[K" << std::flush;
+    if (parallel) err << messages[i].str();
+    if (r.error) {
+      err << "permitcheck validate: " << (traces_[i] == "-" ? "<stdin>" : traces_[i]) << ": "
+          << *r.error << "\n";
     }
+    if (progress && parallel && i + 1 < traces_.size()) {
+      err << "\rvalidate: " << i + 1 << " of " << traces_.size() << " inputs done" << std::flush;
+    }
+  };
+  std::vector<FileResult> results =
+      validate::validate_all(traces_.size(), parallel ? jobs : 1, validate_one, done);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (results[i].name.empty()) results[i].name = traces_[i];
   }
   const std::string report = format_validate(results, *parse_report_format(validate_format_));
   if (!write_report(output_, out, report, "validate", err)) return kExitBadInput;

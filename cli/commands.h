@@ -59,6 +59,7 @@ class Commands {
   std::size_t max_line_bytes_ = kValidateMaxLineBytes;
   std::string max_memory_ = "1G";  // kValidateMaxMemory
   int validate_threads_ = 2;
+  int validate_jobs_ = 0;  // 0: validate::default_jobs()
   // render / replay
   std::string cex_;
   std::string render_format_ = "text";

@@ -3,7 +3,8 @@
 // return a status or a verdict, never crash, hang, leak or read out of bounds.
 //
 // The first byte chooses: even, the rest is a capture file read with libpcap
-// (capture_file.h); odd, the rest is a list of segments fed to the reassembly and the Pulsar
+// (capture_file.h), and when it is 2 modulo 4, read both in place and by libpcap alone, which
+// must agree; odd, the rest is a list of segments fed to the reassembly and the Pulsar
 // decoding directly, each [flags][seq delta: 2 bytes][length][payload], so the fuzzer reaches
 // reordering, overlaps and gaps without building packet headers.
 //
@@ -72,6 +73,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.max_held_events = 16;
   options.idle_seconds = 0.5;
   permitcheck::capture::WireTraceBuilder builder(options, checker.sink());
+  if (data[0] % 4 == 2) {
+    // A pcap read in place must read as libpcap reads it (capture_file.h).
+    const absl::Status in_place = permitcheck::capture::read_capture_bytes(bytes, &builder);
+    checker.finish();
+    permitcheck::capture::WireChecker reference(
+        permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
+    permitcheck::capture::WireTraceBuilder libpcap(options, reference.sink());
+    const absl::Status read = permitcheck::capture::read_capture_bytes(bytes, &libpcap, false);
+    reference.finish();
+    if (in_place != read || checker.events() != reference.events() ||
+        checker.violations().size() != reference.violations().size() ||
+        checker.not_understood().size() != reference.not_understood().size()) {
+      __builtin_trap();
+    }
+    return 0;
+  }
   if (data[0] % 2 == 0) {
     (void)permitcheck::capture::read_capture_bytes(bytes, &builder);
   } else {

@@ -136,6 +136,58 @@ TEST(ReaderBatch, EachMalformedLineGivesTheSameErrorOnTheSameLine) {
   EXPECT_NE(split.find("error: INVALID_ARGUMENT: line 3: "), std::string::npos) << split;
 }
 
+// Lines in or near the writer's compact form, which the batched reader decodes straight from
+// the bytes (LineParser::compact_event) or declines to the JSON parser: each one, valid or not,
+// in the middle of good lines, reads the same both ways.
+TEST(ReaderBatch, CompactFormLinesReadTheSameBothWays) {
+  const std::vector<std::string> lines = {
+      R"({"ev":"settle","cmd":7,"n":-0})",
+      R"({"ev":"settle","cmd":-0,"n":1})",
+      R"({"ev":"settle","cmd":999999999999999999,"n":-999999999999999999})",
+      R"({"ev":"settle","cmd":1000000000000000000,"n":1})",
+      R"({"ev":"settle","cmd":7,"n":-})",
+      R"({"ev":"settle","cmd":7,"n":1,})",
+      R"({"ev":"settle","cmd":7,"n":1)",
+      R"({"ev":"settle","cmd":7,"n":1}})",
+      R"({"ev":"settle","cmd":7,"n":1}x)",
+      R"({"ev":"settle","cmd":"7","n":1})",
+      R"({"ev":"settle","cmd":"","n":1})",
+      "{\"ev\":\"settle\",\"cmd\":\"a\x7f\",\"n\":1}",
+      "{\"ev\":\"settle\",\"cmd\":\"caf\xc3\xa9\",\"n\":1}",
+      "{\"ev\":\"settle\",\"cmd\":7,\"n\":1}\r",
+      "{\"ev\":\"settle\",\"cmd\":7,\r\"n\":1}",
+      R"({"ev":"claim","cmd":7,"msg":1,"permits":3})",
+      R"({"ev":"claim","cmd":7,"msg":1,"msg":2})",
+      R"({"ev":"x-note","cmd":7})",
+      R"({"ev":"recv","inc":1,"cmd":8,"ack_set":[]})",
+      R"({"ev":"recv","inc":1,"cmd":8,"ack_set":[-5,0,7]})",
+      R"({"ev":"recv","inc":1,"cmd":8,"ack_set":[1,]})",
+      R"({"ev":"recv","inc":1,"cmd":8,"ack_set":[1.5]})",
+      R"({"ev":"send","consumer":0,"entries":[],"consumer_debit":0})",
+      R"({"ev":"send","consumer":0,"entries":[{"cmd":"c","batch_size":2,"ack_set":[3],"admitted":false},{"p":1,"admitted":true,"batch_size":1,"cmd":2}],"consumer_debit":1,"dispatcher":"persistent_shared","dispatcher_debit":1})",
+      R"({"ev":"send","consumer":0,"entries":[{"cmd":1,"batch_size":2,"admitted":tru}],"consumer_debit":2})",
+      R"({"ev":"send","consumer":0,"entries":[{"cmd":1,"batch_size":2}],"consumer_debit":2})",
+      R"({"ev":"send","consumer":0,"entries":[{"cmd":1,"cmd":1,"batch_size":2,"admitted":true}],"consumer_debit":2})",
+      R"({"ev":"send","consumer":0,"entries":[{"cmd":1,"batch_size":2,"admitted":true,"x":1}],"consumer_debit":2})",
+      R"({"ev":"send","consumer":0,"entries":[{"cmd":1,"batch_size":2,"admitted":true}{}],"consumer_debit":2})",
+      R"({"ev":"inc_close","inc":1,"reason":"nope"})",
+      "#" + std::string(300, 'c'),
+      std::string(250, '#'),
+      R"({"ev":"settle","cmd":7,"n":1})" + std::string(240, ' '),
+      R"({"ev":"protocol_error","cnx":"c1","reason":")" + std::string(250, 'r') + "\"}",
+  };
+  for (const std::string& line : lines) {
+    std::vector<std::string> around(kValidLines.begin(), kValidLines.begin() + 3);
+    around.push_back(line);
+    around.insert(around.end(), kValidLines.begin(), kValidLines.begin() + 3);
+    same_both_ways(trace_of(around), /*max_line_bytes=*/256);
+  }
+  // The compact lines that are valid are read (not refused).
+  const std::string valid = same_both_ways(trace_of({lines[0], lines[2], lines[9], lines[18],
+                                                     lines[19], lines[22], lines[23]}));
+  EXPECT_EQ(valid.rfind("error", 0), std::string::npos) << valid;
+}
+
 // A fuzzer find (ci/fuzz, trace_reader_fuzz): a header line, then a line holding a control
 // character (ESC) inside its JSON, read with the fuzzer's 1 KiB line limit and a chunk of 405
 // bytes. Both ways must give the same error on the same line.

@@ -18,6 +18,44 @@ bool has_control(const char* begin, std::size_t length) {
 
 }  // namespace
 
+bool Batch::compact(LineSource& lines, LineParser& parser, spec::Event* out,
+                    std::uint64_t* line) {
+  if (quick_.data == nullptr || lines.refills() != quick_refills_ ||
+      lines.position() != quick_.data + quick_pos_ || quick_pos_ == quick_.size) {
+    quick_ = lines.buffered();
+    quick_pos_ = 0;
+    quick_refills_ = lines.refills();
+    if (quick_.size == 0) {
+      quick_.data = nullptr;
+      return false;
+    }
+  }
+  while (quick_pos_ < quick_.size) {
+    const char* begin = quick_.data + quick_pos_;
+    std::size_t skipped = 0;  // a blank line or a comment
+    if (*begin == '\n') {
+      skipped = 1;
+    } else if (*begin == '#') {
+      skipped = static_cast<std::size_t>(
+                    static_cast<const char*>(std::memchr(begin, '\n', quick_.size - quick_pos_)) -
+                    begin) + 1;
+      if (skipped - 1 > max_line_bytes_) return false;  // too long: the slow path says so
+    }
+    if (skipped == 0) break;
+    lines.skip(skipped, 1);
+    quick_pos_ += skipped;
+  }
+  if (quick_pos_ == quick_.size) return false;
+  const char* begin = quick_.data + quick_pos_;
+  const char* newline = nullptr;
+  if (!parser.compact_event(begin, max_line_bytes_, out, &newline)) return false;
+  const std::size_t bytes = static_cast<std::size_t>(newline - begin) + 1;
+  lines.skip(bytes, 1);
+  quick_pos_ += bytes;
+  *line = lines.number();
+  return true;
+}
+
 bool Batch::start(LineSource& lines) {
   const LineSource::Buffered buffered = lines.buffered();
   if (buffered.size == 0) return false;
@@ -102,7 +140,9 @@ void Batch::abandon(LineSource& lines, std::size_t k) {
 bool Batch::next(LineSource& lines, LineParser& parser, spec::Event* out,
                  std::uint64_t* line) {
   while (!open_) {
-    if (lines.number() < slow_until_ || !start(lines)) return false;
+    if (lines.number() < slow_until_) return false;
+    if (compact(lines, parser, out, line)) return true;
+    if (!start(lines)) return false;
   }
   // Content line k is one document on one line when the next document starts where content
   // line k+1 starts (there is one: the last content line is never decoded here).

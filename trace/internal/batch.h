@@ -42,6 +42,9 @@ class Batch {
     std::size_t end;    // offset just after its "\n"
   };
 
+  // The compact path: decodes the next buffered line with LineParser::compact_event (blank
+  // lines and comments before it skipped). False when there is none or it declines.
+  bool compact(LineSource& lines, LineParser& parser, spec::Event* out, std::uint64_t* line);
   // Opens a batch over the buffered lines. False when there is none to open.
   bool start(LineSource& lines);
   // Whether the stream is at a document that starts where content line k starts.
@@ -67,6 +70,11 @@ class Batch {
   const char* data_ = nullptr;    // the batch's bytes (the LineSource's buffer)
   bool open_ = false;
   std::uint64_t slow_until_ = 0;  // lines up to this one are read one at a time
+  // The compact path's view of the buffered lines, valid while the LineSource has read no new
+  // chunk and is at quick_pos_ of it (buffered() searches the whole chunk: called once per view).
+  LineSource::Buffered quick_;
+  std::size_t quick_pos_ = 0;
+  std::uint64_t quick_refills_ = 0;
 };
 
 }  // namespace permitcheck::trace::internal

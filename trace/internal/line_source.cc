@@ -38,6 +38,7 @@ void LineSource::skip(std::size_t bytes, std::uint64_t lines) {
 absl::Status LineSource::refill() {
   chunk_pos_ = 0;
   chunk_end_ = 0;
+  ++refills_;
   if (eof_) return absl::OkStatus();
   in_.read(chunk_.data(), static_cast<std::streamsize>(chunk_bytes_));
   chunk_end_ = static_cast<std::size_t>(in_.gcount());

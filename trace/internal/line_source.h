@@ -72,6 +72,11 @@ class LineSource {
   // a "\n" of it, holding `lines` lines. The last of them becomes the current line (number()).
   void skip(std::size_t bytes, std::uint64_t lines);
 
+  // Where the next buffered byte is, and how many chunks were read so far: the bytes of a
+  // buffered() stay in place while both are unchanged (skip() moves the position).
+  const char* position() const { return chunk_.data() + chunk_pos_; }
+  std::uint64_t refills() const { return refills_; }
+
   // 1-based number of the current line.
   std::uint64_t number() const { return number_; }
 
@@ -88,6 +93,7 @@ class LineSource {
   std::vector<char> chunk_;  // chunk_bytes_ read at a time, then kPadding spaces
   std::size_t chunk_pos_ = 0;
   std::size_t chunk_end_ = 0;
+  std::uint64_t refills_ = 0;
   bool eof_ = false;
   std::string buffer_;  // line + padding
   std::size_t length_ = 0;
