@@ -32,6 +32,18 @@ std::string_view entry_fault_name(EntryFault fault) {
   return "?";
 }
 
+std::string_view cut_name(Cut cut) {
+  switch (cut) {
+    case Cut::kSizeField3: return "size3";
+    case Cut::kSizeField1: return "size1";
+    case Cut::kSizeField2: return "size2";
+    case Cut::kBoundary: return "boundary";
+    case Cut::kMetadata: return "metadata";
+    case Cut::kPayload: return "payload";
+  }
+  return "?";
+}
+
 namespace {
 
 constexpr std::uint64_t kLedger = 7;

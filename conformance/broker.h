@@ -42,6 +42,22 @@ enum class EntryFault {
 };
 std::string_view entry_fault_name(EntryFault fault);
 
+// Where a kTruncatedBatch payload ends, relative to message `truncate_at` (each batch message
+// is [4-byte size][SingleMessageMetadata][payload]): the position classes a client's batch
+// parser may fail in by different paths. Every class leaves the messages before `truncate_at`
+// whole.
+enum class Cut {
+  kSizeField3,  // 3 bytes into its size field (the default)
+  kSizeField1,  // 1 byte into its size field
+  kSizeField2,  // 2 bytes into its size field
+  kBoundary,    // right before it: the payload ends at a message boundary
+  kMetadata,    // inside its SingleMessageMetadata (the size field whole)
+  kPayload,     // inside its payload (size field and metadata whole)
+};
+std::string_view cut_name(Cut cut);
+inline constexpr Cut kAllCuts[] = {Cut::kSizeField1, Cut::kSizeField2, Cut::kSizeField3,
+                                   Cut::kBoundary,   Cut::kMetadata,   Cut::kPayload};
+
 // One entry the broker delivers as one CommandMessage.
 struct Delivery {
   std::uint64_t entry = 0;           // entry id (ledger id is fixed)
@@ -50,6 +66,7 @@ struct Delivery {
   spec::AckSet ack_set;              // absent: a complete batch
   EntryFault fault = EntryFault::kNone;
   int truncate_at = 0;               // kTruncatedBatch: index whose bytes are cut
+  Cut cut = Cut::kSizeField3;        // kTruncatedBatch: where in that message
   int extra_messages = 0;            // kExtraMessages
   std::optional<std::uint64_t> consumer;  // default: the live consumer; else any id (E3)
   std::uint32_t redelivery_count = 0;

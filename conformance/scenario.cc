@@ -59,6 +59,10 @@ constexpr ScenarioInfo kScenarios[] = {
     {ScenarioKind::kDuplicateRedelivery, "duplicate_redelivery", spec::RuleId::kK4,
      "entries the client acknowledged moments ago, delivered again (as after a broker restart "
      "that lost the acks the client still groups): each dropped duplicate returns its P", ""},
+    {ScenarioKind::kTruncationPositions, "truncation_positions", spec::RuleId::kC7,
+     "a batch cut at every position class of a message after good ones were decoded (1, 2, 3 "
+     "bytes into its size field, at its boundary, inside its metadata, inside its payload): "
+     "each path settles what the command still owns", "L4"},
 };
 
 constexpr UnobservableRow kUnobservable[] = {
@@ -91,7 +95,10 @@ std::string describe_entry(const EntrySpec& e) {
   if (!e.cleared.empty()) absl::StrAppend(&s, "-cleared{", absl::StrJoin(e.cleared, ","), "}");
   if (e.fault != EntryFault::kNone) {
     absl::StrAppend(&s, "!", std::string(entry_fault_name(e.fault)));
-    if (e.fault == EntryFault::kTruncatedBatch) absl::StrAppend(&s, "@", e.truncate_at);
+    if (e.fault == EntryFault::kTruncatedBatch) {
+      absl::StrAppend(&s, "@", e.truncate_at);
+      if (e.cut != Cut::kSizeField3) absl::StrAppend(&s, ":", std::string(cut_name(e.cut)));
+    }
     if (e.fault == EntryFault::kExtraMessages) absl::StrAppend(&s, "+", e.extra_messages);
   }
   return s;
@@ -218,6 +225,17 @@ rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind) {
     case ScenarioKind::kCorruptChecksum: entries = gen_with_fault(EntryFault::kChecksum); break;
     case ScenarioKind::kUnreadableMetadata: entries = gen_with_fault(EntryFault::kMetadata); break;
     case ScenarioKind::kTruncatedBatch: entries = gen_with_fault(EntryFault::kTruncatedBatch); break;
+    case ScenarioKind::kTruncationPositions:
+      // The last entry's cut drawn from every class (shrinking toward the size field).
+      entries = rc::gen::map(
+          rc::gen::pair(gen_with_fault(EntryFault::kTruncatedBatch),
+                        rc::gen::elementOf(std::vector<Cut>(std::begin(kAllCuts),
+                                                            std::end(kAllCuts)))),
+          [](std::pair<std::vector<EntrySpec>, Cut> p) {
+            p.first.back().cut = p.second;
+            return std::move(p.first);
+          });
+      break;
     case ScenarioKind::kDecompression: entries = gen_with_fault(EntryFault::kDecompression); break;
     case ScenarioKind::kPartialBatchFailure:
       entries = rc::gen::map(

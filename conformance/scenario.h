@@ -48,6 +48,9 @@ enum class ScenarioKind {
   kStaleEpoch,         // held across a drop, then a newer consumer epoch: stale discards (M2; L6)
   kDuplicateRedelivery,  // entries acknowledged moments ago delivered again, while the
                          // client's acks are still grouped (K4; pulsar-client-go#1180)
+  kTruncationPositions,  // a batch cut at each position class of a message: inside its size
+                         // field (1-3 bytes), at its boundary, inside its metadata, inside its
+                         // payload, after good messages (C7; L4)
 };
 
 struct ScenarioInfo {
@@ -75,6 +78,7 @@ struct EntrySpec {
   std::vector<std::int64_t> cleared;  // indexes acknowledged earlier: cleared from ack_set
   EntryFault fault = EntryFault::kNone;
   int truncate_at = 0;
+  Cut cut = Cut::kSizeField3;  // kTruncatedBatch: where inside message truncate_at
   int extra_messages = 0;
 };
 // One message, unbatched and without a fault.

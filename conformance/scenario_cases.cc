@@ -71,6 +71,19 @@ std::vector<ScenarioParams> fixed_cases(ScenarioKind kind, std::int64_t q, std::
       v.push_back(make(kind, true, {first}, "new broker, fails at index 0"));
       break;
     }
+    case K::kTruncationPositions:
+      // A batch of Q cut half-way (after the first half was decoded and handed off), at each
+      // position class of the message there.
+      for (Cut c : kAllCuts) {
+        EntrySpec e = faulty(big, F::kTruncatedBatch);
+        e.truncate_at = static_cast<int>(big / 2);
+        e.cut = c;
+        v.push_back(make(kind, true, {e}, absl::StrCat("new broker, B = ", big, " cut ",
+                                                       std::string(cut_name(c)), " of index ",
+                                                       big / 2, " after ", big / 2,
+                                                       " decoded")));
+      }
+      break;
     case K::kPartialBatchFailure: {
       EntrySpec past = partial8(F::kTruncatedBatch);
       past.truncate_at = 6;

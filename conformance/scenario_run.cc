@@ -106,7 +106,7 @@ class Run {
   static Delivery to_delivery(const EntrySpec& e, std::uint64_t id) {
     return Delivery{.entry = id, .batch_size = e.batch_size, .batched = e.batched,
                     .ack_set = ack_set_of(e), .fault = e.fault, .truncate_at = e.truncate_at,
-                    .extra_messages = e.extra_messages};
+                    .cut = e.cut, .extra_messages = e.extra_messages};
   }
   // Delivers `e` once the broker may (available > 0); false when it stalled or is gone.
   bool deliver(const EntrySpec& e) {
@@ -152,7 +152,12 @@ class Run {
       if (e.fault == EntryFault::kNone) continue;
       out_.windows.push_back(absl::StrCat(e.batched ? absl::StrCat("b", e.batch_size) : "single",
                                           e.cleared.empty() ? "" : " (partial)", " with ",
-                                          std::string(entry_fault_name(e.fault)), " fault delivered"));
+                                          std::string(entry_fault_name(e.fault)),
+                                          e.fault == EntryFault::kTruncatedBatch
+                                              ? absl::StrCat(" (cut ", std::string(cut_name(e.cut)),
+                                                             " of index ", e.truncate_at, ")")
+                                              : "",
+                                          " fault delivered"));
     }
   }
 

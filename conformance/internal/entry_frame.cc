@@ -1,11 +1,30 @@
 #include "conformance/internal/entry_frame.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "protocol/frame.h"
 
 namespace permitcheck::conformance::internal {
+namespace {
+
+// Bytes of message `m` that stay before the cut (its size field is 4 bytes; its metadata and
+// payload are at least 2 bytes each here, so every class cuts strictly inside its part).
+std::size_t cut_offset(Cut cut, const BatchMessage& m) {
+  const std::size_t meta = m.metadata.ByteSizeLong();
+  switch (cut) {
+    case Cut::kSizeField1: return 1;
+    case Cut::kSizeField2: return 2;
+    case Cut::kSizeField3: return 3;
+    case Cut::kBoundary: return 0;
+    case Cut::kMetadata: return 4 + std::max<std::size_t>(1, meta / 2);
+    case Cut::kPayload: return 4 + meta + std::max<std::size_t>(1, m.payload.size() / 2);
+  }
+  return 3;
+}
+
+}  // namespace
 
 std::string entry_frame(const Delivery& d, const EntryHead& head) {
   wire::BaseCommand command;
@@ -37,11 +56,11 @@ std::string entry_frame(const Delivery& d, const EntryHead& head) {
       bm.payload = absl::StrCat("m", d.entry, ".", i);
       bm.metadata.set_payload_size(static_cast<std::int32_t>(bm.payload.size()));
       bm.metadata.set_sequence_id(static_cast<std::uint64_t>(i));
-      if (i == d.truncate_at) cut = encode_batch(msgs).size();
+      if (i == d.truncate_at) cut = encode_batch(msgs).size() + cut_offset(d.cut, bm);
       msgs.push_back(std::move(bm));
     }
     payload = encode_batch(msgs);
-    if (d.fault == EntryFault::kTruncatedBatch) payload.resize(cut + 3);
+    if (d.fault == EntryFault::kTruncatedBatch) payload.resize(cut);
   } else {
     payload = absl::StrCat("m", d.entry);
   }

@@ -2,8 +2,8 @@
 // message id, redelivery count, consumer epoch, ack_set, message_permits when the broker sends
 // the field), the entry's metadata and its payload (a native batch of B messages, or one
 // single message), with the entry's fault applied: a wrong crc32c, unparsable metadata, a
-// batch cut inside message `truncate_at`, messages past B, or a payload declared LZ4 that does
-// not decompress. What the broker records and debits for the entry is the broker's (broker.cc).
+// batch cut inside message `truncate_at` (at its Cut position), messages past B, or a payload
+// declared LZ4 that does not decompress. What the broker records and debits for the entry is the broker's (broker.cc).
 //
 //   std::string bytes = internal::entry_frame(delivery, {.consumer = 1, .ledger = 7,
 //                                                        .batch_size = 4, .message_permits = 4});

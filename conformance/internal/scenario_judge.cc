@@ -123,6 +123,15 @@ spec::Finding row_finding(const std::vector<RowWindow>& opened, const ScenarioIn
   for (const RowWindow& r : opened) {
     if (!r.legacy_delta || (*r.legacy_delta > 0) == (delta > 0)) rows.push_back(r);
   }
+  if (rows.empty() && delta < 0 && info.kind == ScenarioKind::kTruncationPositions) {
+    // Every case of it delivers a batch that fails part way: a loss no legacy row explains
+    // (the cut at the last index, where legacy's D + 1 happens to be exact) is still the
+    // payload failure settling too little.
+    return spec::Finding{RuleId::kC7, 0,
+                         absl::StrCat("the batch payload failure was settled with ", amount,
+                                      " permit(s) ", how, " in ", std::string(info.name), " (",
+                                      drain_text, ")")};
+  }
   if (rows.empty()) {
     return spec::Finding{delta > 0 ? RuleId::kE2 : RuleId::kE5, 0,
                          absl::StrCat("the client returned ", amount, " permit(s) ", how,

@@ -158,6 +158,7 @@ TEST(LegacyReferenceClient,
   const std::vector<Row> rows = {
       {"L1", RuleId::kC7, "corrupt_checksum"},     {"L2", RuleId::kC7, "unreadable_metadata"},
       {"L3", RuleId::kC7, "decompression_failure"}, {"L4", RuleId::kC7, "truncated_batch"},
+      {"L4", RuleId::kC7, "truncation_positions"},
       {"L5", RuleId::kK7, "partial_batch_failure"}, {"L6", RuleId::kE3, "held_reconnect"},
       {"L6", RuleId::kM2, "stale_epoch"},
       {"L7", RuleId::kE3, "held_close_consumer"},   {"L9", RuleId::kK4, "start_message_id"},

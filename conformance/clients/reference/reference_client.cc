@@ -35,6 +35,15 @@
 // it processed on the consumer's current connection, also one an earlier incarnation handed
 // off (acknowledgement is by message id; the permit return still follows N3).
 //
+// --mutant NAME seeds one bug of the public record into it, a known-bad input for the scenario
+// that must catch it (each alone, the rest of the client rev-d):
+//   truncated-batch-discard  a batch whose payload fails past the failing message's size field
+//                            (inside its metadata or payload) is discarded whole: 1 permit
+//                            returned for the batch, the messages already decoded dropped; a
+//                            cut inside the size field or at a message boundary goes through
+//                            the correct path (truncation_positions catches it, truncated_batch
+//                            does not)
+//
 // Exit 0 on SIGTERM/SIGINT; 1 when it cannot reach the broker; 2 on bad arguments.
 #include <poll.h>
 #include <signal.h>
@@ -82,6 +91,8 @@ struct Args {
   int lag_ms = 0;  // off the CPU this long before each acknowledgement and each Flow
   // The rules the client follows: rev-d (default), or legacy to act as a negative control.
   const spec::Ruleset* rules = &spec::ruleset(spec::RulesetId::kRevD);
+  // --mutant: one seeded bug (see the header comment).
+  bool truncated_batch_discard = false;
 };
 
 std::optional<Args> parse_args(int argc, char** argv) {
@@ -97,6 +108,7 @@ std::optional<Args> parse_args(int argc, char** argv) {
     else if (k == "--nack-every" && absl::SimpleAtoi(v, &a.nack_every)) {}
     else if (k == "--lag-ms" && absl::SimpleAtoi(v, &a.lag_ms) && a.lag_ms >= 0) {}
     else if (k == "--ruleset" && spec::parse_ruleset(v).ok()) a.rules = *spec::parse_ruleset(v);
+    else if (k == "--mutant" && v == "truncated-batch-discard") a.truncated_batch_discard = true;
     else return std::nullopt;
   }
   const std::string prefix = "pulsar://";
@@ -449,6 +461,11 @@ class Client {
               parsed->payload, static_cast<int>(s.batch_size));
           s.fates.assign(static_cast<std::size_t>(s.batch_size), spec::IndexFate::kDeliver);
           if (batch.failed_at) {
+            if (args_.truncated_batch_discard && past_size_field(parsed->payload, batch)) {
+              credit(state_, 1);  // the seeded bug: 1 for the batch, the decoded ones dropped
+              ack_with_error(entry, pw::CommandAck::BatchDeSerializeError);
+              return;
+            }
             s.fates[static_cast<std::size_t>(*batch.failed_at)] = spec::IndexFate::kParseFails;
             error = pw::CommandAck::BatchDeSerializeError;
           }
@@ -483,6 +500,15 @@ class Client {
     if (error) ack_with_error(entry, *error);
   }
 
+  // Whether a batch failed with the failing message's 4-byte size field whole (the
+  // truncated-batch-discard mutant's path).
+  static bool past_size_field(const std::string& payload,
+                              const permitcheck::conformance::BatchParse& batch) {
+    std::size_t at = 0;
+    for (const auto& m : batch.messages) at += 4 + m.metadata.ByteSizeLong() + m.payload.size();
+    return payload.size() >= at + 4;
+  }
+
   std::uint64_t incarnation_token() const { return reinterpret_cast<std::uintptr_t>(state_.get()); }
 
   static constexpr std::uint64_t kConsumer = 0;
@@ -513,7 +539,8 @@ int main(int argc, char** argv) {
   std::optional<Args> args = parse_args(argc, argv);
   if (!args) {
     std::cerr << "usage: permitcheck-reference-client --url pulsar://HOST:PORT [--q N] "
-                 "[--delay-ms N] [--nack-every N] [--lag-ms N] [--topic T] [--subscription S]\n";
+                 "[--delay-ms N] [--nack-every N] [--lag-ms N] [--topic T] [--subscription S] "
+                 "[--ruleset R] [--mutant truncated-batch-discard]\n";
     return 2;
   }
   std::signal(SIGTERM, on_signal);
