@@ -44,6 +44,16 @@ std::string_view cut_name(Cut cut) {
   return "?";
 }
 
+std::string subscription_type_name(int subtype) {
+  switch (subtype) {
+    case 0: return "Exclusive";
+    case 1: return "Shared";
+    case 2: return "Failover";
+    case 3: return "Key_Shared";
+  }
+  return absl::StrCat("SubType ", subtype);
+}
+
 namespace {
 
 constexpr std::uint64_t kLedger = 7;
@@ -124,6 +134,7 @@ struct ConformanceBroker::Impl {
     std::optional<std::uint64_t> epoch;  // M2: from Subscribe or REDELIVER; MESSAGE carries it
     int epoch_requests = 0;
     std::int64_t acked_late = 0;  // acked by the next incarnation's consumer (ended only)
+    int subtype = 0;              // its Subscribe's SubType
   };
 
   asio::io_context io;
@@ -350,6 +361,7 @@ struct ConformanceBroker::Impl {
         out.set_type(wire::BaseCommand::SUCCESS);
         out.mutable_success()->set_request_id(in.subscribe().request_id());
         send(conn, out);
+        on_subscribed(conn, in.subscribe());
         return;
       }
       case wire::BaseCommand::FLOW: {
@@ -455,6 +467,37 @@ struct ConformanceBroker::Impl {
         answer_unimplemented(conn, in);
         return;
     }
+  }
+
+  // After a Subscribe's SUCCESS: the subscription type is kept; a Failover consumer is told
+  // it is active, as a broker tells each Failover consumer on a membership change.
+  void on_subscribed(const std::shared_ptr<Conn>& conn, const wire::CommandSubscribe& sub) {
+    bool failover = false;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!live || live->cnx != conn->id || live->consumer != sub.consumer_id()) return;
+      live->subtype = sub.subtype();
+      failover = sub.subtype() == 2;
+    }
+    if (failover) active_consumer_change(conn, sub.consumer_id(), true);
+  }
+
+  // Writes ACTIVE_CONSUMER_CHANGE and records it (an `x-` event: no permit moves).
+  void active_consumer_change(const std::shared_ptr<Conn>& conn, std::uint64_t consumer,
+                              bool is_active) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      events.push_back(spec::Extension{
+          absl::StrCat("x-active-consumer-change-", is_active ? "active" : "inactive")});
+      ++counters.active_consumer_changes;
+      counters.last_activity = std::chrono::steady_clock::now();
+    }
+    wire::BaseCommand out;
+    out.set_type(wire::BaseCommand::ACTIVE_CONSUMER_CHANGE);
+    out.mutable_active_consumer_change()->set_consumer_id(consumer);
+    out.mutable_active_consumer_change()->set_is_active(is_active);
+    send(conn, out);
+    cv.notify_all();
   }
 
   // A command the broker does not implement gets a protocol ERROR (with its request id where
@@ -572,6 +615,7 @@ struct ConformanceBroker::Impl {
       v.acked_messages = shown->acked_messages;
       v.epoch = shown->epoch;
       v.epoch_requests = shown->epoch_requests;
+      v.subscription_type = shown->subtype;
       for (const auto& [entry, st] : shown->entries) {
         v.outstanding += st.done ? 0 : 1;
         if (!st.done && live) v.unacked_entries.push_back(entry);
@@ -733,6 +777,23 @@ absl::Status ConformanceBroker::drop_connection() {
     done->set_value();
   });
   closed.wait_for(std::chrono::seconds(5));
+  return absl::OkStatus();
+}
+
+absl::Status ConformanceBroker::notify_active_consumer(bool is_active) {
+  std::shared_ptr<Impl::Conn> conn;
+  std::uint64_t consumer = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->live) return absl::FailedPreconditionError("no live consumer");
+    auto it = impl_->conns.find(impl_->live->cnx);
+    if (it == impl_->conns.end()) return absl::FailedPreconditionError("connection gone");
+    conn = it->second;
+    consumer = impl_->live->consumer;
+  }
+  asio::post(impl_->io, [this, conn, consumer, is_active] {
+    impl_->active_consumer_change(conn, consumer, is_active);
+  });
   return absl::OkStatus();
 }
 

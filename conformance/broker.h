@@ -119,7 +119,15 @@ struct BrokerView {
   // by the live consumer after its Subscribe (they finished after the replacement subscribed).
   std::int64_t previous_held_units = 0;
   std::int64_t previous_acked_late = 0;
+  // The live consumer's subscription type as its Subscribe named it (wire SubType: 0
+  // Exclusive, 1 Shared, 2 Failover, 3 Key_Shared), and the ACTIVE_CONSUMER_CHANGE commands
+  // written to it (on a Failover Subscribe, and by notify_active_consumer()).
+  int subscription_type = 0;
+  int active_consumer_changes = 0;
 };
+
+// "Exclusive", "Shared", "Failover", "Key_Shared" for a wire SubType; "SubType N" otherwise.
+std::string subscription_type_name(int subtype);
 
 struct BrokerOptions {
   bool send_message_permits = true;  // W3: a new broker sends the field; false: an old one
@@ -154,6 +162,10 @@ class ConformanceBroker {
   absl::Status close_consumer();
   // Closes the live consumer's connection (B11).
   absl::Status drop_connection();
+  // Writes ACTIVE_CONSUMER_CHANGE (is_active) to the live consumer, as a broker does for a
+  // Failover subscription on every membership change; a non-message command, so nothing is
+  // debited. Recorded as `x-active-consumer-change`. A Failover Subscribe gets one on its own.
+  absl::Status notify_active_consumer(bool is_active);
   // Appends an `x-` extension event (ignored by the monitor), e.g. "x-client-crashed".
   // REQUIRES: ev starts with "x-".
   void record_extension(std::string ev);

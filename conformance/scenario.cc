@@ -63,6 +63,10 @@ constexpr ScenarioInfo kScenarios[] = {
      "a batch cut at every position class of a message after good ones were decoded (1, 2, 3 "
      "bytes into its size field, at its boundary, inside its metadata, inside its payload): "
      "each path settles what the command still owns", "L4"},
+    {ScenarioKind::kActiveConsumerChange, "active_consumer_change", spec::RuleId::kE2,
+     "ACTIVE_CONSUMER_CHANGE (as a broker writes to Failover consumers on every membership "
+     "change) twice after each entry and up to 2T in all: a non-message command returns no "
+     "permit", ""},
 };
 
 constexpr UnobservableRow kUnobservable[] = {
@@ -263,6 +267,7 @@ rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind) {
       entries = gen_some(gen_complete(), 5);
       break;
     case ScenarioKind::kNegativeAck: entries = gen_some(gen_complete(), 4); break;
+    case ScenarioKind::kActiveConsumerChange: entries = gen_some(gen_complete(), 4); break;
     case ScenarioKind::kDuplicateRedelivery: entries = gen_some(gen_complete(), 4); break;
     case ScenarioKind::kSlowConsumer:
       entries = rc::gen::map(rc::gen::pair(gen_some(gen_complete_batch(2, 6), 4),

@@ -51,6 +51,8 @@ enum class ScenarioKind {
   kTruncationPositions,  // a batch cut at each position class of a message: inside its size
                          // field (1-3 bytes), at its boundary, inside its metadata, inside its
                          // payload, after good messages (C7; L4)
+  kActiveConsumerChange,  // ACTIVE_CONSUMER_CHANGE between the messages: a non-message
+                          // command is no permit (E2)
 };
 
 struct ScenarioInfo {

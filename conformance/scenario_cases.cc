@@ -138,6 +138,10 @@ std::vector<ScenarioParams> fixed_cases(ScenarioKind kind, std::int64_t q, std::
       v.push_back(make(kind, true, {single(), single(), batch(3)}, "new broker"));
       v.push_back(make(kind, false, {single(), batch(2), single()}, "old broker"));
       break;
+    case K::kActiveConsumerChange:
+      v.push_back(make(kind, true, {batch(4), single(), batch(3)}, "new broker"));
+      v.push_back(make(kind, false, {batch(4), single(), batch(3)}, "old broker"));
+      break;
     case K::kUnknownConsumer:
       v.push_back(make(kind, true, {batch(2)}, "new broker"));
       break;

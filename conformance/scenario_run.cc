@@ -38,6 +38,7 @@ class Run {
       case K::kStaleEpoch: stale_epoch(); break;
       case K::kStartMessageId: start_message_id(); break;
       case K::kDuplicateRedelivery: duplicate_redelivery(); break;
+      case K::kActiveConsumerChange: active_consumer_change(); break;
       default: entries_with_disruption(); break;
     }
     if (p_.kind == K::kNegativeAck) redeliver_nacked();
@@ -469,6 +470,37 @@ class Run {
         rounds, " round(s): entries delivered, then 20 ms after the client's Flow for them the "
         "same entries again (", again, " duplicate entr(ies)); ", returned,
         " round(s) saw a Flow after the duplicates"));
+  }
+
+  // Each entry, then two ACTIVE_CONSUMER_CHANGE (is_active true: the consumer stays the
+  // active one, as a broker re-tells every Failover consumer on a membership change), then
+  // more until 2T were written: a client that counts them as messages returns at least T
+  // permits too many, so it Flows them and the drain measures the surplus (E2).
+  void active_consumer_change() {
+    const int before = broker_.view().active_consumer_changes;
+    int sent = 0;
+    auto notify = [&] {
+      if (broker_.notify_active_consumer(true).ok()) ++sent;
+    };
+    for (const EntrySpec& e : p_.entries) {
+      if (!deliver(e)) break;
+      notify();
+      notify();
+    }
+    while (sent < 2 * client_.threshold()) notify();
+    const bool written = wait(
+        [&](const BrokerView& v) { return v.active_consumer_changes - before >= sent; },
+        milliseconds(2000));
+    const BrokerView v = broker_.view();
+    if (sent == 0 || !written) {
+      out_.not_opened.push_back(absl::StrCat("only ", v.active_consumer_changes - before, " of ",
+                                             sent, " ACTIVE_CONSUMER_CHANGE written"));
+      return;
+    }
+    out_.windows.push_back(absl::StrCat(sent, " ACTIVE_CONSUMER_CHANGE written to the ",
+                                        subscription_type_name(v.subscription_type),
+                                        " consumer between and after ", delivered_.size(),
+                                        " entr(ies)"));
   }
 
   // Redeliver what the client names; a request without ids (Java's nack on Exclusive and

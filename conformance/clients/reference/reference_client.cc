@@ -43,7 +43,11 @@
 //                            cut inside the size field or at a message boundary goes through
 //                            the correct path (truncation_positions catches it, truncated_batch
 //                            does not)
+//   non-message-permit       an ACTIVE_CONSUMER_CHANGE is counted as a message: 1 permit
+//                            returned for each (active_consumer_change catches it)
 //
+// --subscription-type exclusive|shared|failover|key_shared (default exclusive) is the SubType
+// its Subscribe names (the conformance broker tells a Failover consumer it is active).
 // Exit 0 on SIGTERM/SIGINT; 1 when it cannot reach the broker; 2 on bad arguments.
 #include <poll.h>
 #include <signal.h>
@@ -93,6 +97,8 @@ struct Args {
   const spec::Ruleset* rules = &spec::ruleset(spec::RulesetId::kRevD);
   // --mutant: one seeded bug (see the header comment).
   bool truncated_batch_discard = false;
+  bool non_message_permit = false;
+  int subtype = 0;  // --subscription-type: the wire SubType of its Subscribe
 };
 
 std::optional<Args> parse_args(int argc, char** argv) {
@@ -109,6 +115,11 @@ std::optional<Args> parse_args(int argc, char** argv) {
     else if (k == "--lag-ms" && absl::SimpleAtoi(v, &a.lag_ms) && a.lag_ms >= 0) {}
     else if (k == "--ruleset" && spec::parse_ruleset(v).ok()) a.rules = *spec::parse_ruleset(v);
     else if (k == "--mutant" && v == "truncated-batch-discard") a.truncated_batch_discard = true;
+    else if (k == "--mutant" && v == "non-message-permit") a.non_message_permit = true;
+    else if (k == "--subscription-type" && v == "exclusive") a.subtype = 0;
+    else if (k == "--subscription-type" && v == "shared") a.subtype = 1;
+    else if (k == "--subscription-type" && v == "failover") a.subtype = 2;
+    else if (k == "--subscription-type" && v == "key_shared") a.subtype = 3;
     else return std::nullopt;
   }
   const std::string prefix = "pulsar://";
@@ -247,7 +258,7 @@ class Client {
     auto* sub = s.mutable_subscribe();
     sub->set_topic(args_.topic);
     sub->set_subscription(args_.subscription);
-    sub->set_subtype(0);
+    sub->set_subtype(args_.subtype);
     sub->set_consumer_id(kConsumer);
     sub->set_request_id(next_request_++);
     sub->set_consumer_name("reference");
@@ -417,6 +428,13 @@ class Client {
       case pw::BaseCommand::MESSAGE:
         on_message(f);
         return;
+      case pw::BaseCommand::ACTIVE_CONSUMER_CHANGE:
+        // Not a message: no permit (the non-message-permit mutant counts it as one).
+        if (args_.non_message_permit &&
+            c.active_consumer_change().consumer_id() == kConsumer) {
+          credit(state_, 1);
+        }
+        return;
       default:
         return;
     }
@@ -540,7 +558,8 @@ int main(int argc, char** argv) {
   if (!args) {
     std::cerr << "usage: permitcheck-reference-client --url pulsar://HOST:PORT [--q N] "
                  "[--delay-ms N] [--nack-every N] [--lag-ms N] [--topic T] [--subscription S] "
-                 "[--ruleset R] [--mutant truncated-batch-discard]\n";
+                 "[--ruleset R] [--mutant truncated-batch-discard|non-message-permit] "
+                 "[--subscription-type exclusive|shared|failover|key_shared]\n";
     return 2;
   }
   std::signal(SIGTERM, on_signal);
