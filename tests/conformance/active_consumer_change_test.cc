@@ -69,5 +69,30 @@ TEST(ReferenceClientMutant, E2_NonMessageCommandCountedAsAPermitIsCaught) {
   EXPECT_FALSE(plain.failed()) << dump(plain);
 }
 
+// The official clients' newest releases, where installed: Go returns no permit for the
+// notification (no false alarm); the Rust client 6.9.1 counts each as a message
+// (docs/findings/rust-active-consumer-change-counted-as-message.md).
+TEST(GoClient, ActiveConsumerChangeReturnsNoPermit) {
+  if (!testing::installed("conformance/clients/go/permitcheck-go-consumer")) {
+    GTEST_SKIP() << "the Go client consumer is not built (ci/install-go-client.sh) or sanitized";
+  }
+  ScenarioOutcome o = run_scenario(
+      testing::preset_client("go"),
+      params(ScenarioKind::kActiveConsumerChange, {batch(4), EntrySpec{}, batch(3)}));
+  EXPECT_FALSE(o.failed()) << dump(o);
+  EXPECT_TRUE(opened(o, "written to the Shared consumer")) << dump(o);
+}
+
+TEST(RustClient, E2_E5_ActiveConsumerChangeIsCountedAsAMessage) {
+  if (!testing::installed("conformance/clients/rust/permitcheck-rust-consumer")) {
+    GTEST_SKIP() << "the Rust client consumer is not built (ci/install-rust-client.sh) or "
+                    "sanitized";
+  }
+  ScenarioOutcome o = run_scenario(testing::preset_client("rust"),
+                                   params(ScenarioKind::kActiveConsumerChange, {batch(2)}));
+  EXPECT_TRUE(has(o.violations, RuleId::kE2, "above Q = 10")) << dump(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kE5)) << dump(o);
+}
+
 }  // namespace
 }  // namespace permitcheck::conformance
