@@ -232,6 +232,7 @@ std::shared_ptr<const Payload> World::payload_of(std::uint64_t cmd) const {
 }
 
 const std::vector<spec::Event>& World::events() const { return parts_->recorder.events(); }
+void World::record_fact(spec::Extension fact) { parts_->recorder.record(std::move(fact)); }
 
 spec::TraceHeader World::trace_header(spec::RulesetId ruleset) const {
   return spec::TraceHeader{.source = spec::TraceSource::kModel,

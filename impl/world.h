@@ -97,6 +97,9 @@ class World {
   std::shared_ptr<const Payload> payload_of(std::uint64_t cmd) const;
 
   const std::vector<spec::Event>& events() const;
+  // Appends what an observer read outside the wire (an `x-` fact such as a gauge reading) to
+  // the trace, after everything recorded so far.
+  void record_fact(spec::Extension fact);
   spec::TraceHeader trace_header(spec::RulesetId ruleset) const;
   const WorldConfig& config() const;
   std::vector<std::string> pending_queues() const;  // names of non-empty queues, run order

@@ -32,7 +32,7 @@
 namespace permitcheck::properties {
 
 struct Problem {
-  std::string source;  // "monitor", "model", "gauges", "quiesce"
+  std::string source;  // "monitor", "model", "quiesce"
   std::optional<spec::RuleId> rule;
   bool deviation = false;   // a known deviation (X1-X6): never a failure
   bool explained = false;   // follows from an injected fault or an earlier known deviation

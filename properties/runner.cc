@@ -179,16 +179,18 @@ bool write_and_recheck(const CaseRecord& record, const std::string& path, spec::
       *recheck_text = absl::StrCat("cannot write ", path);
       return false;
     }
+    // The trace first, its description after it: the header is line 1 and event i line i + 2,
+    // the numbering the harness's monitor used, so the file's findings have the same lines.
+    if (absl::Status s = trace::write_trace(out, record.header, record.events); !s.ok()) {
+      *recheck_text = std::string(s.message());
+      return false;
+    }
     out << "# permitcheck counterexample: " << show_config(record.config) << "\n";
     out << "# found: " << format_problem(record.problem) << "\n";
     for (std::size_t i = 0; i < record.steps.size(); ++i) {
       out << "# step " << i + 1 << ": " << record.steps[i] << "\n";
     }
     out << "# then: final quiescence\n";
-    if (absl::Status s = trace::write_trace(out, record.header, record.events); !s.ok()) {
-      *recheck_text = std::string(s.message());
-      return false;
-    }
   }
   std::ifstream in(path);
   absl::StatusOr<trace::Trace> trace = trace::read_trace(in);
@@ -202,8 +204,11 @@ bool write_and_recheck(const CaseRecord& record, const std::string& path, spec::
   }
   monitor.finish();
   const std::vector<spec::Finding>& findings = deviation ? monitor.deviations() : monitor.violations();
+  // The same rule, and at the same line when the harness's monitor found it.
+  const std::optional<std::uint64_t> line =
+      record.problem.rule == rule ? record.problem.line : std::nullopt;
   for (const spec::Finding& f : findings) {
-    if (f.rule == rule) {
+    if (f.rule == rule && (!line || f.line == *line)) {
       *recheck_text = spec::format_finding(f);
       return true;
     }

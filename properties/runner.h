@@ -98,8 +98,9 @@ LegacyFinding find_legacy_bug(const std::string& id, const PropertyParams& param
                               const std::string& dir);
 std::vector<LegacyFinding> find_legacy_bugs(const PropertyParams& params, const std::string& dir);
 
-// Writes a counterexample as a trace file (with `#` comment lines naming it) and re-checks the
-// file with a fresh monitor: OK when `rule` is reported again (as a deviation when `deviation`).
+// Writes a counterexample as a trace file (the trace, then `#` comment lines naming it, so its
+// lines are the harness's) and re-checks the file with a fresh monitor: OK when `rule` is
+// reported again (as a deviation when `deviation`), at the problem's line when it has one.
 bool write_and_recheck(const CaseRecord& record, const std::string& path, spec::RuleId rule,
                        bool deviation, std::string* recheck_text);
 

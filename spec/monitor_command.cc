@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "spec/internal/monitor_state.h"
+#include "spec/prefetch_gauge.h"
 
 namespace permitcheck::spec {
 
@@ -422,7 +423,14 @@ void Monitor::State::check_settle(Command& c, std::int64_t n) {
 
 // S5/S6: the message object of the skip just before was released at skip time. A
 // dead-letter message is still held by dead-letter handling (revision B's F3).
+// M2: a recorder's reading of a prefetch count gauge (spec/prefetch_gauge.h).
 void Monitor::State::on(const Extension& e) {
+  if (std::optional<PrefetchGauge> g = parse_prefetch_gauge_event(e.ev)) {
+    if (std::optional<std::string> leak = prefetch_gauge_leak(*rules, *g)) {
+      violation(RuleId::kM2, *std::move(leak));
+    }
+    return;
+  }
   if (e.ev != kSkipReleaseEvent || !last_skip) return;
   if (last_skip->reason == SkipReason::kDeadLetter &&
       rules->skipped_release == SkippedRelease::kDuplicateOnly) {

@@ -283,8 +283,8 @@ TEST(Engines, CheckLegacyAgainstRevDIsAViolationWithACounterexampleFile) {
   if (!check_available()) GTEST_SKIP() << "properties not built";
   EXPECT_EQ(run_permitcheck({"check", "--cases", "100"}).code, kExitPass);
   const std::string cex = ::testing::TempDir() + "/check_legacy_cex.jsonl";
-  // Seed 1: at the default seed the first legacy failure is the M2 prefetch-gauge leak, which
-  // the harness sees in the implementation's gauges but no trace shows (nothing to re-check).
+  // Seed 1: a C7 failure (at the default seed the first legacy failure is the M2 prefetch-gauge
+  // leak, recorded as an x-prefetch-gauge fact: tests/cli/counterexample_validate_test.cc).
   const testing::Run r = run_permitcheck(
       {"check", "--ruleset", "legacy", "--cases", "100", "--seed", "1", "--counterexample", cex});
   EXPECT_EQ(r.code, kExitViolation) << r.out << r.err;
