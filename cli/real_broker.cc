@@ -23,15 +23,19 @@ RealBrokerCommand::RealBrokerCommand(CLI::App& app) {
       "ci/install-pulsar-broker.sh on loopback (or uses --service-url/--admin-url), puts a tap "
       "in front of it, runs the client's consumer through the tap in each scenario, judges the "
       "wire as an old broker's (no message_permits) and compares the broker's own "
-      "availablePermits with the wire (B4, both directions). Exit 0 all passed, 1 a finding, "
-      "2 usage, a broker that cannot start, or a scenario INCOMPLETE.\n\nExamples:\n"
+      "availablePermits and unackedMessages with the wire (B4, both directions; B11 the "
+      "consumer count). Exit 0 all passed, 1 a finding, 2 usage or a broker that cannot start, "
+      "3 a scenario INCOMPLETE (nothing failed).\n\nExamples:\n"
       "  permitcheck real-broker --client-preset cpp --scenarios partial_redelivery\n"
+      "  permitcheck real-broker --client-preset java@3.2.1 --scenarios "
+      "partial_redelivery,reopen,failover\n"
       "  permitcheck real-broker --client-preset go --format json -o go.json\n"
       "  permitcheck real-broker --client 'my-consumer {url} {topic} {subscription} {q}' \\\n"
       "      --service-url pulsar://127.0.0.1:6650 --admin-url http://127.0.0.1:8080");
   command_->add_option("--client", client_,
                        "Consumer command line; placeholders {url} {topic} {subscription} {q} "
-                       "{delay_ms} {nack_every} {sub_type}");
+                       "{delay_ms} {nack_every} {sub_type} {batch_index_ack} {reopen_after} "
+                       "(docs/real-broker.md)");
   command_->add_option("--client-preset", client_preset_,
                        "A shipped consumer NAME[@VERSION] (permitcheck conform --list-clients)")
       ->excludes("--client");
@@ -82,6 +86,8 @@ void write_text(const std::vector<RealBrokerOutcome>& runs, const std::string& b
   for (const RealBrokerOutcome& o : runs) {
     out << o.verdict << "  " << o.scenario << "  (" << o.client << ")"
         << (o.rules.empty() ? "" : absl::StrCat("  rules ", absl::StrJoin(o.rules, ","))) << "\n";
+    out << "  subscription " << (o.sub_type.empty() ? "?" : o.sub_type) << ", Q " << o.q
+        << (o.broker_above_q() ? "; the broker's availablePermits went ABOVE Q" : "") << "\n";
     out << "  published " << o.published << " messages; through the tap: " << o.consumers
         << " consumer(s), " << o.flows << " flows, " << o.messages << " MESSAGE commands, "
         << o.acks << " acks; peak available permits: wire " << o.peak_available
@@ -120,6 +126,8 @@ void write_json(const std::vector<RealBrokerOutcome>& runs, const std::string& b
                               {"messages", o.messages}, {"acks", o.acks},
                               {"peak_wire_available", o.peak_available},
                               {"peak_broker_available", o.broker_peak_available},
+                              {"q", o.q}, {"broker_above_q", o.broker_above_q()},
+                              {"subscription_type", o.sub_type},
                               {"seconds", o.seconds}});
   }
   out << report.dump(2) << "\n";
@@ -139,7 +147,8 @@ std::optional<ClientChoice> choose_client(const std::string& client, const std::
       err << "permitcheck real-broker: --client-preset: " << p.status().message() << "\n";
       return std::nullopt;
     }
-    return ClientChoice{.command = p->command,
+    // The shipped consumers take the subscription type as a 7th argument (Shared without it).
+    return ClientChoice{.command = absl::StrCat(p->command, " {sub_type}"),
                         .name = absl::StrCat(p->preset->name, "@", p->version),
                         .t = p->preset->threshold(q)};
   }
@@ -253,7 +262,7 @@ std::optional<int> RealBrokerCommand::run(std::ostream& out, std::ostream& err) 
     fail |= o.verdict == "FAIL";
     incomplete |= o.verdict == "INCOMPLETE";
   }
-  return fail ? kExitViolation : incomplete ? kExitBadInput : kExitPass;
+  return fail ? kExitViolation : incomplete ? kExitIncomplete : kExitPass;
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include <streambuf>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "capture/checker.h"
@@ -68,10 +69,32 @@ const std::vector<ScenarioInfo>& real_broker_scenarios() {
   static const std::vector<ScenarioInfo> all = {
       {.name = "batches",
        .what = "a batching producer's entries consumed and acknowledged one by one (Shared)"},
+      {.name = "exclusive",
+       .what = "the batches scenario on an Exclusive subscription",
+       .sub_type = "Exclusive"},
+      {.name = "failover",
+       .what = "the batches scenario on a Failover subscription",
+       .sub_type = "Failover"},
+      {.name = "key_shared",
+       .what = "the batches scenario on a Key_Shared subscription (messages without keys)",
+       .sub_type = "Key_Shared"},
+      {.name = "batch_index_acks",
+       .what = "the batches scenario with the client's batch-index acknowledgement on (Shared)",
+       .batch_index_ack = true},
       {.name = "partial_redelivery",
-       .what = "every 3rd message negatively acknowledged: partial batches redelivered with an "
-               "ack_set (batch-index acknowledgement enabled)",
-       .nack_every = 3},
+       .what = "every 3rd message negatively acknowledged with batch-index acknowledgement on: "
+               "partial batches redelivered with an ack_set (Shared)",
+       .nack_every = 3,
+       .batch_index_ack = true},
+      {.name = "partial_redelivery_failover",
+       .what = "partial_redelivery on a Failover subscription",
+       .sub_type = "Failover",
+       .nack_every = 3,
+       .batch_index_ack = true},
+      {.name = "reopen",
+       .what = "the consumer closed after 25 messages (mid-batch) and subscribed again on the "
+               "same client, so on the same pooled connection (Shared)",
+       .reopen_after = 25},
       {.name = "unload",
        .what = "the topic unloaded mid-stream: the broker closes the consumer (CLOSE_CONSUMER), "
                "the client subscribes again, more entries follow"},
@@ -128,6 +151,8 @@ class Session {
   }
   absl::Status restart();
   void shut_down();
+  // Why the run did not exercise the scenario (the client ignored an input), or "".
+  std::string not_exercised() const;
 
  private:
   PulsarAdmin admin() const { return PulsarAdmin(broker_.endpoint().admin); }
@@ -222,14 +247,24 @@ absl::Status Session::start_tap() {
 }
 
 absl::Status Session::start_client() {
-  const std::string command = absl::StrReplaceAll(
+  std::string command = absl::StrReplaceAll(
       run_.client_command, {{"{url}", absl::StrCat("pulsar://127.0.0.1:", tap_->port())},
                             {"{topic}", topic_},
                             {"{subscription}", kSubscription},
                             {"{q}", absl::StrCat(run_.q)},
                             {"{delay_ms}", "0"},
                             {"{nack_every}", absl::StrCat(info_.nack_every)},
-                            {"{sub_type}", info_.sub_type}});
+                            {"{sub_type}", info_.sub_type},
+                            {"{batch_index_ack}", info_.batch_index_ack ? "1" : "0"},
+                            {"{reopen_after}", absl::StrCat(info_.reopen_after)}});
+  // Exported only when the scenario needs them: the other scenarios run the client exactly
+  // as `permitcheck conform` does.
+  std::string exports;
+  if (info_.batch_index_ack) absl::StrAppend(&exports, " PERMITCHECK_BATCH_INDEX_ACK=1");
+  if (info_.reopen_after > 0) {
+    absl::StrAppend(&exports, " PERMITCHECK_REOPEN_AFTER=", info_.reopen_after);
+  }
+  if (!exports.empty()) command = absl::StrCat("export", exports, "; ", command);
   client_log_ = absl::StrCat(run_.log_dir, "/permitcheck-real-broker-", ::getpid(), "-",
                              info_.name, ".log");
   client_ = std::make_unique<GroupProcess>();
@@ -302,6 +337,7 @@ absl::Status Session::settle(const std::string& when) {
     if (trace_.size() != before) continue;  // the wire moved while the stats were read
     for (const SubscriptionStats& sub : s->subscriptions) {
       if (sub.name != kSubscription) continue;
+      if (!sub.type.empty()) out_.sub_type = sub.type;
       StatsComparison c = compare_with_stats(when, balance(), sub);
       for (const ConsumerStats& cs : sub.consumers) {
         out_.broker_peak_available = std::max(out_.broker_peak_available, cs.available_permits);
@@ -329,6 +365,33 @@ absl::Status Session::restart() {
   if (absl::Status s = broker_.restart(); !s.ok()) return s;
   deadline_ += Clock::now() - begin;  // the restart's own time is not the client's
   return open_producer();
+}
+
+std::string Session::not_exercised() const {
+  if (!out_.sub_type.empty() && out_.sub_type != info_.sub_type) {
+    return absl::StrCat("the broker's stats show a ", out_.sub_type, " subscription, the scenario "
+                        "needs ", info_.sub_type, " (does the client take {sub_type}?)");
+  }
+  absl::StatusOr<trace::Trace> t = trace::read_trace_text(trace_.complete_lines());
+  if (!t.ok()) return absl::StrCat("the tap's trace cannot be read: ", t.status().message());
+  bool ack_set = false;
+  absl::flat_hash_map<std::string, int> subscribes_per_connection;
+  int most_subscribes = 0;
+  for (const spec::Event& e : t->events) {
+    if (const auto* m = std::get_if<spec::Message>(&e)) ack_set |= !m->ack_set.absent();
+    if (const auto* ok = std::get_if<spec::SubscribeOk>(&e)) {
+      most_subscribes = std::max(most_subscribes, ++subscribes_per_connection[ok->cnx.to_string()]);
+    }
+  }
+  if (info_.batch_index_ack && info_.nack_every > 0 && !ack_set) {
+    return "no partial batch was redelivered with an ack_set (is the client's batch-index "
+           "acknowledgement on?)";
+  }
+  if (info_.reopen_after > 0 && most_subscribes < 2) {
+    return "the client did not subscribe twice on one connection (does it close and reopen "
+           "its consumer?)";
+  }
+  return "";
 }
 
 void Session::shut_down() {
@@ -390,6 +453,7 @@ RealBrokerOutcome run_on_real_broker(BrokerControl& broker, const RealBrokerRun&
   RealBrokerOutcome out;
   out.scenario = run.scenario;
   out.client = run.client_name.empty() ? run.client_command : run.client_name;
+  out.q = run.q;
   const ScenarioInfo* info = find_real_broker_scenario(run.scenario);
   if (info == nullptr) {
     out.notes.push_back(absl::StrCat("unknown scenario ", run.scenario));
@@ -405,6 +469,11 @@ RealBrokerOutcome run_on_real_broker(BrokerControl& broker, const RealBrokerRun&
     if (st.ok()) st = s.start_tap();
     if (st.ok()) st = s.start_client();
     if (st.ok()) st = drive(s, *info, run);
+    if (st.ok()) {
+      if (const std::string why = s.not_exercised(); !why.empty()) {
+        st = absl::FailedPreconditionError(why);
+      }
+    }
     completed = st.ok();
     if (!st.ok()) out.notes.push_back(std::string(st.message()));
     s.shut_down();

@@ -36,6 +36,12 @@ struct ScenarioInfo {
   std::string sub_type = "Shared";  // the {sub_type} placeholder's value
   int nack_every = 0;                // the {nack_every} placeholder's value
   bool needs_restart = false;        // needs a broker this process started
+  // The client's batch-index acknowledgement on: PERMITCHECK_BATCH_INDEX_ACK=1 in the client's
+  // environment and the {batch_index_ack} placeholder 1 (else 0, and nothing exported).
+  bool batch_index_ack = false;
+  // Close the consumer after this many messages and subscribe again on the same client:
+  // PERMITCHECK_REOPEN_AFTER=N and the {reopen_after} placeholder (0: never, nothing exported).
+  int reopen_after = 0;
 };
 const std::vector<ScenarioInfo>& real_broker_scenarios();
 const ScenarioInfo* find_real_broker_scenario(std::string_view name);
@@ -75,7 +81,9 @@ class OwnBrokerControl : public BrokerControl {
 };
 
 struct RealBrokerRun {
-  // Shell command with {url} {topic} {subscription} {q} {delay_ms} {nack_every} {sub_type}.
+  // Shell command with {url} {topic} {subscription} {q} {delay_ms} {nack_every} {sub_type}
+  // {batch_index_ack} {reopen_after}; the scenario's non-default inputs are also exported to
+  // it (PERMITCHECK_BATCH_INDEX_ACK, PERMITCHECK_REOPEN_AFTER; ScenarioInfo).
   std::string client_command;
   std::string client_name;  // for the report ("cpp@3.13.0", or the command)
   std::int64_t q = 10;
@@ -100,6 +108,11 @@ struct RealBrokerOutcome {
   std::uint64_t consumers = 0, flows = 0, messages = 0, acks = 0;  // what the tap checked
   std::int64_t peak_available = 0;  // the largest wire balance after a Flow
   std::int64_t broker_peak_available = 0;  // the largest availablePermits the stats showed
+  std::int64_t q = 0;                      // the receiver queue size the client was given
+  // A consumer's availablePermits above Q in the broker's own stats: the broker was granted
+  // more than the client's queue holds (the stats' face of an over-return, E2/E5 on the wire).
+  bool broker_above_q() const { return broker_peak_available > q; }
+  std::string sub_type;                    // the subscription type the stats reported
   std::string client_log_tail;
   double seconds = 0;
 };

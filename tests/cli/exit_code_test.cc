@@ -353,5 +353,22 @@ TEST(Engines, E3_ProveRevDProvedLegacyRefuted) {
   EXPECT_THAT(r.out, HasSubstr("L7   E3   old return after CommandCloseConsumer"));
 }
 
+// `real-broker`: a broker nobody answers on leaves the scenario INCOMPLETE (3, not 2, which is
+// usage); an unknown scenario is usage (2). Skipped where the tap is not built.
+TEST(RealBrokerExitCodes, UnreachableBrokerIsIncompleteThreeUnknownScenarioIsUsageTwo) {
+  const testing::Run usage = run_permitcheck(
+      {"real-broker", "--client", "true {url}", "--scenarios", "no_such_scenario"});
+  if (usage.err.find("not built") != std::string::npos) GTEST_SKIP() << usage.err;
+  EXPECT_EQ(usage.code, kExitBadInput);
+  EXPECT_THAT(usage.err, HasSubstr("unknown scenario no_such_scenario"));
+  const testing::Run r = run_permitcheck(
+      {"real-broker", "--client", "true {url}", "--service-url", "pulsar://127.0.0.1:1",
+       "--admin-url", "http://127.0.0.1:1", "--scenarios", "batches", "--timeout", "5",
+       "--format", "json"});
+  EXPECT_EQ(r.code, kExitIncomplete) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"verdict\": \"INCOMPLETE\""));
+  EXPECT_THAT(r.out, HasSubstr("Connection refused"));
+}
+
 }  // namespace
 }  // namespace permitcheck::cli

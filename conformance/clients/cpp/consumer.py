@@ -31,6 +31,7 @@ import pulsar
 
 NACK_REDELIVERY_DELAY_MS = 100
 MODES = ("receive", "zero-queue", "listener", "zero-queue-listener")
+SUB_TYPES = ("Exclusive", "Failover", "Shared", "Key_Shared")
 
 
 def main(argv):
@@ -48,6 +49,17 @@ def main(argv):
     if not url.startswith("pulsar://") or q < 0 or delay_ms < 0 or nack_every < 0:
         print("consumer.py: bad arguments", file=sys.stderr)
         return 2
+    sub_type = argv[6] if len(argv) > 6 else "Shared"
+    if sub_type not in SUB_TYPES:
+        print("consumer.py: SUB_TYPE is one of " + ", ".join(SUB_TYPES), file=sys.stderr)
+        return 2
+    batch_index_ack = os.environ.get("PERMITCHECK_BATCH_INDEX_ACK", "") or "0"
+    reopen_after = os.environ.get("PERMITCHECK_REOPEN_AFTER", "") or "0"
+    if batch_index_ack not in ("0", "1") or not reopen_after.isdigit():
+        print("consumer.py: PERMITCHECK_BATCH_INDEX_ACK is 0 or 1, PERMITCHECK_REOPEN_AFTER a "
+              "count", file=sys.stderr)
+        return 2
+    reopen_after = int(reopen_after)
     mode = os.environ.get("PERMITCHECK_CPP_MODE", "") or "receive"
     if mode not in MODES:
         print("consumer.py: PERMITCHECK_CPP_MODE is one of " + ", ".join(MODES), file=sys.stderr)
@@ -78,9 +90,11 @@ def main(argv):
         else:
             consumer.acknowledge(msg)
 
-    options = dict(consumer_type=pulsar.ConsumerType.Shared,
+    options = dict(consumer_type=getattr(pulsar.ConsumerType, sub_type.replace("_", "")),
                    receiver_queue_size=0 if zero_queue else q,
                    negative_ack_redelivery_delay_ms=NACK_REDELIVERY_DELAY_MS)
+    if batch_index_ack == "1":
+        options["batch_index_ack_enabled"] = True
     if listener:
         options["message_listener"] = handle
     consumer = client.subscribe(topic, subscription, **options)
@@ -99,6 +113,12 @@ def main(argv):
             except pulsar.Timeout:
                 continue
         handle(consumer, msg)
+        if reopen_after and handled[0] == reopen_after:
+            # Close and subscribe again on the same client: the new consumer reuses the
+            # client's pooled connection to the broker.
+            consumer.close()
+            log.info("consumer.py: closed after %d messages, subscribing again", handled[0])
+            consumer = client.subscribe(topic, subscription, **options)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,18 @@
 // A small consumer over the official Pulsar Go client (github.com/apache/pulsar-client-go,
 // unmodified, pinned by go.mod and go.sum) for `permitcheck conform`, on its public API only:
-// it subscribes Shared with receiver queue Q, processes each message (sleeps DELAY_MS), then
-// acknowledges it, or negatively acknowledges every NACK_EVERY-th one (0: never).
+// it subscribes with receiver queue Q (Shared unless SUB_TYPE says otherwise), processes each
+// message (sleeps DELAY_MS), then acknowledges it, or negatively acknowledges every
+// NACK_EVERY-th one (0: never).
 //
-//	permitcheck-go-consumer URL TOPIC SUBSCRIPTION Q [DELAY_MS] [NACK_EVERY]
+//	permitcheck-go-consumer URL TOPIC SUBSCRIPTION Q [DELAY_MS] [NACK_EVERY] [SUB_TYPE]
+//
+// SUB_TYPE is Exclusive, Failover, Shared (the default) or Key_Shared. Two environment
+// variables, unset by default (`permitcheck conform` sets neither), serve `permitcheck
+// real-broker`: PERMITCHECK_BATCH_INDEX_ACK=1 turns on the client's batch-index
+// acknowledgement (ConsumerOptions.EnableBatchIndexAcknowledgment, set by name through
+// reflection like the zero-queue mode); PERMITCHECK_REOPEN_AFTER=N closes the consumer once it
+// has handled N messages and subscribes again on the same client, so on the same pooled
+// connection.
 //
 // PERMITCHECK_GO_MODE=zero-queue asks for the client's zero-queue consumer
 // (ConsumerOptions.EnableZeroQueueConsumer, releases v0.13.0 and newer; Q is then ignored). The
@@ -31,7 +40,7 @@ import (
 const nackRedeliveryDelay = 100 * time.Millisecond
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: permitcheck-go-consumer URL TOPIC SUBSCRIPTION Q [DELAY_MS] [NACK_EVERY]")
+	fmt.Fprintln(os.Stderr, "usage: permitcheck-go-consumer URL TOPIC SUBSCRIPTION Q [DELAY_MS] [NACK_EVERY] [SUB_TYPE]")
 	os.Exit(2)
 }
 
@@ -55,6 +64,26 @@ func main() {
 	q := intArg(args, 3, 0)
 	delayMs := intArg(args, 4, 0)
 	nackEvery := intArg(args, 5, 0)
+	subType := pulsar.Shared
+	if len(args) > 6 {
+		types := map[string]pulsar.SubscriptionType{"Exclusive": pulsar.Exclusive,
+			"Failover": pulsar.Failover, "Shared": pulsar.Shared, "Key_Shared": pulsar.KeyShared}
+		t, ok := types[args[6]]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: SUB_TYPE %q: want Exclusive, Failover, Shared or Key_Shared\n", args[6])
+			os.Exit(2)
+		}
+		subType = t
+	}
+	reopenAfter := 0
+	if v := os.Getenv("PERMITCHECK_REOPEN_AFTER"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: PERMITCHECK_REOPEN_AFTER=%q: want a count\n", v)
+			os.Exit(2)
+		}
+		reopenAfter = n
+	}
 
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
@@ -66,7 +95,7 @@ func main() {
 	options := pulsar.ConsumerOptions{
 		Topic:               topic,
 		SubscriptionName:    subscription,
-		Type:                pulsar.Shared,
+		Type:                subType,
 		ReceiverQueueSize:   q,
 		NackRedeliveryDelay: nackRedeliveryDelay,
 	}
@@ -81,6 +110,19 @@ func main() {
 		field.SetBool(true)
 	default:
 		fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: PERMITCHECK_GO_MODE=%q: want zero-queue or nothing\n", mode)
+		os.Exit(2)
+	}
+	switch v := os.Getenv("PERMITCHECK_BATCH_INDEX_ACK"); v {
+	case "", "0":
+	case "1":
+		field := reflect.ValueOf(&options).Elem().FieldByName("EnableBatchIndexAcknowledgment")
+		if !field.IsValid() || field.Kind() != reflect.Bool {
+			fmt.Fprintln(os.Stderr, "permitcheck-go-consumer: PERMITCHECK_BATCH_INDEX_ACK=1: this release has no EnableBatchIndexAcknowledgment")
+			os.Exit(2)
+		}
+		field.SetBool(true)
+	default:
+		fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: PERMITCHECK_BATCH_INDEX_ACK=%q: want 1, 0 or nothing\n", v)
 		os.Exit(2)
 	}
 	client, err := pulsar.NewClient(pulsar.ClientOptions{
@@ -112,6 +154,16 @@ func main() {
 			consumer.Nack(msg)
 		} else if err := consumer.Ack(msg); err != nil {
 			fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: ack: %v\n", err)
+		}
+		if reopenAfter > 0 && received == reopenAfter {
+			// Close and subscribe again on the same client: the new consumer reuses the
+			// client's pooled connection to the broker.
+			consumer.Close()
+			fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: closed after %d messages, subscribing again\n", received)
+			if consumer, err = client.Subscribe(options); err != nil {
+				fmt.Fprintf(os.Stderr, "permitcheck-go-consumer: subscribe again: %v\n", err)
+				os.Exit(1)
+			}
 		}
 	}
 }
