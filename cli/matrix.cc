@@ -30,6 +30,7 @@ constexpr char kHelpExample[] =
     "Examples:\n"
     "  permitcheck matrix --out /tmp/m                      # newest releases x all scenarios\n"
     "  permitcheck matrix --clients go,cpp --scenarios reconnect,negative_ack --out /tmp/m\n"
+    "  permitcheck matrix --clients go --brokers conformance,pulsar-4.2.4 --out /tmp/m\n"
     "  permitcheck matrix --shard 1/3 --out /tmp/s1         # one slice; then:\n"
     "  permitcheck matrix merge /tmp/s1 /tmp/s2 /tmp/s3 --out /tmp/m\n";
 
@@ -135,6 +136,12 @@ MatrixCommand::MatrixCommand(CLI::App& app) {
                    "Comma-separated preset names (default: every installed preset; "
                    "permitcheck conform --list-clients)");
   sub_->add_option("--scenarios", scenarios_, "Comma-separated scenario names (default: all)");
+  sub_->add_option("--brokers", brokers_,
+                   "The broker axis, comma-separated: conformance (permitcheck's own broker) "
+                   "and pulsar-VERSION (the Pulsar standalone ci/install-pulsar-broker.sh "
+                   "installed: the scenarios paired with a real-broker scenario, one cell at a "
+                   "time; docs/matrix.md)")
+      ->capture_default_str();
   sub_->add_flag("--catalogue-releases", catalogue_releases_,
                  "Every installed release of each preset (the bug catalogue's), not only the newest");
   sub_->add_option("--jobs", jobs_, "Cells run side by side (the runs mostly wait on clients)")
@@ -221,7 +228,8 @@ std::optional<int> MatrixCommand::run(std::ostream& out, std::ostream& err) {
                           .timeout_s = timeout_s_,
                           .idle_s = idle_s_,
                           .deadline_s = deadline_s_,
-                          .root = conformance::presets_root()};
+                          .root = conformance::presets_root(),
+                          .brokers = csv_names(brokers_)};
   absl::StatusOr<MatrixPlan> plan = plan_matrix(settings);
   if (!plan.ok()) {
     err << "permitcheck matrix: " << plan.status().message() << "\n";

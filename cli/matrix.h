@@ -38,6 +38,7 @@ class MatrixCommand {
   CLI::App* merge_ = nullptr;
   std::string out_dir_;
   std::string clients_;
+  std::string brokers_ = "conformance";  // --brokers: the broker axis
   std::string scenarios_;
   bool catalogue_releases_ = false;
   int jobs_ = 4;

@@ -18,6 +18,11 @@
 #include "conformance/client_presets.h"
 #include "conformance/conform.h"
 #include "trace/writer.h"
+#ifdef PERMITCHECK_HAVE_REALBROKER
+#include "realbroker/fidelity.h"
+#include "realbroker/run.h"
+#include "realbroker/standalone.h"
+#endif
 
 namespace permitcheck::cli {
 namespace {
@@ -28,7 +33,6 @@ using matrix::Cell;
 using matrix::CellKey;
 using matrix::Outcome;
 
-constexpr std::string_view kBroker = "conformance";
 
 std::string distinct_join(const std::vector<std::string>& v) {
   std::vector<std::string> seen;
@@ -148,7 +152,127 @@ void fill_cell(Cell& c, const conformance::ConformReport& r) {
 
 namespace {
 
+// The cells of a real broker: the installed standalone started once (advertising the tap's
+// port), each cell's paired real-broker scenario run through the tap, the broker stopped.
+void run_real_cells([[maybe_unused]] const MatrixPlan& plan,
+                    [[maybe_unused]] const MatrixSettings& settings,
+                    const std::vector<CellKey>& cells, const std::vector<std::size_t>& which,
+                    std::vector<Cell>& results, [[maybe_unused]] const fs::path& out,
+                    [[maybe_unused]] Clock::time_point until, const std::function<void()>& done) {
+  if (which.empty()) return;
+  std::string cannot = "not built with the real broker (realbroker/)";
+#ifdef PERMITCHECK_HAVE_REALBROKER
+  std::unique_ptr<realbroker::StandaloneBroker> broker;
+  absl::StatusOr<std::uint16_t> tap_port = realbroker::free_loopback_port();
+  if (!tap_port.ok()) {
+    cannot = absl::StrCat("the real broker's tap: ", tap_port.status().message());
+  } else {
+    broker = std::make_unique<realbroker::StandaloneBroker>(realbroker::StandaloneOptions{
+        .root = settings.root, .advertised = absl::StrCat("127.0.0.1:", *tap_port)});
+    if (absl::Status st = broker->start(std::chrono::seconds(180)); !st.ok()) {
+      cannot = absl::StrCat("the Pulsar standalone did not start: ", st.message());
+      broker.reset();
+    }
+  }
+  if (broker) {
+    realbroker::StandaloneControl control(broker.get());
+    // A restarted broker's own loopback connections may take the tap's port as their local
+    // port (it is free between cells): the cells that restart it run last.
+    std::vector<std::size_t> order = which;
+    std::stable_partition(order.begin(), order.end(), [&](std::size_t i) {
+      const realbroker::FidelityPair* p = realbroker::find_pair_by_conformance(cells[i].scenario);
+      const realbroker::ScenarioInfo* info =
+          p ? realbroker::find_real_broker_scenario(p->real_broker) : nullptr;
+      return info == nullptr || !info->needs_restart;
+    });
+    for (std::size_t i : order) {
+      Cell& c = results[i];
+      c.key = cells[i];
+      c.capture_note =
+          "a real-broker cell keeps no trace file; permitcheck real-broker --trace/--pcap writes "
+          "the tap's record of the wire";
+      const auto row = std::find_if(plan.rows.begin(), plan.rows.end(), [&](const MatrixPlan::Row& r) {
+        return r.client == c.key.client && r.version == c.key.version;
+      });
+      const realbroker::FidelityPair* pair = realbroker::find_pair_by_conformance(c.key.scenario);
+      if (row == plan.rows.end() || pair == nullptr) {
+        c.outcome = Outcome::kIncomplete;
+        c.reason = "not in this plan";
+      } else if (until - Clock::now() < std::chrono::seconds(1)) {
+        c.outcome = Outcome::kIncomplete;
+        c.reason = "not run: the matrix's --deadline came first";
+      } else {
+        const fs::path dir = out / "cells" / c.key.id();
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+        fs::create_directories(dir, ec);
+        const realbroker::RealBrokerOutcome o = realbroker::run_on_real_broker(
+            control,
+            realbroker::RealBrokerRun{
+                .client_command = row->command,
+                .client_name = absl::StrCat(row->client, "@", row->version),
+                .q = settings.q,
+                .t = row->threshold,
+                .scenario = std::string(pair->real_broker),
+                .tap_port = *tap_port,
+                .timeout = std::chrono::milliseconds(
+                    static_cast<std::int64_t>(settings.real_broker_timeout_s * 1000)),
+                .log_dir = dir.string(),
+                .keep_client_log = true});
+        fill_from_real_broker(c, o);
+        for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+          if (e.path().extension() == ".log") {
+            c.logs.push_back(fs::relative(e.path(), out, ec).generic_string());
+          }
+        }
+      }
+      done();
+    }
+    broker->stop();
+    return;
+  }
+#endif
+  for (std::size_t i : which) {
+    Cell& c = results[i];
+    c.key = cells[i];
+    c.outcome = Outcome::kIncomplete;
+    c.reason = cannot;
+    done();
+  }
+}
+
 }  // namespace
+
+#ifdef PERMITCHECK_HAVE_REALBROKER
+void fill_from_real_broker(Cell& c, const realbroker::RealBrokerOutcome& o) {
+  c.outcome = matrix::parse_outcome(o.verdict).value_or(Outcome::kIncomplete);
+  std::set<std::string> rules(o.rules.begin(), o.rules.end());
+  c.rules.assign(rules.begin(), rules.end());
+  for (const std::string& f : o.findings) {
+    const std::size_t colon = f.find(':');
+    c.findings.push_back({colon == std::string::npos ? "" : f.substr(0, colon), 0,
+                          colon == std::string::npos ? f : f.substr(colon + 2)});
+  }
+  for (const realbroker::StatsComparison& s : o.comparisons) {
+    c.windows.push_back(absl::StrCat("stats ", s.when, ": availablePermits ", s.broker_available,
+                                     " (wire ", s.wire_available, "), unackedMessages ",
+                                     s.broker_unacked, s.matches() ? ", match" : ", MISMATCH"));
+  }
+  c.seconds = o.seconds;
+  c.runs = 1;
+  c.cases_passed = c.outcome == Outcome::kPass ? 1 : 0;
+  c.reason = !o.findings.empty() ? o.findings.front()
+             : !o.notes.empty()  ? o.notes.front()
+                                 : absl::StrCat("published ", o.published, " messages; ", o.messages,
+                                                " MESSAGE commands, ", o.acks,
+                                                " acks through the tap; the stats matched the wire");
+}
+#else
+void fill_from_real_broker(Cell& c, const realbroker::RealBrokerOutcome&) {
+  c.outcome = Outcome::kIncomplete;
+  c.reason = "not built with the real broker (realbroker/)";
+}
+#endif
 
 bool preset_installed(std::string_view name, std::string_view version, bool is_default,
                       std::string_view root) {
@@ -169,9 +293,56 @@ bool preset_installed(std::string_view name, std::string_view version, bool is_d
   return true;
 }
 
+namespace {
+
+bool has_real_broker_pair([[maybe_unused]] const std::string& scenario) {
+#ifdef PERMITCHECK_HAVE_REALBROKER
+  return realbroker::find_pair_by_conformance(scenario) != nullptr;
+#else
+  return false;
+#endif
+}
+
+bool real_broker_installed([[maybe_unused]] const std::string& root) {
+#ifdef PERMITCHECK_HAVE_REALBROKER
+  return realbroker::installed_classpath(root).ok();
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+std::string pulsar_broker_name([[maybe_unused]] std::string_view root) {
+#ifdef PERMITCHECK_HAVE_REALBROKER
+  const std::string v = realbroker::installed_version(std::string(root));
+  return v.empty() ? "" : absl::StrCat("pulsar-", v);
+#else
+  return "";
+#endif
+}
+
 absl::StatusOr<MatrixPlan> plan_matrix(const MatrixSettings& settings) {
   MatrixPlan plan;
   matrix::Matrix& m = plan.matrix;
+  const std::string pulsar = pulsar_broker_name(settings.root);
+  std::vector<std::string> brokers;
+  for (const std::string& b : settings.brokers.empty()
+                                  ? std::vector<std::string>{std::string(kConformanceBroker)}
+                                  : settings.brokers) {
+    if (b != kConformanceBroker && (pulsar.empty() || b != pulsar)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown broker \"", b, "\" (known: ", std::string(kConformanceBroker),
+          pulsar.empty() ? "" : absl::StrCat(", ", pulsar), ")"));
+    }
+    if (std::find(brokers.begin(), brokers.end(), b) != brokers.end()) continue;
+    if (b != kConformanceBroker && !real_broker_installed(settings.root)) {
+      m.notes.push_back(absl::StrCat("not installed, not run: broker ", b,
+                                     " (run ci/install-pulsar-broker.sh)"));
+      continue;
+    }
+    brokers.push_back(b);
+  }
   for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {
     const bool wanted = settings.scenarios.empty() ||
                         std::find(settings.scenarios.begin(), settings.scenarios.end(), s.name) !=
@@ -223,8 +394,13 @@ absl::StatusOr<MatrixPlan> plan_matrix(const MatrixSettings& settings) {
                            .knows_message_permits = p.knows_message_permits,
                            .threshold = absl::StrCat("T = ", p.threshold(settings.q), " at Q = ",
                                                      settings.q, " (", p.threshold_source, ")")});
+    }
+  }
+  for (const std::string& broker : brokers) {
+    for (const MatrixPlan::Row& row : plan.rows) {
       for (const matrix::ScenarioColumn& s : m.scenarios) {
-        m.plan.push_back({std::string(kBroker), p.name, v, s.name});
+        if (broker != kConformanceBroker && !has_real_broker_pair(s.name)) continue;
+        m.plan.push_back({broker, row.client, row.version, s.name});
       }
     }
   }
@@ -249,8 +425,13 @@ matrix::Matrix run_matrix(const MatrixPlan& plan, const MatrixSettings& settings
     progress(done.load(), static_cast<int>(cells.size()),
              std::chrono::duration<double>(Clock::now() - t0).count());
   };
+  std::vector<std::size_t> conformance_cells, real_cells;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    (cells[i].broker == kConformanceBroker ? conformance_cells : real_cells).push_back(i);
+  }
   auto worker = [&] {
-    for (std::size_t i = next++; i < cells.size(); i = next++) {
+    for (std::size_t k = next++; k < conformance_cells.size(); k = next++) {
+      const std::size_t i = conformance_cells[k];
       Cell& c = results[i];
       c.key = cells[i];
       c.capture_note =
@@ -301,10 +482,17 @@ matrix::Matrix run_matrix(const MatrixPlan& plan, const MatrixSettings& settings
     }
   };
   report();
-  const int jobs = std::clamp<int>(settings.jobs, 1, std::max<int>(1, static_cast<int>(cells.size())));
+  const int jobs = std::clamp<int>(settings.jobs, 1,
+                                   std::max<int>(1, static_cast<int>(conformance_cells.size())));
   std::vector<std::thread> threads;
-  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
-  worker();
+  if (!conformance_cells.empty()) {
+    for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  }
+  // The real broker's cells, one at a time beside the pool: one standalone, one tap port.
+  run_real_cells(plan, settings, cells, real_cells, results, out, until, [&] {
+    ++done;
+    report();
+  });
   for (std::thread& t : threads) t.join();
   m.cells = std::move(results);
   m.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -1,16 +1,21 @@
 // Runs the cells of `permitcheck matrix` in-process: each (broker, client preset, release,
-// scenario) cell is one run_conformance call (conformance/conform.h) for that one scenario,
-// with the preset's real Flow threshold; cells run side by side on a pool of threads (the runs
-// mostly wait on client processes). Each cell keeps its client logs and its counterexample's
-// trace under OUT/cells/<cell id>/.
+// scenario) cell of the `conformance` broker is one run_conformance call (conformance/conform.h)
+// for that one scenario, with the preset's real Flow threshold; cells run side by side on a pool
+// of threads (the runs mostly wait on client processes). The broker axis: a `pulsar-VERSION`
+// broker (the standalone ci/install-pulsar-broker.sh installed, started once for all its cells)
+// has a cell for each scenario with a real-broker pair (realbroker/fidelity.h), run one after
+// the other through the tap (realbroker/run.h) beside the pool. Each cell keeps its client logs
+// and its counterexample's trace under OUT/cells/<cell id>/.
 //
 //   MatrixSettings s{.out_dir = "/tmp/m", .jobs = 4};
 //   absl::StatusOr<MatrixPlan> plan = plan_matrix(s);            // presets x scenarios
 //   matrix::Matrix m = run_matrix(*plan, s, shard_cells(plan->matrix.plan, {1, 1}), progress);
 //
 // Guarantees: every planned cell of the slice gets exactly one Cell (INCOMPLETE when the
-// deadline came before it started); no client process outlives its run (conformance's
-// guarantee); at most `jobs` cells run at once.
+// deadline came before it started, or the real broker could not start); no client process
+// outlives its run (conformance's and realbroker's guarantees) and the standalone is stopped
+// before run_matrix returns; at most `jobs` conformance cells and one real-broker cell run at
+// once.
 #ifndef PERMITCHECK_CLI_MATRIX_RUN_H_
 #define PERMITCHECK_CLI_MATRIX_RUN_H_
 
@@ -27,8 +32,17 @@
 namespace permitcheck::conformance {
 struct ConformReport;
 }
+namespace permitcheck::realbroker {
+struct RealBrokerOutcome;
+}
 
 namespace permitcheck::cli {
+
+// The broker axis's own broker: permitcheck's conformance broker.
+inline constexpr std::string_view kConformanceBroker = "conformance";
+// "pulsar-4.2.4": the name of the Pulsar standalone installed under `root` ("" when its
+// version cannot be read).
+std::string pulsar_broker_name(std::string_view root);
 
 struct MatrixSettings {
   std::string out_dir;                 // cells' artifacts go under OUT/cells/
@@ -44,6 +58,9 @@ struct MatrixSettings {
   double idle_s = 1.5;
   double deadline_s = 3600;            // the whole matrix: no cell starts after it
   std::string root;                    // where conformance/clients/ is (presets_root())
+  // The broker axis: "conformance" and/or pulsar_broker_name(root); empty: conformance only.
+  std::vector<std::string> brokers;
+  double real_broker_timeout_s = 60;   // one real-broker cell
 };
 
 struct MatrixPlan {
@@ -58,8 +75,10 @@ struct MatrixPlan {
   std::vector<Row> rows;
 };
 
-// The cells: installed presets (their newest release, or every installed release) x the
-// scenarios. InvalidArgument for an unknown client or scenario name.
+// The cells: brokers x installed presets (their newest release, or every installed release) x
+// the scenarios (for a pulsar broker only those with a real-broker pair). InvalidArgument for
+// an unknown broker, client or scenario name; a pulsar broker that is not installed is a note
+// and no cells.
 absl::StatusOr<MatrixPlan> plan_matrix(const MatrixSettings& settings);
 
 // Whether the preset's release is installed under `root` (its run script would find it).
@@ -79,6 +98,11 @@ using MatrixProgress = std::function<void(int done, int total, double elapsed_s)
 matrix::Matrix run_matrix(const MatrixPlan& plan, const MatrixSettings& settings,
                           const std::vector<matrix::CellKey>& cells,
                           const MatrixProgress& progress = {});
+
+// A real-broker cell from its run (realbroker/run.h): the outcome, the sorted distinct rule IDs,
+// a finding per "RULE: text" of the run (line 0: the run), the stats comparisons as windows,
+// the reason (the first finding or note).
+void fill_from_real_broker(matrix::Cell& c, const realbroker::RealBrokerOutcome& o);
 
 }  // namespace permitcheck::cli
 

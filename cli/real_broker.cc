@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/report.h"
 #ifdef PERMITCHECK_HAVE_REALBROKER
+#include "cli/real_broker_fidelity.h"
 #include "conformance/client_presets.h"
 #include "nlohmann/json.hpp"
 #include "realbroker/run.h"
@@ -63,6 +64,10 @@ RealBrokerCommand::RealBrokerCommand(CLI::App& app) {
       ->check(CLI::Range(5.0, 3600.0))
       ->capture_default_str();
   command_->add_flag("--list", list_, "List the scenarios and exit");
+  command_->add_flag("--fidelity", fidelity_,
+                     "Also run each scenario's conformance pair on permitcheck's own broker and "
+                     "print the two verdicts side by side (exit 1 on an unexplained difference; "
+                     "docs/real-broker.md, Fidelity)");
 }
 
 #ifndef PERMITCHECK_HAVE_REALBROKER
@@ -231,6 +236,17 @@ std::optional<int> RealBrokerCommand::run(std::ostream& out, std::ostream& err) 
                                " standalone (started by permitcheck)");
   }
 
+  if (fidelity_) {
+    const int code = run_fidelity_report(
+        FidelityArgs{.client_command = client->command, .client_name = client->name,
+                     .client_preset = client_preset_, .q = q_, .t = t_ ? t_ : client->t,
+                     .scenarios = scenarios_, .tap_port = *tap_port,
+                     .timeout = std::chrono::milliseconds(static_cast<int>(timeout_ * 1000)),
+                     .format = format_, .broker_name = broker_name},
+        *control, report, err);
+    if (standalone) standalone->stop();
+    return code;
+  }
   std::vector<RealBrokerOutcome> runs;
   for (const std::string& s : scenarios) {
     err << "permitcheck real-broker: " << s << " ...\n";

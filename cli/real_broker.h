@@ -37,6 +37,7 @@ class RealBrokerCommand {
   std::optional<std::int64_t> t_;
   double timeout_ = 90;
   bool list_ = false;
+  bool fidelity_ = false;  // --fidelity (cli/real_broker_fidelity.h)
 };
 
 }  // namespace permitcheck::cli

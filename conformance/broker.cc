@@ -348,6 +348,21 @@ struct ConformanceBroker::Impl {
         const std::uint64_t consumer = in.subscribe().consumer_id();
         {
           std::lock_guard<std::mutex> lock(mu);
+          // As Pulsar does (pulsar-broker 4.2.4, ServerCnx.java:1406-1413, handleSubscribe):
+          // a SUBSCRIBE of a consumer id already live on this connection is answered SUCCESS
+          // and the existing consumer kept, its permits included; no new incarnation.
+          if (live && live->cnx == conn->id && live->consumer == consumer) {
+            ++counters.repeated_subscribes;
+            out.set_type(wire::BaseCommand::SUCCESS);
+            out.mutable_success()->set_request_id(in.subscribe().request_id());
+          }
+        }
+        if (out.has_success()) {
+          send(conn, out);
+          return;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu);
           events.push_back(spec::Subscribe{cnx_id(conn->id), consumer, std::nullopt});
           events.push_back(spec::SubscribeOk{cnx_id(conn->id), consumer});
           live = Live{.cnx = conn->id, .consumer = consumer};

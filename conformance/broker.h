@@ -80,6 +80,8 @@ struct BrokerView {
   int connections_opened = 0;
   int live_connections = 0;
   int subscribes = 0;               // successful subscribes so far (incarnations)
+  int repeated_subscribes = 0;      // SUBSCRIBEs of the live consumer id on its connection:
+                                    // SUCCESS, the consumer kept (as Pulsar does)
   bool subscribed = false;          // a live consumer exists
   std::uint64_t consumer = 0;       // its consumer id
   // The live incarnation's numbers, or the last ended one's when none is live.

@@ -16,16 +16,23 @@ absl::Status bad(const std::string& source, int line, std::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(source, ":", line, ": ", av(why)));
 }
 
-// The line that decides `key`: one for its release first, then one for every release.
+// The line that decides `key`: the most specific of broker and release, then broker, then
+// release, then neither.
 const Expectation* find(const Expectations* e, const CellKey& key) {
   if (e == nullptr) return nullptr;
-  const Expectation* any_release = nullptr;
+  const Expectation* best = nullptr;
+  int best_rank = -1;
   for (const Expectation& x : e->lines) {
     if (x.scenario != key.scenario) continue;
-    if (x.release == key.version) return &x;
-    if (x.release.empty() && any_release == nullptr) any_release = &x;
+    if (!x.broker.empty() && x.broker != key.broker) continue;
+    if (!x.release.empty() && x.release != key.version) continue;
+    const int rank = (x.broker.empty() ? 0 : 2) + (x.release.empty() ? 0 : 1);
+    if (rank > best_rank) {
+      best = &x;
+      best_rank = rank;
+    }
   }
-  return any_release;
+  return best;
 }
 
 std::string got(const Cell& c) {
@@ -59,12 +66,18 @@ absl::StatusOr<Expectations> parse_expectations(std::string_view text, std::stri
     if (line.empty()) continue;
     const std::vector<absl::string_view> words =
         absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipWhitespace());
-    if (words.size() < 2) return bad(out.source, n, "expected SCENARIO[@RELEASE] EXPECTATION [RULES]");
+    if (words.size() < 2) return bad(out.source, n, "expected [BROKER/]SCENARIO[@RELEASE] EXPECTATION [RULES]");
     Expectation e;
     e.line = n;
-    const std::size_t at = words[0].find('@');
-    e.scenario = std::string(words[0].substr(0, at));
-    if (at != absl::string_view::npos) e.release = std::string(words[0].substr(at + 1));
+    absl::string_view key = words[0];
+    if (const std::size_t slash = key.find('/'); slash != absl::string_view::npos) {
+      e.broker = std::string(key.substr(0, slash));
+      key = key.substr(slash + 1);
+      if (e.broker.empty()) return bad(out.source, n, "an empty broker before '/'");
+    }
+    const std::size_t at = key.find('@');
+    e.scenario = std::string(key.substr(0, at));
+    if (at != absl::string_view::npos) e.release = std::string(key.substr(at + 1));
     if (std::find(scenarios.begin(), scenarios.end(), e.scenario) == scenarios.end()) {
       return bad(out.source, n, absl::StrCat("unknown scenario \"", e.scenario,
                                              "\" (permitcheck conform --list names them)"));
@@ -88,7 +101,8 @@ absl::StatusOr<Expectations> parse_expectations(std::string_view text, std::stri
       return bad(out.source, n, absl::StrCat("\"", std::string(kind), "\" takes no rule IDs"));
     }
     for (const Expectation& before : out.lines) {
-      if (before.scenario == e.scenario && before.release == e.release) {
+      if (before.scenario == e.scenario && before.release == e.release &&
+          before.broker == e.broker) {
         return bad(out.source, n, absl::StrCat(std::string(words[0]), " is already on line ",
                                                before.line));
       }
@@ -142,7 +156,8 @@ void apply_expectations(Matrix& m, const std::vector<Expectations>& all) {
       }
       if (c.verdict != Verdict::kUnexpected && c.outcome == Outcome::kIncomplete) ++s.incomplete;
       if (c.verdict == Verdict::kUnexpected) {
-        std::string why = absl::StrCat(c.key.scenario, ": expected ", c.expected, ", got ", got(c));
+        std::string why = absl::StrCat(c.key.broker == "conformance" ? "" : c.key.broker + "/",
+                                       c.key.scenario, ": expected ", c.expected, ", got ", got(c));
         if (x != nullptr && x->kind == Expectation::Kind::kFail) {
           std::vector<std::string> gone;
           for (const std::string& r : x->rules) {

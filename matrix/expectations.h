@@ -2,11 +2,15 @@
 // cells must pass and which findings are pinned, so a client's CI fails only on a change. One
 // text file per client preset, conformance/expectations/<preset>.txt:
 //
-//   # SCENARIO[@RELEASE]  EXPECTATION  [RULE,RULE...]      (# starts a comment)
+//   # [BROKER/]SCENARIO[@RELEASE]  EXPECTATION  [RULE,RULE...]      (# starts a comment)
 //   duplicate_redelivery  fail  K4        # pinned finding: FAIL with exactly these rules
 //   stale_epoch           not-applicable
 //   reconnect@v0.9.0      any             # this release only; not judged
+//   pulsar-4.2.4/negative_ack incomplete  # this broker only (the matrix's broker axis)
 //
+// A line without a BROKER holds on every broker (the conformance broker is to behave as
+// Pulsar does: docs/real-broker.md, Fidelity); the most specific line decides a cell: broker
+// and release, then broker, then release, then neither.
 // EXPECTATION is pass, fail RULES, not-applicable, incomplete or any. A scenario not listed
 // must be PASS or NOT-APPLICABLE. A pinned finding that disappears (the cell passes, or fails
 // with other rules) is unexpected, as is every INCOMPLETE not pinned as such.
@@ -31,6 +35,7 @@ namespace permitcheck::matrix {
 struct Expectation {
   enum class Kind { kPass, kFail, kNotApplicable, kIncomplete, kAny };
   std::string scenario;
+  std::string broker;              // empty: every broker
   std::string release;             // empty: every release of the client
   Kind kind = Kind::kPass;
   std::vector<std::string> rules;  // kFail: the pinned rule IDs, sorted

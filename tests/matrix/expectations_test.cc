@@ -55,6 +55,53 @@ TEST(Expectations, OnePinnedRuleOfTwoDisappearingIsUnexpected) {
   EXPECT_NE(summary(m, "go").unexpected[0].find("pinned finding E5 disappeared"), std::string::npos);
 }
 
+// The broker axis: a line without a broker holds on every broker; BROKER/SCENARIO holds on
+// that broker only and wins over it there; an unexpected real-broker cell is named with its
+// broker.
+TEST(Expectations, ABrokerQualifiedLineDecidesThatBrokersCellsOnly) {
+  Matrix m = testing::sample_matrix();
+  Cell real = m.cells[4];  // go partial_batches FAIL E2,E5, on the real broker INCOMPLETE
+  real.key.broker = "pulsar-4.2.4";
+  real.outcome = Outcome::kIncomplete;
+  real.rules.clear();
+  m.plan.push_back(real.key);
+  m.cells.push_back(real);
+  Cell real_pass = m.cells[3];  // go complete_batches PASS on both
+  real_pass.key.broker = "pulsar-4.2.4";
+  m.plan.push_back(real_pass.key);
+  m.cells.push_back(real_pass);
+  apply_expectations(m, {parse("partial_batches fail E2,E5\n"
+                               "pulsar-4.2.4/partial_batches incomplete\n"
+                               "stale_epoch any\n")});
+  EXPECT_EQ(m.cells[4].expected, "fail E2,E5");
+  EXPECT_EQ(m.cells[4].verdict, Verdict::kAsPinned);
+  EXPECT_EQ(m.cells[m.cells.size() - 2].expected, "incomplete");
+  EXPECT_EQ(m.cells[m.cells.size() - 2].verdict, Verdict::kAsExpected);
+  EXPECT_EQ(m.cells.back().expected, "pass or not-applicable");
+  EXPECT_FALSE(any_unexpected(m));
+
+  // Without the broker's line the unqualified pin holds on the real broker too.
+  apply_expectations(m, {parse("partial_batches fail E2,E5\nstale_epoch any\n")});
+  const ClientSummary& go = summary(m, "go");
+  ASSERT_EQ(go.unexpected.size(), 1u);
+  EXPECT_EQ(go.unexpected[0],
+            "pulsar-4.2.4/partial_batches: expected fail E2,E5, got INCOMPLETE (pinned finding "
+            "E2,E5 disappeared)");
+}
+
+TEST(Expectations, ABrokerLineTwiceOrAnEmptyBrokerIsAnError) {
+  auto error = [](const std::string& text) {
+    absl::StatusOr<Expectations> e = parse_expectations(text, "go", "go.txt", kScenarios);
+    return e.ok() ? std::string("ok") : std::string(e.status().message());
+  };
+  EXPECT_EQ(error("pulsar-4.2.4/stale_epoch any\nstale_epoch any\n"), "ok");
+  EXPECT_EQ(error("pulsar-4.2.4/stale_epoch any\npulsar-4.2.4/stale_epoch pass\n"),
+            "go.txt:2: pulsar-4.2.4/stale_epoch is already on line 1");
+  EXPECT_EQ(error("/stale_epoch any\n"), "go.txt:1: an empty broker before '/'");
+  EXPECT_NE(error("pulsar-4.2.4/no_such any\n").find("unknown scenario \"no_such\""),
+            std::string::npos);
+}
+
 TEST(Expectations, WithoutAFileEveryCellMustPassOrNotApply) {
   Matrix m = testing::sample_matrix();
   apply_expectations(m, {});
@@ -96,7 +143,7 @@ TEST(Expectations, BadLinesAreRefusedWithTheirLine) {
   EXPECT_EQ(error("complete_batches pass E5\n"), "go.txt:1: \"pass\" takes no rule IDs");
   EXPECT_EQ(error("complete_batches pass\ncomplete_batches any\n"),
             "go.txt:2: complete_batches is already on line 1");
-  EXPECT_EQ(error("complete_batches\n"), "go.txt:1: expected SCENARIO[@RELEASE] EXPECTATION [RULES]");
+  EXPECT_EQ(error("complete_batches\n"), "go.txt:1: expected [BROKER/]SCENARIO[@RELEASE] EXPECTATION [RULES]");
 }
 
 TEST(Shards, PartitionThePlanInOrder) {
