@@ -5,10 +5,13 @@
 // them, so that the combined exit code (spec/outcome.h `combine`) is exercised too.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -75,7 +78,10 @@ std::string capture(bool correct, bool lose_success = false) {
 class ManyInputs : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string dir = ::testing::TempDir() + "/many-inputs";
+    // One folder per test process: ctest runs this suite's tests side by side, and one
+    // rewriting a file another is reading gave a truncated input.
+    const std::string dir = ::testing::TempDir() + "/many-inputs-" + std::to_string(::getpid()) +
+                            "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::system(("mkdir -p " + dir).c_str());
     const std::string golden = std::string(PERMITCHECK_SOURCE_DIR) + "/tests/cli/golden/";
     const auto file = [&](const std::string& name, const std::string& bytes) {
