@@ -183,19 +183,15 @@ std::optional<ReportFormat> parse_report_format(std::string_view name) {
   return std::nullopt;
 }
 
-nlohmann::ordered_json finding_object(spec::RuleId rule, std::uint64_t line, std::string_view text) {
-  const std::string name(spec::rule_name(rule));
-  return {{"line", line},
-          {"rule", name},
-          {"text", std::string(text)},
-          {"message", absl::StrCat("line ", line, ": ", name, " ", std::string(text))}};
-}
-
 nlohmann::ordered_json finding_object(const spec::Finding& f) {
   return {{"line", f.line},
           {"rule", std::string(spec::rule_name(f.rule))},
           {"text", f.explanation},
           {"message", spec::format_finding(f)}};
+}
+
+nlohmann::ordered_json finding_object(spec::RuleId rule, std::uint64_t line, std::string_view text) {
+  return finding_object(spec::Finding{rule, line, std::string(text)});
 }
 
 std::string finding_json(const spec::Finding& f) {
