@@ -34,6 +34,14 @@ using matrix::CellKey;
 using matrix::Outcome;
 
 
+// The plan's row of a cell's client and version; nullptr when the plan has none.
+const MatrixPlan::Row* plan_row(const MatrixPlan& plan, const CellKey& key) {
+  const auto row = std::find_if(plan.rows.begin(), plan.rows.end(), [&](const MatrixPlan::Row& r) {
+    return r.client == key.client && r.version == key.version;
+  });
+  return row == plan.rows.end() ? nullptr : &*row;
+}
+
 std::string distinct_join(const std::vector<std::string>& v) {
   std::vector<std::string> seen;
   for (const std::string& s : v) {
@@ -142,11 +150,10 @@ void fill_cell(Cell& c, const conformance::ConformReport& r) {
     case Outcome::kIncomplete:
       c.reason = absl::StrCat("no run opened the scenario's window: ", distinct_join(s.not_opened));
       return;
-    case Outcome::kFail:  // a counterexample is handled above; a FAIL without one is none
+    case Outcome::kFail:  // conform fails a scenario only with a counterexample, handled above
     case Outcome::kPass:
       break;
   }
-  c.outcome = Outcome::kPass;
   c.reason = absl::StrCat(s.cases_passed, " case(s) passed");
 }
 
@@ -191,11 +198,9 @@ void run_real_cells([[maybe_unused]] const MatrixPlan& plan,
       c.capture_note =
           "a real-broker cell keeps no trace file; permitcheck real-broker --trace/--pcap writes "
           "the tap's record of the wire";
-      const auto row = std::find_if(plan.rows.begin(), plan.rows.end(), [&](const MatrixPlan::Row& r) {
-        return r.client == c.key.client && r.version == c.key.version;
-      });
+      const MatrixPlan::Row* row = plan_row(plan, c.key);
       const realbroker::FidelityPair* pair = realbroker::find_pair_by_conformance(c.key.scenario);
-      if (row == plan.rows.end() || pair == nullptr) {
+      if (row == nullptr || pair == nullptr) {
         c.outcome = Outcome::kIncomplete;
         c.reason = "not in this plan";
       } else if (until - Clock::now() < std::chrono::seconds(1)) {
@@ -437,12 +442,10 @@ matrix::Matrix run_matrix(const MatrixPlan& plan, const MatrixSettings& settings
       c.capture_note =
           "conform writes no pcap of its runs; trace.jsonl is the broker's record of the wire "
           "(permitcheck tap --pcap in front of a broker writes one)";
-      const auto row = std::find_if(plan.rows.begin(), plan.rows.end(), [&](const MatrixPlan::Row& r) {
-        return r.client == c.key.client && r.version == c.key.version;
-      });
+      const MatrixPlan::Row* row = plan_row(plan, c.key);
       const std::optional<conformance::ScenarioKind> kind = conformance::parse_scenario(c.key.scenario);
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-      if (row == plan.rows.end() || !kind) {
+      if (row == nullptr || !kind) {
         c.outcome = Outcome::kIncomplete;
         c.reason = "not in this plan";
       } else if (left.count() < 1000) {
