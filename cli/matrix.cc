@@ -1,15 +1,13 @@
 #include "cli/matrix.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli/options.h"
+#include "cli/progress.h"
 #include "cli/report.h"
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
@@ -243,18 +241,12 @@ std::optional<int> MatrixCommand::run(std::ostream& out, std::ostream& err) {
   if (!make_dir(out_dir_, err)) return kExitBadInput;
   const std::vector<matrix::CellKey> cells =
       matrix::shard_cells(plan->matrix.plan, shard.value_or(matrix::Shard{1, 1}));
-  const bool show = progress_ || (!no_progress_ && isatty(STDERR_FILENO) == 1);
-  MatrixProgress progress;
-  if (show) {
-    progress = [&err](int done, int total, double elapsed) {
-      const int s = static_cast<int>(elapsed);
-      err << absl::StrFormat("\rmatrix: %d/%d cells done, %d left, %d:%02d elapsed ", done, total,
-                             total - done, s / 60, s % 60)
-          << std::flush;
-    };
-  }
+  // run_matrix calls `progress` under its own lock: one update at a time.
+  ProgressLine line(err, "matrix", "cells",
+                    progress_wanted(progress_, no_progress_, stderr_is_terminal()));
+  const MatrixProgress progress = [&line](int done, int total, double) { line.update(done, total); };
   matrix::Matrix m = run_matrix(*plan, settings, cells, progress);
-  if (show) err << "\n";
+  line.finish();
   m.shard = shard;
   matrix::apply_expectations(m, *expectations);
   if (!write_outputs(m, out_dir_, shard.has_value(), out, err)) return kExitBadInput;
