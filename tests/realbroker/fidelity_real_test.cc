@@ -7,26 +7,16 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "asio.hpp"
 #include "gtest/gtest.h"
 #include "realbroker/fidelity.h"
 #include "realbroker/standalone.h"
+#include "tests/realbroker/realbroker_testing.h"
 
 namespace permitcheck::realbroker {
 namespace {
 
-std::string source_root() {
-  const char* dir = std::getenv("PERMITCHECK_SOURCE_DIR");
-  return dir ? dir : ".";
-}
-
-bool port_listening(std::uint16_t port) {
-  asio::io_context io;
-  asio::ip::tcp::socket s(io);
-  std::error_code ec;
-  s.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
-  return !ec;
-}
+using testing::port_listening;
+using testing::source_root;
 
 TEST(RealBrokerFidelity, TheGoClientGetsTheSameVerdictsFromPulsarAndTheConformanceBroker) {
   const std::string root = source_root();

@@ -8,25 +8,15 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "asio.hpp"
 #include "gtest/gtest.h"
 #include "realbroker/run.h"
+#include "tests/realbroker/realbroker_testing.h"
 
 namespace permitcheck::realbroker {
 namespace {
 
-std::string root() {
-  const char* dir = std::getenv("PERMITCHECK_SOURCE_DIR");
-  return dir ? dir : ".";
-}
-
-bool listening(std::uint16_t port) {
-  asio::io_context io;
-  asio::ip::tcp::socket s(io);
-  std::error_code ec;
-  s.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
-  return !ec;
-}
+std::string root() { return testing::source_root(); }
+bool listening(std::uint16_t port) { return testing::port_listening(port); }
 
 TEST(RealBrokerStandalone, StartsServesAGoClientAndLeavesNothingRunning) {
   if (!installed_classpath(root()).ok()) {

@@ -15,27 +15,17 @@
 #include <fstream>
 #include <iterator>
 
-#include "asio.hpp"
 #include "conformance/client_presets.h"
 #include "gtest/gtest.h"
 #include "realbroker/run.h"
+#include "tests/realbroker/realbroker_testing.h"
 #include "realbroker/standalone.h"
 
 namespace permitcheck::realbroker {
 namespace {
 
-std::string root() {
-  const char* dir = std::getenv("PERMITCHECK_SOURCE_DIR");
-  return dir ? dir : ".";
-}
-
-bool listening(std::uint16_t port) {
-  asio::io_context io;
-  asio::ip::tcp::socket s(io);
-  std::error_code ec;
-  s.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
-  return !ec;
-}
+std::string root() { return testing::source_root(); }
+bool listening(std::uint16_t port) { return testing::port_listening(port); }
 
 // Processes whose command line names a topic of this test process (the run's topics are
 // "permitcheck-SCENARIO-PID-..."): a client left running.
