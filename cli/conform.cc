@@ -149,13 +149,6 @@ std::optional<std::string> advertised_url_problem(std::string_view url) {
 using conformance::ConformReport;
 using conformance::ScenarioReport;
 
-// The shared escaping of cli/report.h (UTF-8 checked; xml_escape is used as is): the JSON
-// string's text without its quotes, as this file writes the quotes itself.
-std::string json_escape(std::string_view s) {
-  const std::string quoted = json_string(s);
-  return quoted.substr(1, quoted.size() - 2);
-}
-
 trace::Trace as_trace(const conformance::ScenarioOutcome& o) {
   trace::Trace t{o.header, o.events, {}};
   for (std::size_t i = 0; i < o.events.size(); ++i) t.lines.push_back(i + 2);
@@ -171,12 +164,15 @@ Explained explained(const conformance::ScenarioOutcome& o) {
   return e;
 }
 
-std::string rules_list(const conformance::ScenarioOutcome& o) {
+// The distinct rule IDs of a run's violations, in order.
+std::vector<std::string> rule_names(const conformance::ScenarioOutcome& o) {
   std::set<std::string> rules;
   for (const spec::Finding& f : o.violations) rules.insert(std::string(spec::rule_name(f.rule)));
-  std::string s;
-  for (const std::string& r : rules) absl::StrAppend(&s, s.empty() ? "" : ",", r);
-  return s;
+  return {rules.begin(), rules.end()};
+}
+
+std::string rules_list(const conformance::ScenarioOutcome& o) {
+  return absl::StrJoin(rule_names(o), ",");
 }
 
 std::string scenario_name(const ScenarioReport& s) {
@@ -397,9 +393,7 @@ std::string format_json(const ConformReport& r, const std::string& command) {
               {"restarts", s.restarts}};
     if (s.counterexample) {
       const conformance::ScenarioOutcome& c = *s.counterexample;
-      std::set<std::string> rules;
-      for (const spec::Finding& f : c.violations) rules.insert(std::string(spec::rule_name(f.rule)));
-      j["rules"] = std::vector<std::string>(rules.begin(), rules.end());
+      j["rules"] = rule_names(c);
       j["original"] = s.original;
       j["minimal"] = conformance::describe(c.params);
       j["shrink_steps"] = s.shrink_steps;
