@@ -39,9 +39,11 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-Outcome validate(const std::string& args) {
-  const std::string out = ::testing::TempDir() + "/many-inputs-out.txt";
-  const std::string err = ::testing::TempDir() + "/many-inputs-err.txt";
+// `dir`: the calling test's own folder, so that tests run side by side never share the files
+// the report is written to.
+Outcome validate(const std::string& dir, const std::string& args) {
+  const std::string out = dir + "/out.txt";
+  const std::string err = dir + "/err.txt";
   const int rc = std::system((std::string(PERMITCHECK_BIN) + " validate --no-progress " + args +
                               " >" + out + " 2>" + err)
                                  .c_str());
@@ -80,8 +82,9 @@ class ManyInputs : public ::testing::Test {
   void SetUp() override {
     // One folder per test process: ctest runs this suite's tests side by side, and one
     // rewriting a file another is reading gave a truncated input.
-    const std::string dir = ::testing::TempDir() + "/many-inputs-" + std::to_string(::getpid()) +
+    dir_ = ::testing::TempDir() + "/many-inputs-" + std::to_string(::getpid()) +
                             "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    const std::string& dir = dir_;
     std::system(("mkdir -p " + dir).c_str());
     const std::string golden = std::string(PERMITCHECK_SOURCE_DIR) + "/tests/cli/golden/";
     const auto file = [&](const std::string& name, const std::string& bytes) {
@@ -112,6 +115,9 @@ class ManyInputs : public ::testing::Test {
     return s;
   }
 
+  Outcome validate(const std::string& args) const { return many_inputs::validate(dir_, args); }
+
+  std::string dir_;
   std::vector<std::string> inputs_;
   std::vector<std::string> pass_;
 };

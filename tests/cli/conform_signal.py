@@ -10,6 +10,7 @@ with SIGINT ignored, which conform respects). Once the client runs, sends the si
 and expects: conform gone within 5 s, exit 128 + n, its report on stdout marked INTERRUPTED,
 and the client's `sleep` gone too. With REFERENCE_CLIENT, the first scenario
 (complete_batches) runs that client to its end first, and the report must show it PASS.
+WORKDIR must be this test's own: the client's pid file in it tells when to send the signal.
 Exit 0 pass, 1 fail, each with one line saying why.
 """
 import json
