@@ -223,23 +223,48 @@ std::optional<ScenarioOutcome> fails_within(const ConformOptions& options, Clock
   return std::nullopt;
 }
 
-// Shrinks a failing fixed case: the first smaller variant with the same defect, repeated.
-void shrink_fixed(const ConformOptions& options, Clock::time_point until,
-                  const ProgressFn& progress, ScenarioReport& sr, ScenarioParams& current,
-                  ScenarioOutcome& outcome, int tries, Shared& shared) {
+// Runs per smaller case while shrinking: one for a case that failed every time, n for a racy one.
+int shrink_tries(const ConformOptions& options, const ScenarioReport& sr) {
+  return sr.reproduced < sr.reproduce_runs ? std::max(1, options.reproduce) : 1;
+}
+
+// A fixed case as RapidCheck's shrink tree: its smaller cases are shrink_candidates, so that
+// fixed and drawn cases share one shrink loop (`minimize`).
+rc::Shrinkable<ScenarioParams> fixed_shrinkable(const ScenarioParams& params) {
+  return rc::shrinkable::shrinkRecur(params, [](const ScenarioParams& p) {
+    return rc::seq::fromContainer(shrink_candidates(p));
+  });
+}
+
+// A failing case made the scenario's counterexample: how often it reproduces is measured, then
+// it is shrunk (the first smaller case that fails the same way, repeated, within
+// --max-shrink-runs) and the minimal case is measured again. A client that never started is
+// kept as it is: there is no defect to shrink.
+void minimize(const ConformOptions& options, Clock::time_point until, const ProgressFn& progress,
+              rc::Shrinkable<ScenarioParams> current, ScenarioOutcome outcome, ScenarioReport& sr,
+              Shared& shared) {
+  sr.original = describe(current.value());
+  if (outcome.client_never_started) {
+    sr.counterexample = std::move(outcome);
+    return;
+  }
   const std::set<spec::RuleId> original = rules_of(outcome);
+  measure_reproduction(options, until, current.value(), original, sr, shared);
+  const int tries = shrink_tries(options, sr);
   int budget = options.max_shrink_runs;
   bool improved = true;
   bool deadline = false;
   while (improved && budget > 0 && !deadline) {
     improved = false;
-    for (const ScenarioParams& next : shrink_candidates(current)) {
-      if (budget <= 0 || deadline) break;
-      std::optional<ScenarioOutcome> candidate =
-          fails_within(options, until, next, original, tries, budget, deadline, sr, shared);
+    rc::Seq<rc::Shrinkable<ScenarioParams>> shrinks = current.shrinks();
+    while (budget > 0 && !deadline) {
+      rc::Maybe<rc::Shrinkable<ScenarioParams>> next = shrinks.next();
+      if (!next) break;
+      std::optional<ScenarioOutcome> candidate = fails_within(
+          options, until, next->value(), original, tries, budget, deadline, sr, shared);
       if (candidate) {
-        if (progress) progress(absl::StrCat("  shrunk to ", describe(next), "\n"));
-        current = next;
+        if (progress) progress(absl::StrCat("  shrunk to ", describe(next->value()), "\n"));
+        current = *next;
         outcome = *std::move(candidate);
         ++sr.shrink_steps;
         improved = true;
@@ -247,11 +272,8 @@ void shrink_fixed(const ConformOptions& options, Clock::time_point until,
       }
     }
   }
-}
-
-// Runs per smaller case while shrinking: one for a case that failed every time, n for a racy one.
-int shrink_tries(const ConformOptions& options, const ScenarioReport& sr) {
-  return sr.reproduced < sr.reproduce_runs ? std::max(1, options.reproduce) : 1;
+  if (sr.shrink_steps > 0) measure_reproduction(options, until, current.value(), original, sr, shared);
+  sr.counterexample = std::move(outcome);
 }
 
 }  // namespace
@@ -273,45 +295,48 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
   };
   const std::string name(scenario_info(kind).name);
   const rc::Gen<ScenarioParams> gen = gen_scenario(kind);
+  // One case run and noted: kPassed, kFailed (`failed` holds its outcome) or kStop when the
+  // scenario ends here (the overall deadline, or a client that never starts).
+  enum class Step { kPassed, kFailed, kStop };
+  const auto run_case = [&](const ScenarioParams& p, const std::string& label,
+                            std::optional<ScenarioOutcome>& failed) {
+    if (past(until)) {
+      cut();
+      return Step::kStop;
+    }
+    if (shared.gave_up) {
+      sr.skipped_never_started = true;
+      return Step::kStop;
+    }
+    if (progress) progress(absl::StrCat(name, " ", label, ": ", describe(p), "\n"));
+    std::optional<ScenarioOutcome> run = run_within(options.client, until, p, &sr, shared);
+    if (!run) {
+      cut();
+      return Step::kStop;
+    }
+    if (run->client_never_started && shared.gave_up) {
+      sr.skipped_never_started = true;  // reported once, for the whole run
+      return Step::kStop;
+    }
+    if (!run->client_never_started) ++started_runs;
+    note_run(sr, *run);
+    if (!run->failed()) {
+      if (!run->inconclusive()) ++sr.cases_passed;
+      for (const spec::Finding& d : run->deviations) sr.deviations.push_back(d);
+      return Step::kPassed;
+    }
+    failed = std::move(run);
+    return Step::kFailed;
+  };
   if (options.fixed_cases) {
     for (const ScenarioParams& p :
          fixed_cases(kind, options.client.q, options.client.threshold())) {
-      if (past(until)) {
-        cut();
-        break;
+      std::optional<ScenarioOutcome> failed;
+      const Step step = run_case(p, "fixed", failed);
+      if (step == Step::kPassed) continue;
+      if (step == Step::kFailed) {
+        minimize(options, until, progress, fixed_shrinkable(p), *std::move(failed), sr, shared);
       }
-      if (shared.gave_up) {
-        sr.skipped_never_started = true;
-        break;
-      }
-      if (progress) progress(absl::StrCat(name, " fixed: ", describe(p), "\n"));
-      std::optional<ScenarioOutcome> run = run_within(options.client, until, p, &sr, shared);
-      if (!run) {
-        cut();
-        break;
-      }
-      ScenarioOutcome& outcome = *run;
-      if (outcome.client_never_started && shared.gave_up) {
-        sr.skipped_never_started = true;  // reported once, for the whole run
-        break;
-      }
-      if (!outcome.client_never_started) ++started_runs;
-      note_run(sr, outcome);
-      if (!outcome.failed()) {
-        if (!outcome.inconclusive()) ++sr.cases_passed;
-        for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
-        continue;
-      }
-      sr.original = describe(p);
-      if (!outcome.client_never_started) {
-        const std::set<spec::RuleId> original = rules_of(outcome);
-        measure_reproduction(options, until, p, original, sr, shared);
-        ScenarioParams minimal = p;
-        shrink_fixed(options, until, progress, sr, minimal, outcome, shrink_tries(options, sr),
-                     shared);
-        if (sr.shrink_steps > 0) measure_reproduction(options, until, minimal, original, sr, shared);
-      }
-      sr.counterexample = std::move(outcome);
       break;
     }
   }
@@ -321,67 +346,12 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
     const rc::Random random(options.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL +
                             static_cast<std::uint64_t>(c));
     rc::Shrinkable<ScenarioParams> current = gen(random, 10 + 10 * c);
-    if (past(until)) {
-      cut();
-      break;
+    std::optional<ScenarioOutcome> failed;
+    const Step step = run_case(current.value(), absl::StrCat("case ", c + 1), failed);
+    if (step == Step::kStop) break;
+    if (step == Step::kFailed) {
+      minimize(options, until, progress, std::move(current), *std::move(failed), sr, shared);
     }
-    if (shared.gave_up) {
-      sr.skipped_never_started = true;
-      break;
-    }
-    if (progress) progress(absl::StrCat(name, " case ", c + 1, ": ", describe(current.value()), "\n"));
-    std::optional<ScenarioOutcome> run =
-        run_within(options.client, until, current.value(), &sr, shared);
-    if (!run) {
-      cut();
-      break;
-    }
-    ScenarioOutcome& outcome = *run;
-    if (outcome.client_never_started && shared.gave_up) {
-      sr.skipped_never_started = true;
-      break;
-    }
-    if (!outcome.client_never_started) ++started_runs;
-    note_run(sr, outcome);
-    if (!outcome.failed()) {
-      if (!outcome.inconclusive()) ++sr.cases_passed;
-      for (const spec::Finding& d : outcome.deviations) sr.deviations.push_back(d);
-      continue;
-    }
-    sr.original = describe(current.value());
-    if (outcome.client_never_started) {
-      sr.counterexample = std::move(outcome);
-      break;
-    }
-    // Shrink: take the first smaller parameter set that shows the same defect, repeat.
-    const std::set<spec::RuleId> original = rules_of(outcome);
-    measure_reproduction(options, until, current.value(), original, sr, shared);
-    const int tries = shrink_tries(options, sr);
-    int budget = options.max_shrink_runs;
-    bool improved = true;
-    bool deadline = false;
-    while (improved && budget > 0 && !deadline) {
-      improved = false;
-      rc::Seq<rc::Shrinkable<ScenarioParams>> shrinks = current.shrinks();
-      while (budget > 0 && !deadline) {
-        rc::Maybe<rc::Shrinkable<ScenarioParams>> next = shrinks.next();
-        if (!next) break;
-        std::optional<ScenarioOutcome> candidate = fails_within(
-            options, until, next->value(), original, tries, budget, deadline, sr, shared);
-        if (candidate) {
-          if (progress) progress(absl::StrCat("  shrunk to ", describe(next->value()), "\n"));
-          current = *next;
-          outcome = *std::move(candidate);
-          ++sr.shrink_steps;
-          improved = true;
-          break;
-        }
-      }
-    }
-    if (sr.shrink_steps > 0) {
-      measure_reproduction(options, until, current.value(), original, sr, shared);
-    }
-    sr.counterexample = std::move(outcome);
   }
   sr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return sr;

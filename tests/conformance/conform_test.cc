@@ -277,6 +277,29 @@ TEST(LegacyReferenceClient, C7_DrainMeasuresTheExactLoss) {
       << details(o);
 }
 
+// Fixed and drawn cases share one shrink loop (conform.cc `minimize`): both end at a failing
+// case no bigger than the first, one entry with a checksum failure, reproduced.
+TEST(LegacyReferenceClient, C7_FixedAndDrawnFailuresAreBothShrunkToOneEntry) {
+  for (const bool fixed : {true, false}) {
+    ConformOptions options{.client = reference_client("legacy"),
+                           .scenarios = {ScenarioKind::kCorruptChecksum},
+                           .seed = 491, .cases = fixed ? 0 : 5, .fixed_cases = fixed,
+                           .max_shrink_runs = 40, .reproduce = 2, .jobs = 1};
+    const ConformReport report = run_conformance(options);
+    ASSERT_EQ(report.scenarios.size(), 1u);
+    const ScenarioReport& sr = report.scenarios[0];
+    ASSERT_TRUE(sr.counterexample) << (fixed ? "fixed" : "drawn");
+    EXPECT_TRUE(has(sr.counterexample->violations, RuleId::kC7, ""))
+        << details(*sr.counterexample);
+    const std::vector<EntrySpec>& entries = sr.counterexample->params.entries;
+    ASSERT_EQ(entries.size(), 1u) << (fixed ? "fixed: " : "drawn: ") << sr.original << " -> "
+                                  << describe(sr.counterexample->params);
+    EXPECT_EQ(entries[0].fault, EntryFault::kChecksum);
+    EXPECT_GT(sr.shrink_steps, 0) << sr.original;  // the first failing case was bigger
+    EXPECT_EQ(sr.reproduce_runs, 2);
+  }
+}
+
 TEST(ReferenceClient, X1_DeviationCarriesItsNumbers) {
   ScenarioParams p = params(ScenarioKind::kCorruptChecksum,
                             {EntrySpec{.batch_size = 4, .batched = true,
