@@ -439,6 +439,166 @@ const std::vector<IndClass>& ind_classes() {
   return kClasses;
 }
 
+// (1) Initiation: the initial state and every state reached in fewer than k steps satisfy the
+// invariant. kUnsat: it holds; kSat: a state within k steps breaks it.
+Answer check_initiation(const spec::Ruleset& rules, const Bounds& b, int k, unsigned bmax,
+                        int& queries) {
+  z3::context ctx;
+  Query q(ctx, limits_of(b), /*bit_vectors_only=*/false);
+  IndSystem sys(ctx, rules, bmax);
+  Path path{{sys.fresh_state("ind.0")}, {}};
+  q.add(sys.params());
+  q.add(sys.init(path.states[0]));
+  Answer result{Verdict::kUnsat, ""};
+  for (int t = 0; t < k; ++t) {
+    if (t > 0) extend(sys, path, q);
+    const Answer a = q.check(!sys.invariant(path.states.back()));
+    if (a.verdict != Verdict::kUnsat) {
+      result = a;
+      break;
+    }
+  }
+  queries += q.queries();
+  return result;
+}
+
+// (2) Consecution: k states satisfying the invariant, then one that does not (kUnsat: none).
+Answer check_consecution(const spec::Ruleset& rules, const Bounds& b, int k, unsigned bmax,
+                         int& queries) {
+  z3::context ctx;
+  Query q(ctx, limits_of(b), /*bit_vectors_only=*/false);
+  IndSystem sys(ctx, rules, bmax);
+  Path path{{sys.fresh_state("ind.s0")}, {}};
+  q.add(sys.params());
+  for (int t = 0; t < k; ++t) {
+    q.add(sys.invariant(path.states.back()));
+    extend(sys, path, q);
+  }
+  const Answer a = q.check(!sys.invariant(path.states.back()));
+  queries += q.queries();
+  return a;
+}
+
+// (3) Implication: the invariant gives E5 and E6 at quiescence (kUnsat: it does).
+Answer check_implication(const spec::Ruleset& rules, const Bounds& b, unsigned bmax,
+                         int& queries) {
+  z3::context ctx;
+  Query q(ctx, limits_of(b), /*bit_vectors_only=*/false);
+  IndSystem sys(ctx, rules, bmax);
+  const IndState s = sys.fresh_state("ind.s");
+  q.add(sys.params());
+  q.add(sys.invariant(s));
+  const Answer a = q.check(!sys.safety(s));
+  queries += q.queries();
+  return a;
+}
+
+// The witness of `cls` in q's current model: the path's last step is of that class and the
+// invariant's sum (`sum`) is off by the class's direction. Minimized when b.minimize, replayed
+// through the reference model; its id is the rulebook row the step class shows.
+Witness class_witness(Query& q, const IndSystem& sys, const Path& path, int depth,
+                      const IndClass& cls, const z3::expr& sum, const spec::Ruleset& rules,
+                      const Bounds& b) {
+  std::vector<z3::expr> objectives = {sys.q(), sys.t()};
+  for (const IndStep& st : path.steps) {
+    objectives.push_back(st.n);
+    objectives.push_back(st.cmd.batch_size);
+  }
+  // A replacement on the same connection (L7) before a reconnect (L6).
+  for (const IndStep& st : path.steps) {
+    objectives.push_back(bit(sys.action_is(st, IndAction::kReplaceReconnect)));
+  }
+  for (const IndStep& st : path.steps) {
+    const z3::expr b_mask = low_mask(resize(st.cmd.batch_size, st.cmd.width));
+    objectives.push_back(bit(st.cmd.ack_present));
+    objectives.push_back(popcount(st.cmd.ack, 8));
+    objectives.push_back(popcount((st.cmd.fate0 | st.cmd.fate1 | st.cmd.fate2) & b_mask, 8));
+    objectives.push_back(st.cmd.stage);
+    objectives.push_back(st.cmd.path);
+    objectives.push_back(st.cmd.ack);
+  }
+  Minimized m{q.model(), true};
+  if (b.minimize) m = minimize(q, objectives);
+  const std::int64_t qv = static_cast<std::int64_t>(value(m.model, sys.q()));
+  const std::int64_t tv = static_cast<std::int64_t>(value(m.model, sys.t()));
+  const std::vector<IndConcreteStep> steps = concrete_steps(m.model, path, depth);
+  const IndRun r = run_ind(rules, qv, tv, steps, /*drain=*/true);
+  Witness w{.situation = cls.name};
+  if (cls.action == IndAction::kReceive) {
+    w.id = command_row(steps.back().command, cls.lost);
+  } else if (cls.action == IndAction::kOldFlowTask) {
+    w.id = "L11";
+  } else {
+    w.id = "L7";
+    for (const IndConcreteStep& st : steps) {
+      if (st.action == IndAction::kReplaceReconnect) w.id = "L6";
+      if (st.action == IndAction::kReplaceClose) w.id = "L7";
+    }
+  }
+  w.header = spec::TraceHeader{.source = spec::TraceSource::kClient,
+                               .ruleset = spec::RulesetId::kRevD, .q = qv, .t = tv};
+  w.events = r.events;
+  std::vector<std::string> names;
+  for (const IndConcreteStep& st : steps) names.push_back(ind_step_name(st));
+  const std::int64_t sum_v = signed_value(m.model, sum);
+  w.words = absl::StrCat("Q=", qv, ", T=", tv, ", ", depth, " steps: ", absl::StrJoin(names, ", "),
+                         "; then available + in flight + held + accumulator = ", sum_v, " != Q (",
+                         sum_v < qv ? absl::StrCat(qv - sum_v, " lost")
+                                    : absl::StrCat(sum_v - qv, " invented"),
+                         ")");
+  w.minimal = m.complete;
+  return w;
+}
+
+// Initiation or consecution failed: a reachable violation of the invariant, shortest first,
+// one witness per class of step (ind_classes), each confirmed by the monitor (`judge`).
+Outcome search_violation(const spec::Ruleset& rules, const Bounds& b, int k, unsigned bmax,
+                         int& queries) {
+  z3::context ctx;
+  Query q(ctx, limits_of(b), /*bit_vectors_only=*/false);
+  IndSystem sys(ctx, rules, bmax);
+  Path path{{sys.fresh_state("ind.0")}, {}};
+  q.add(sys.params());
+  q.add(sys.init(path.states[0]));
+  Counterexample cex;
+  std::vector<bool> found(ind_classes().size(), false);
+  bool any = false;
+  const auto done = [&](Outcome o) {
+    queries += q.queries();
+    return o;
+  };
+  for (int d = 1; d <= b.depth; ++d) {
+    extend(sys, path, q);
+    const IndState& s = path.states.back();
+    const IndStep& step = path.steps.back();
+    const Answer a = q.check(!sys.invariant(s));
+    if (a.verdict == Verdict::kUnknown) return done(Unknown{absl::StrCat("depth ", d, ": ", a.reason)});
+    if (a.verdict == Verdict::kUnsat) continue;
+    any = true;
+    for (std::size_t c = 0; c < ind_classes().size(); ++c) {
+      if (found[c]) continue;
+      const IndClass& cls = ind_classes()[c];
+      const z3::expr sum = s.avail + s.wire + s.held + s.acc + s.tasks + s.wflow;
+      q.push();
+      q.add(sys.action_is(step, cls.action) && (cls.lost ? sum < sys.q() : sum > sys.q()));
+      if (q.check().verdict == Verdict::kSat) {
+        found[c] = true;
+        Witness w = class_witness(q, sys, path, d, cls, sum, rules, b);
+        if (!judge(w)) {  // never report a counterexample the oracle does not confirm
+          return done(Unknown{absl::StrCat("the monitor finds no violation in the witness: ", w.words)});
+        }
+        cex.witnesses.push_back(std::move(w));
+      }
+      q.pop();
+    }
+    if (std::find(found.begin(), found.end(), false) == found.end()) break;  // every class seen
+  }
+  if (!cex.witnesses.empty()) return done(std::move(cex));
+  if (any) return done(Unknown{"the invariant fails but no class of step reproduces it"});
+  return done(Unknown{absl::StrCat("not ", k, "-inductive, and no counterexample up to depth ",
+                                   b.depth)});
+}
+
 }  // namespace
 
 CheckRun run_induction(const spec::Ruleset& rules, const Bounds& b) {
@@ -458,163 +618,29 @@ CheckRun run_induction(const spec::Ruleset& rules, const Bounds& b) {
     run.queries = queries;
     return run;
   };
-
-  // (1) Initiation: the initial state and every state reached in fewer than k steps.
-  bool initiation_ok = true;
-  {
-    z3::context ctx;
-    Query q(ctx, limits_of(b), /*bit_vectors_only=*/false);
-    IndSystem sys(ctx, rules, bmax);
-    Path path{{sys.fresh_state("ind.0")}, {}};
-    q.add(sys.params());
-    q.add(sys.init(path.states[0]));
-    for (int t = 0; t < k; ++t) {
-      if (t > 0) extend(sys, path, q);
-      const Answer a = q.check(!sys.invariant(path.states.back()));
-      if (a.verdict == Verdict::kUnknown) {
-        queries += q.queries();
-        return finish(Unknown{absl::StrCat("initiation: ", a.reason)});
-      }
-      if (a.verdict == Verdict::kSat) {  // a real violation: found below by BMC
-        initiation_ok = false;
-        break;
-      }
-    }
-    queries += q.queries();
+  const Answer initiation = check_initiation(rules, b, k, bmax, queries);
+  if (initiation.verdict == Verdict::kUnknown) {
+    return finish(Unknown{absl::StrCat("initiation: ", initiation.reason)});
   }
-  // (2) Consecution: k states satisfying the invariant, then one that does not.
-  Answer consecution{Verdict::kSat, "initiation fails"};
-  if (initiation_ok) {
-    z3::context ctx;
-    Query q(ctx, limits_of(b), /*bit_vectors_only=*/false);
-    IndSystem sys(ctx, rules, bmax);
-    Path path{{sys.fresh_state("ind.s0")}, {}};
-    q.add(sys.params());
-    for (int t = 0; t < k; ++t) {
-      q.add(sys.invariant(path.states.back()));
-      extend(sys, path, q);
-    }
-    consecution = q.check(!sys.invariant(path.states.back()));
-    queries += q.queries();
+  if (initiation.verdict == Verdict::kUnsat) {  // kSat: a real violation, found by the search
+    const Answer consecution = check_consecution(rules, b, k, bmax, queries);
     if (consecution.verdict == Verdict::kUnknown) {
       return finish(Unknown{absl::StrCat("consecution: ", consecution.reason)});
     }
-  }
-  if (consecution.verdict == Verdict::kUnsat) {
-    // (3) Implication: the invariant gives E5 and E6 at quiescence.
-    z3::context ctx;
-    Query q(ctx, limits_of(b), /*bit_vectors_only=*/false);
-    IndSystem sys(ctx, rules, bmax);
-    const IndState s = sys.fresh_state("ind.s");
-    q.add(sys.params());
-    q.add(sys.invariant(s));
-    const Answer a = q.check(!sys.safety(s));
-    queries += q.queries();
-    if (a.verdict == Verdict::kUnknown) return finish(Unknown{absl::StrCat("implication: ", a.reason)});
-    if (a.verdict == Verdict::kSat) return finish(Unknown{"implication fails: the invariant does not give E5/E6"});
-    return finish(Proved{absl::StrCat(
-        k, "-induction: initiation, consecution and implication hold, so for runs of every "
-        "length (any number of commands with B <= ", bmax, ", returns, Flow tasks, Flows and "
-        "replacements by CommandCloseConsumer or reconnect), every Q >= 1 and "
-        "1 <= T <= Q: available + in-flight commands + held messages + accumulator + queued Flow "
-        "tasks + in-flight Flows = Q, and at quiescence available + accumulator = Q with "
-        "available >= 1 (E5 E6)")});
-  }
-
-  // Initiation or consecution fails: search a reachable violation of the invariant, shortest first.
-  z3::context ctx;
-  Query q(ctx, limits_of(b), /*bit_vectors_only=*/false);
-  IndSystem sys(ctx, rules, bmax);
-  Path path{{sys.fresh_state("ind.0")}, {}};
-  q.add(sys.params());
-  q.add(sys.init(path.states[0]));
-  Counterexample cex;
-  std::vector<bool> found(ind_classes().size(), false);
-  bool any = false;
-  for (int d = 1; d <= b.depth; ++d) {
-    extend(sys, path, q);
-    const IndState& s = path.states.back();
-    const IndStep& step = path.steps.back();
-    const Answer a = q.check(!sys.invariant(s));
-    if (a.verdict == Verdict::kUnknown) {
-      queries += q.queries();
-      return finish(Unknown{absl::StrCat("depth ", d, ": ", a.reason)});
+    if (consecution.verdict == Verdict::kUnsat) {
+      const Answer a = check_implication(rules, b, bmax, queries);
+      if (a.verdict == Verdict::kUnknown) return finish(Unknown{absl::StrCat("implication: ", a.reason)});
+      if (a.verdict == Verdict::kSat) return finish(Unknown{"implication fails: the invariant does not give E5/E6"});
+      return finish(Proved{absl::StrCat(
+          k, "-induction: initiation, consecution and implication hold, so for runs of every "
+          "length (any number of commands with B <= ", bmax, ", returns, Flow tasks, Flows and "
+          "replacements by CommandCloseConsumer or reconnect), every Q >= 1 and "
+          "1 <= T <= Q: available + in-flight commands + held messages + accumulator + queued Flow "
+          "tasks + in-flight Flows = Q, and at quiescence available + accumulator = Q with "
+          "available >= 1 (E5 E6)")});
     }
-    if (a.verdict == Verdict::kUnsat) continue;
-    any = true;
-    for (std::size_t c = 0; c < ind_classes().size(); ++c) {
-      if (found[c]) continue;
-      const IndClass& cls = ind_classes()[c];
-      const z3::expr sum = s.avail + s.wire + s.held + s.acc + s.tasks + s.wflow;
-      const z3::expr dir = cls.lost ? sum < sys.q() : sum > sys.q();
-      q.push();
-      q.add(sys.action_is(step, cls.action) && dir);
-      const Verdict cv = q.check().verdict;
-      if (cv == Verdict::kSat) {
-        found[c] = true;
-        std::vector<z3::expr> objectives = {sys.q(), sys.t()};
-        for (const IndStep& st : path.steps) {
-          objectives.push_back(st.n);
-          objectives.push_back(st.cmd.batch_size);
-        }
-        // A replacement on the same connection (L7) before a reconnect (L6).
-        for (const IndStep& st : path.steps) {
-          objectives.push_back(bit(sys.action_is(st, IndAction::kReplaceReconnect)));
-        }
-        for (const IndStep& st : path.steps) {
-          const z3::expr b_mask = low_mask(resize(st.cmd.batch_size, st.cmd.width));
-          objectives.push_back(bit(st.cmd.ack_present));
-          objectives.push_back(popcount(st.cmd.ack, 8));
-          objectives.push_back(popcount((st.cmd.fate0 | st.cmd.fate1 | st.cmd.fate2) & b_mask, 8));
-          objectives.push_back(st.cmd.stage);
-          objectives.push_back(st.cmd.path);
-          objectives.push_back(st.cmd.ack);
-        }
-        Minimized m{q.model(), true};
-        if (b.minimize) m = minimize(q, objectives);
-        const std::int64_t qv = static_cast<std::int64_t>(value(m.model, sys.q()));
-        const std::int64_t tv = static_cast<std::int64_t>(value(m.model, sys.t()));
-        const std::vector<IndConcreteStep> steps = concrete_steps(m.model, path, d);
-        const IndRun r = run_ind(rules, qv, tv, steps, /*drain=*/true);
-        Witness w{.situation = cls.name};
-        if (cls.action == IndAction::kReceive) {
-          w.id = command_row(steps.back().command, cls.lost);
-        } else if (cls.action == IndAction::kOldFlowTask) {
-          w.id = "L11";
-        } else {
-          w.id = "L7";
-          for (const IndConcreteStep& st : steps) {
-            if (st.action == IndAction::kReplaceReconnect) w.id = "L6";
-            if (st.action == IndAction::kReplaceClose) w.id = "L7";
-          }
-        }
-        w.header = spec::TraceHeader{.source = spec::TraceSource::kClient,
-                                     .ruleset = spec::RulesetId::kRevD, .q = qv, .t = tv};
-        w.events = r.events;
-        std::vector<std::string> names;
-        for (const IndConcreteStep& st : steps) names.push_back(ind_step_name(st));
-        const std::int64_t sum_v = signed_value(m.model, sum);
-        w.words = absl::StrCat("Q=", qv, ", T=", tv, ", ", d, " steps: ", absl::StrJoin(names, ", "),
-                               "; then available + in flight + held + accumulator = ", sum_v,
-                               " != Q (", sum_v < qv ? absl::StrCat(qv - sum_v, " lost")
-                                                     : absl::StrCat(sum_v - qv, " invented"),
-                               ")");
-        w.minimal = m.complete;
-        if (!judge(w)) {  // never report a counterexample the oracle does not confirm
-          queries += q.queries();
-          return finish(Unknown{absl::StrCat("the monitor finds no violation in the witness: ", w.words)});
-        }
-        cex.witnesses.push_back(std::move(w));
-      }
-      q.pop();
-    }
-    if (std::find(found.begin(), found.end(), false) == found.end()) break;  // every class seen
   }
-  queries += q.queries();
-  if (!cex.witnesses.empty()) return finish(std::move(cex));
-  if (any) return finish(Unknown{"the invariant fails but no class of step reproduces it"});
-  return finish(Unknown{absl::StrCat("not ", k, "-inductive, and no counterexample up to depth ",
-                                     b.depth)});
+  return finish(search_violation(rules, b, k, bmax, queries));
 }
 
 std::vector<VacuityItem> vacuity_induction(const spec::Ruleset& rules, const Bounds& b) {
