@@ -203,6 +203,126 @@ std::optional<Witness> command_witness(const spec::Ruleset& rules, const spec::C
 
 inline constexpr std::chrono::milliseconds kRestTimeout{10000};
 
+namespace {
+
+// The witnesses of a conservation violation: one minimal witness per class of situation and
+// direction, and the S5 release, each confirmed by the monitor (`judge`). A search step returns
+// false when the whole search must stop; `stopped` then says why.
+class WitnessSearch {
+ public:
+  WitnessSearch(const spec::Ruleset& rules, const Bounds& b) : rules_(rules), b_(b) {}
+
+  // Class i of `e` in one direction (lost or over); `*found` set when it has a witness.
+  bool search_class(Query& q, const Encoded& e, z3::context& ctx, std::size_t i, bool lost,
+                    bool* found) {
+    const SituationClass cls = classes(ctx, e)[i];
+    q.push();
+    q.add(cls.when && (lost ? e.lost : e.over));
+    const Answer a = q.check();
+    if (a.verdict == Verdict::kUnknown) unknown_ = absl::StrCat(cls.name, ": ", a.reason);
+    if (a.verdict != Verdict::kSat) {
+      q.pop();
+      return true;
+    }
+    Minimized m{q.model(), true};
+    if (b_.minimize) m = minimize(q, objectives(ctx, e, popcount_of(b_)));
+    q.pop();
+    if (!keep(m, e, cls, lost)) return false;
+    *found = true;
+    return true;
+  }
+
+  // S5 (F3): the message object's lifetime, beside the permit counts.
+  bool search_release(Query& q, const Encoded& e, z3::context& ctx) {
+    q.push();
+    q.add(e.released);
+    const Answer a = q.check();
+    bool go_on = true;
+    if (a.verdict == Verdict::kSat) {
+      Minimized m{q.model(), true};
+      if (b_.minimize) m = minimize(q, objectives(ctx, e, popcount_of(b_)));
+      const SituationClass cls{"dead-letter message released while held (S5)", e.released, "", "F3"};
+      go_on = keep(m, e, cls, /*lost=*/false);
+    } else if (a.verdict == Verdict::kUnknown) {
+      unknown_ = absl::StrCat("dead-letter release: ", a.reason);
+    }
+    q.pop();
+    return go_on;
+  }
+
+  Counterexample& counterexample() { return cex_; }
+  std::optional<Outcome>& stopped() { return stopped_; }
+  // The search's outcome once it went to its end.
+  Outcome outcome() && {
+    if (cex_.witnesses.empty()) {
+      return Unknown{unknown_.empty() ? "violation found but no class reproduces it" : unknown_};
+    }
+    return std::move(cex_);
+  }
+
+ private:
+  // The witness of `m` kept when the encoding and the specification agree on it and the
+  // monitor confirms it (never report a counterexample the oracle does not confirm).
+  bool keep(const Minimized& m, const Encoded& e, const SituationClass& cls, bool lost) {
+    std::string disagreement;
+    std::optional<Witness> w = witness(rules_, m.model, e, cls, lost, &disagreement);
+    if (!w) {
+      stopped_ = Unknown{disagreement};
+      return false;
+    }
+    w->minimal = m.complete;
+    if (!judge(*w)) {
+      stopped_ = Unknown{absl::StrCat("the monitor finds no violation in the witness: ", w->words)};
+      return false;
+    }
+    cex_.witnesses.push_back(std::move(*w));
+    return true;
+  }
+
+  const spec::Ruleset& rules_;
+  const Bounds& b_;
+  Counterexample cex_;
+  std::string unknown_;
+  std::optional<Outcome> stopped_;
+};
+
+// Found per class: [i][0] lost, [i][1] over.
+using FoundClasses = std::vector<std::array<bool, 2>>;
+
+// After the search at B <= kSmallWidth: any violation at the full width in a class the small
+// width did not show, searched there. Only completes the list of classes: bounded by
+// kRestTimeout, and an unknown here is a note in the counterexample, not a result.
+bool search_full_width_rest(WitnessSearch& search, Query& q, const Encoded& e, z3::context& ctx,
+                            const Bounds& b, FoundClasses& found, int& queries) {
+  const std::vector<SituationClass> full = classes(ctx, e);
+  z3::expr rest = ctx.bool_val(false);
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (!found[i][0]) rest = rest || (full[i].when && e.lost);
+    if (!found[i][1]) rest = rest || (full[i].when && e.over);
+  }
+  Limits short_limits = limits_of(b);
+  short_limits.timeout = std::min(short_limits.timeout, kRestTimeout);
+  Query rest_q(ctx, short_limits);
+  rest_q.add(command_domain(e.v));
+  const Answer a = rest_q.check(rest);
+  queries += rest_q.queries();
+  if (a.verdict == Verdict::kUnknown) {
+    search.counterexample().note = absl::StrCat("classes without a witness at B <= ", kSmallWidth,
+                                                " were not excluded at B <= ", b.bmax, " (",
+                                                a.reason, ")");
+  }
+  if (a.verdict != Verdict::kSat) return true;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    for (const bool lost : {true, false}) {
+      bool& f = found[i][lost ? 0 : 1];
+      if (!f && !search.search_class(q, e, ctx, i, lost, &f)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 CheckRun run_conservation(const spec::Ruleset& rules, const Bounds& b) {
   CheckRun run;
   run.bound = absl::StrCat("B<=", b.bmax);
@@ -249,110 +369,22 @@ CheckRun run_conservation(const spec::Ruleset& rules, const Bounds& b) {
     }
   }
 
-  // A violation exists: one minimal witness per class of situation and direction.
-  Counterexample cex;
-  std::string unknown;
-  // Searches class i in one direction; true when the search may go on.
-  auto search = [&](Query& qq, const Encoded& ee, z3::context& cc, std::size_t i, bool lost,
-                    bool* found) {
-    const SituationClass cls = classes(cc, ee)[i];
-    qq.push();
-    qq.add(cls.when && (lost ? ee.lost : ee.over));
-    const Answer a = qq.check();
-    if (a.verdict == Verdict::kUnknown) unknown = absl::StrCat(cls.name, ": ", a.reason);
-    if (a.verdict != Verdict::kSat) {
-      qq.pop();
-      return true;
-    }
-    Minimized m{qq.model(), true};
-    if (b.minimize) m = minimize(qq, objectives(cc, ee, popcount_of(b)));
-    qq.pop();
-    std::string disagreement;
-    std::optional<Witness> w = witness(rules, m.model, ee, cls, lost, &disagreement);
-    if (!w) {
-      run.outcome = Unknown{disagreement};
-      return false;
-    }
-    w->minimal = m.complete;
-    if (!judge(*w)) {  // never report a counterexample the oracle does not confirm
-      run.outcome = Unknown{absl::StrCat("the monitor finds no violation in the witness: ", w->words)};
-      return false;
-    }
-    cex.witnesses.push_back(std::move(*w));
-    *found = true;
-    return true;
-  };
-  const std::size_t nclasses = classes(ctx, e).size();
-  std::vector<std::array<bool, 2>> found(nclasses, {false, false});
+  // A violation exists: searched first at the small width when it showed there.
+  WitnessSearch search(rules, b);
+  FoundClasses found(classes(ctx, e).size(), {false, false});
   Query& first_q = small_q ? *small_q : q;
   const Encoded& first_e = small_e ? *small_e : e;
   z3::context& first_ctx = small_ctx ? *small_ctx : ctx;
   bool ok = true;
-  for (std::size_t i = 0; i < nclasses && ok; ++i) {
+  for (std::size_t i = 0; i < found.size() && ok; ++i) {
     for (const bool lost : {true, false}) {
-      if (ok) ok = search(first_q, first_e, first_ctx, i, lost, &found[i][lost ? 0 : 1]);
+      if (ok) ok = search.search_class(first_q, first_e, first_ctx, i, lost, &found[i][lost ? 0 : 1]);
     }
   }
-  if (ok && small_q) {
-    // Any violation at the full width in a class the small width did not show?
-    const std::vector<SituationClass> full = classes(ctx, e);
-    z3::expr rest = ctx.bool_val(false);
-    for (std::size_t i = 0; i < nclasses; ++i) {
-      if (!found[i][0]) rest = rest || (full[i].when && e.lost);
-      if (!found[i][1]) rest = rest || (full[i].when && e.over);
-    }
-    // Only completes the list of classes: bounded, and an unknown here is a note, not a result.
-    Limits short_limits = limits_of(b);
-    short_limits.timeout = std::min(short_limits.timeout, kRestTimeout);
-    Query rest_q(ctx, short_limits);
-    rest_q.add(command_domain(e.v));
-    const Answer a = rest_q.check(rest);
-    run.queries += rest_q.queries();
-    if (a.verdict == Verdict::kUnknown) {
-      cex.note = absl::StrCat("classes without a witness at B <= ", kSmallWidth,
-                              " were not excluded at B <= ", b.bmax, " (", a.reason, ")");
-    }
-    for (std::size_t i = 0; i < nclasses && ok && a.verdict == Verdict::kSat; ++i) {
-      for (const bool lost : {true, false}) {
-        if (ok && !found[i][lost ? 0 : 1]) ok = search(q, e, ctx, i, lost, &found[i][lost ? 0 : 1]);
-      }
-    }
-  }
-  if (ok) {
-    // S5 (F3): message-object lifetime, beside the permit counts.
-    Query& lq = small_q ? *small_q : q;
-    const Encoded& le = small_e ? *small_e : e;
-    z3::context& lc = small_ctx ? *small_ctx : ctx;
-    lq.push();
-    lq.add(le.released);
-    const Answer a = lq.check();
-    if (a.verdict == Verdict::kSat) {
-      Minimized m{lq.model(), true};
-      if (b.minimize) m = minimize(lq, objectives(lc, le, popcount_of(b)));
-      const SituationClass cls{"dead-letter message released while held (S5)", le.released, "", "F3"};
-      std::string disagreement;
-      std::optional<Witness> w = witness(rules, m.model, le, cls, false, &disagreement);
-      if (!w) {
-        run.outcome = Unknown{disagreement};
-        ok = false;
-      } else if (w->minimal = m.complete; !judge(*w)) {
-        run.outcome = Unknown{absl::StrCat("the monitor finds no violation in the witness: ", w->words)};
-        ok = false;
-      } else {
-        cex.witnesses.push_back(std::move(*w));
-      }
-    } else if (a.verdict == Verdict::kUnknown) {
-      unknown = absl::StrCat("dead-letter release: ", a.reason);
-    }
-    lq.pop();
-  }
+  if (ok && small_q) ok = search_full_width_rest(search, q, e, ctx, b, found, run.queries);
+  if (ok) ok = search.search_release(first_q, first_e, first_ctx);
   run.queries += q.queries() + (small_q ? small_q->queries() : 0);
-  if (!ok) return run;
-  if (cex.witnesses.empty()) {
-    run.outcome = Unknown{unknown.empty() ? "violation found but no class reproduces it" : unknown};
-  } else {
-    run.outcome = std::move(cex);
-  }
+  run.outcome = ok ? std::move(search).outcome() : *std::move(search.stopped());
   return run;
 }
 
