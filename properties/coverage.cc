@@ -94,196 +94,234 @@ void CaseCoverage::publish(const std::vector<impl::EntrySpec>& entries) {
 }
 
 void CaseCoverage::observe(const spec::Event& event, const impl::World& world) {
-  std::visit(
-      [&](const auto& e) {
-        using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, spec::Send>) {
-          for (const char* r : {"B1", "B2", "B4", "B7", "B8", "B12", "E4"}) rule(r);
-          bool rejected = false;
-          for (const spec::SentEntry& s : e.entries) rejected |= !s.entry.admitted;
-          way("consumer_debit", rejected ? "entry rejected" : "all admitted");
-          if (e.dispatcher && *e.dispatcher != spec::DispatcherKind::kSingleActive) {
-            rule("B5");
-            rule("B6");
-            way("finalized_dispatchers",
-                spec::is_sticky_key(*e.dispatcher) ? "sticky-key"
-                : (*e.dispatcher == spec::DispatcherKind::kPersistentShared ||
-                   *e.dispatcher == spec::DispatcherKind::kPersistentSharedClassic)
-                    ? "persistent shared"
-                    : "other aggregate");
-          }
-          std::int64_t& available = wire_available_[e.consumer];
-          if (e.consumer_debit > available) rule("B9");  // the send overdraws: batch debt
-          available -= e.consumer_debit;
-        } else if constexpr (std::is_same_v<T, spec::Flow>) {
-          for (const char* r : {"B10", "N4", "N5"}) rule(r);
-          way("flow_recheck", "Flow written");
-          if (incs_of_consumer_[e.consumer] > 1) rule("N6");
-          const std::int64_t before = wire_available_[e.consumer];
-          wire_available_[e.consumer] += e.permits;
-          if (before <= 0 && wire_available_[e.consumer] > 0) rule("B13");
-        } else if constexpr (std::is_same_v<T, spec::Message>) {
-          for (const char* r : {"W1", "W2", "W3"}) rule(r);
-          way("broker_sends_message_permits", e.message_permits ? "field present" : "field absent");
-          if (!e.message_permits) absent_field_cmds_.insert(num(e.cmd));
-          if (world.corrupted_on_wire(num(e.cmd)) && e.message_permits) {
-            const bool in_range = *e.message_permits >= 1 && *e.message_permits <= 2147483647ULL;
-            tags_.insert(in_range ? "fault wire value in range" : "fault wire value out of range");
-          }
-        } else if constexpr (std::is_same_v<T, spec::CloseConsumer> ||
-                             std::is_same_v<T, spec::Disconnect>) {
-          rule("B11");
-        } else if constexpr (std::is_same_v<T, spec::IncOpen>) {
-          rule("N1");
-          const std::uint64_t inc = num(e.inc);
-          if (auto cur = current_.find(e.consumer); cur != current_.end()) {
-            rule("N2");
-            tags_.insert(in_flight_[cur->second] > 0 ? "replacement with messages in flight"
-                                                     : "replacement with nothing in flight");
-          }
-          current_[e.consumer] = inc;
-          ++incs_of_consumer_[e.consumer];
-          wire_available_[e.consumer] = 0;
-        } else if constexpr (std::is_same_v<T, spec::Recv>) {
-          for (const char* r : {"C1", "K1"}) rule(r);
-          inc_of_cmd_[num(e.cmd)] = num(e.inc);
-          way("client_reads_message_permits", e.message_permits ? "explicit" : "absent");
-          if (!e.message_permits) rule("C6");
-          if (!e.ack_set.absent()) rule("K3");
-          const std::shared_ptr<const impl::Payload> p = world.payload_of(num(e.cmd));
-          if (p != nullptr) way("budget_tracked", p->batched ? "batched" : "single");
-        } else if constexpr (std::is_same_v<T, spec::Resolve>) {
-          rule("C2");
-          source_of_.emplace(num(e.cmd), e.source);
-        } else if constexpr (std::is_same_v<T, spec::Metadata>) {
-          rule("C3");
-        } else if constexpr (std::is_same_v<T, spec::Corrupt>) {
-          const std::uint64_t cmd = num(e.cmd);
-          if (e.stage == spec::FailureStage::kInconsistent) {
-            rule("C5");
-            way("inconsistent", "corrupted-data handling");
-            return;
-          }
-          rule("C7");
-          if (spec::is_early_failure(e.stage)) {
-            auto s = source_of_.find(cmd);
-            way("early_failure",
-                s != source_of_.end() && s->second == spec::PermitSource::kExplicit ? "explicit P"
-                                                                                   : "fallback P");
-            if (absent_field_cmds_.contains(cmd)) {
-              const std::shared_ptr<const impl::Payload> p = world.payload_of(cmd);
-              rule("X1");
-              if (p != nullptr && !p->batched) rules_.erase("X1");
-              if (auto it = source_of_.find(cmd); it != source_of_.end() &&
-                                                  it->second == spec::PermitSource::kAckSet) {
-                rule("X6");
-              }
-            }
-          } else {
-            way("batch_failure", claims_[cmd] > 0 ? "after hand-offs" : "before any hand-off");
-          }
-        } else if constexpr (std::is_same_v<T, spec::ProtocolError>) {
-          if (e.reason.find("overflow") != std::string::npos) {
-            rule("N7");
-          } else if (e.reason.find("outside") != std::string::npos) {
-            rule("C4");
-          } else {
-            rule("C5");
-            way("inconsistent", "connection closed");
-          }
-        } else if constexpr (std::is_same_v<T, spec::Claim>) {
-          for (const char* r : {"K2", "K8", "M1"}) rule(r);
-          ++claims_[num(e.cmd)];
-          const auto inc = inc_of_cmd_.find(num(e.cmd));
-          if (inc != inc_of_cmd_.end()) {
-            inc_of_msg_[e.msg.as_text()] = inc->second;
-            ++in_flight_[inc->second];
-          }
-        } else if constexpr (std::is_same_v<T, spec::Restore>) {
-          rule("K2");
-        } else if constexpr (std::is_same_v<T, spec::Skip>) {
-          rule("K4");
-          switch (e.reason) {
-            case spec::SkipReason::kDuplicate:
-              rule("S6");
-              way("skipped_release", "duplicate");
-              break;
-            case spec::SkipReason::kDeadLetter:
-              rule("S5");
-              way("skipped_release", "dead letter");
-              break;
-            case spec::SkipReason::kBeforeStart: {
-              const std::shared_ptr<const impl::Payload> p = world.payload_of(num(e.cmd));
-              way("before_start", p != nullptr && p->batched ? "batched" : "single");
-              break;
-            }
-            case spec::SkipReason::kCompacted:
-              break;
-          }
-          tags_.insert(absl::StrCat("skip ", std::string(spec::skip_reason_name(e.reason))));
-        } else if constexpr (std::is_same_v<T, spec::Transfer>) {
-          rule("S1");
-          transfer_cmds_.insert(num(e.cmd));
-          if (e.path == spec::TransferPath::kProcessor) rule("X5");
-          if (e.path == spec::TransferPath::kCrypto &&
-              config_.options.crypto_action == impl::CryptoAction::kFail) {
-            rule("S4");
-            rule("X3");
-          }
-        } else if constexpr (std::is_same_v<T, spec::DirectReturn>) {
-          rule("K6");
-          direct_cmds_.insert(num(e.cmd));
-          const spec::DirectPath path = e.path ? e.path->kind() : spec::DirectPath::kOther;
-          if (path == spec::DirectPath::kChunk) {
-            rule("S2");
-            way("direct_returns", "chunk");
-          } else if (path == spec::DirectPath::kCrypto) {
-            rule("S3");
-            way("direct_returns", "crypto");
-            const std::shared_ptr<const impl::Payload> p = world.payload_of(num(e.cmd));
-            if (p != nullptr && p->batched) rule("X2");
-          } else {
-            way("direct_returns", "skip");
-          }
-        } else if constexpr (std::is_same_v<T, spec::Settle>) {
-          for (const char* r : {"K5", "K7", "E1", "E2"}) rule(r);
-          const std::uint64_t cmd = num(e.cmd);
-          const std::shared_ptr<const impl::Payload> p = world.payload_of(cmd);
-          if (p != nullptr && p->chunked() && transfer_cmds_.contains(cmd) && !direct_cmds_.contains(cmd) &&
-              claims_[cmd] == 0) {
-            rule("X4");  // a chunk failure branch: nothing returned, nothing delivered
-          }
-        } else if constexpr (std::is_same_v<T, spec::MsgReturn>) {
-          for (const char* r : {"M1", "N3", "E3"}) rule(r);
-          if (++returns_of_msg_[e.msg.as_text()] > 1) rule("M3");
-          if (auto it = inc_of_msg_.find(e.msg.as_text()); it != inc_of_msg_.end()) {
-            bool current = false;
-            for (const auto& [consumer, inc] : current_) current |= inc == it->second;
-            way("return_scope", current ? "current incarnation" : "ended incarnation");
-            if (returns_of_msg_[e.msg.as_text()] == 1) --in_flight_[it->second];
-          }
-        } else if constexpr (std::is_same_v<T, spec::Drop>) {
-          if (e.msg) {  // a late return to an ended incarnation, dropped
-            for (const char* r : {"M1", "N3", "E3"}) rule(r);
-            way("return_scope", "ended incarnation");
-            if (auto it = inc_of_msg_.find(e.msg->as_text()); it != inc_of_msg_.end()) {
-              --in_flight_[it->second];
-            }
-          } else if (!e.cmd) {  // a queued Flow of a state no longer current
-            way("flow_recheck", "stale Flow dropped");
-            rule("N6");
-          } else {  // a zero-queue consumer's batch: the consumer closes itself
-            rule("S7");
-            tags_.insert("zero-queue consumer closed by a batch");
-          }
-        } else if constexpr (std::is_same_v<T, spec::Quiescent>) {
-          for (const char* r : {"E5", "E6"}) rule(r);
-          if (wire_available_[e.consumer] > 0) rule("B13");
-        } else if constexpr (std::is_same_v<T, spec::Extension>) {
-          if (e.ev == "x-stale-epoch-discard") rule("M2");
-        }
-      },
-      event);
+  std::visit([&](const auto& e) { on(e, world); }, event);
+}
+
+void CaseCoverage::on(const spec::Send& e, const impl::World& /*world*/) {
+  for (const char* r : {"B1", "B2", "B4", "B7", "B8", "B12", "E4"}) rule(r);
+  bool rejected = false;
+  for (const spec::SentEntry& s : e.entries) rejected |= !s.entry.admitted;
+  way("consumer_debit", rejected ? "entry rejected" : "all admitted");
+  if (e.dispatcher && *e.dispatcher != spec::DispatcherKind::kSingleActive) {
+    rule("B5");
+    rule("B6");
+    way("finalized_dispatchers",
+        spec::is_sticky_key(*e.dispatcher) ? "sticky-key"
+        : (*e.dispatcher == spec::DispatcherKind::kPersistentShared ||
+           *e.dispatcher == spec::DispatcherKind::kPersistentSharedClassic)
+            ? "persistent shared"
+            : "other aggregate");
+  }
+  std::int64_t& available = wire_available_[e.consumer];
+  if (e.consumer_debit > available) rule("B9");  // the send overdraws: batch debt
+  available -= e.consumer_debit;
+}
+
+void CaseCoverage::on(const spec::Flow& e, const impl::World& /*world*/) {
+  for (const char* r : {"B10", "N4", "N5"}) rule(r);
+  way("flow_recheck", "Flow written");
+  if (incs_of_consumer_[e.consumer] > 1) rule("N6");
+  const std::int64_t before = wire_available_[e.consumer];
+  wire_available_[e.consumer] += e.permits;
+  if (before <= 0 && wire_available_[e.consumer] > 0) rule("B13");
+}
+
+void CaseCoverage::on(const spec::Message& e, const impl::World& world) {
+  for (const char* r : {"W1", "W2", "W3"}) rule(r);
+  way("broker_sends_message_permits", e.message_permits ? "field present" : "field absent");
+  if (!e.message_permits) absent_field_cmds_.insert(num(e.cmd));
+  if (world.corrupted_on_wire(num(e.cmd)) && e.message_permits) {
+    const bool in_range = *e.message_permits >= 1 && *e.message_permits <= 2147483647ULL;
+    tags_.insert(in_range ? "fault wire value in range" : "fault wire value out of range");
+  }
+}
+
+void CaseCoverage::on(const spec::CloseConsumer& /*event*/, const impl::World& /*world*/) {
+  rule("B11");
+}
+
+void CaseCoverage::on(const spec::Disconnect& /*event*/, const impl::World& /*world*/) {
+  rule("B11");
+}
+
+void CaseCoverage::on(const spec::IncOpen& e, const impl::World& /*world*/) {
+  rule("N1");
+  const std::uint64_t inc = num(e.inc);
+  if (auto cur = current_.find(e.consumer); cur != current_.end()) {
+    rule("N2");
+    tags_.insert(in_flight_[cur->second] > 0 ? "replacement with messages in flight"
+                                             : "replacement with nothing in flight");
+  }
+  current_[e.consumer] = inc;
+  ++incs_of_consumer_[e.consumer];
+  wire_available_[e.consumer] = 0;
+}
+
+void CaseCoverage::on(const spec::Recv& e, const impl::World& world) {
+  for (const char* r : {"C1", "K1"}) rule(r);
+  inc_of_cmd_[num(e.cmd)] = num(e.inc);
+  way("client_reads_message_permits", e.message_permits ? "explicit" : "absent");
+  if (!e.message_permits) rule("C6");
+  if (!e.ack_set.absent()) rule("K3");
+  const std::shared_ptr<const impl::Payload> p = world.payload_of(num(e.cmd));
+  if (p != nullptr) way("budget_tracked", p->batched ? "batched" : "single");
+}
+
+void CaseCoverage::on(const spec::Resolve& e, const impl::World& /*world*/) {
+  rule("C2");
+  source_of_.emplace(num(e.cmd), e.source);
+}
+
+void CaseCoverage::on(const spec::Metadata& /*event*/, const impl::World& /*world*/) {
+  rule("C3");
+}
+
+void CaseCoverage::on(const spec::Corrupt& e, const impl::World& world) {
+  const std::uint64_t cmd = num(e.cmd);
+  if (e.stage == spec::FailureStage::kInconsistent) {
+    rule("C5");
+    way("inconsistent", "corrupted-data handling");
+    return;
+  }
+  rule("C7");
+  if (spec::is_early_failure(e.stage)) {
+    auto s = source_of_.find(cmd);
+    way("early_failure",
+        s != source_of_.end() && s->second == spec::PermitSource::kExplicit ? "explicit P"
+                                                                           : "fallback P");
+    if (absent_field_cmds_.contains(cmd)) {
+      const std::shared_ptr<const impl::Payload> p = world.payload_of(cmd);
+      rule("X1");
+      if (p != nullptr && !p->batched) rules_.erase("X1");
+      if (auto it = source_of_.find(cmd); it != source_of_.end() &&
+                                          it->second == spec::PermitSource::kAckSet) {
+        rule("X6");
+      }
+    }
+  } else {
+    way("batch_failure", claims_[cmd] > 0 ? "after hand-offs" : "before any hand-off");
+  }
+}
+
+void CaseCoverage::on(const spec::ProtocolError& e, const impl::World& /*world*/) {
+  if (e.reason.find("overflow") != std::string::npos) {
+    rule("N7");
+  } else if (e.reason.find("outside") != std::string::npos) {
+    rule("C4");
+  } else {
+    rule("C5");
+    way("inconsistent", "connection closed");
+  }
+}
+
+void CaseCoverage::on(const spec::Claim& e, const impl::World& /*world*/) {
+  for (const char* r : {"K2", "K8", "M1"}) rule(r);
+  ++claims_[num(e.cmd)];
+  const auto inc = inc_of_cmd_.find(num(e.cmd));
+  if (inc != inc_of_cmd_.end()) {
+    inc_of_msg_[e.msg.as_text()] = inc->second;
+    ++in_flight_[inc->second];
+  }
+}
+
+void CaseCoverage::on(const spec::Restore& /*event*/, const impl::World& /*world*/) {
+  rule("K2");
+}
+
+void CaseCoverage::on(const spec::Skip& e, const impl::World& world) {
+  rule("K4");
+  switch (e.reason) {
+    case spec::SkipReason::kDuplicate:
+      rule("S6");
+      way("skipped_release", "duplicate");
+      break;
+    case spec::SkipReason::kDeadLetter:
+      rule("S5");
+      way("skipped_release", "dead letter");
+      break;
+    case spec::SkipReason::kBeforeStart: {
+      const std::shared_ptr<const impl::Payload> p = world.payload_of(num(e.cmd));
+      way("before_start", p != nullptr && p->batched ? "batched" : "single");
+      break;
+    }
+    case spec::SkipReason::kCompacted:
+      break;
+  }
+  tags_.insert(absl::StrCat("skip ", std::string(spec::skip_reason_name(e.reason))));
+}
+
+void CaseCoverage::on(const spec::Transfer& e, const impl::World& /*world*/) {
+  rule("S1");
+  transfer_cmds_.insert(num(e.cmd));
+  if (e.path == spec::TransferPath::kProcessor) rule("X5");
+  if (e.path == spec::TransferPath::kCrypto &&
+      config_.options.crypto_action == impl::CryptoAction::kFail) {
+    rule("S4");
+    rule("X3");
+  }
+}
+
+void CaseCoverage::on(const spec::DirectReturn& e, const impl::World& world) {
+  rule("K6");
+  direct_cmds_.insert(num(e.cmd));
+  const spec::DirectPath path = e.path ? e.path->kind() : spec::DirectPath::kOther;
+  if (path == spec::DirectPath::kChunk) {
+    rule("S2");
+    way("direct_returns", "chunk");
+  } else if (path == spec::DirectPath::kCrypto) {
+    rule("S3");
+    way("direct_returns", "crypto");
+    const std::shared_ptr<const impl::Payload> p = world.payload_of(num(e.cmd));
+    if (p != nullptr && p->batched) rule("X2");
+  } else {
+    way("direct_returns", "skip");
+  }
+}
+
+void CaseCoverage::on(const spec::Settle& e, const impl::World& world) {
+  for (const char* r : {"K5", "K7", "E1", "E2"}) rule(r);
+  const std::uint64_t cmd = num(e.cmd);
+  const std::shared_ptr<const impl::Payload> p = world.payload_of(cmd);
+  if (p != nullptr && p->chunked() && transfer_cmds_.contains(cmd) && !direct_cmds_.contains(cmd) &&
+      claims_[cmd] == 0) {
+    rule("X4");  // a chunk failure branch: nothing returned, nothing delivered
+  }
+}
+
+void CaseCoverage::on(const spec::MsgReturn& e, const impl::World& /*world*/) {
+  for (const char* r : {"M1", "N3", "E3"}) rule(r);
+  if (++returns_of_msg_[e.msg.as_text()] > 1) rule("M3");
+  if (auto it = inc_of_msg_.find(e.msg.as_text()); it != inc_of_msg_.end()) {
+    bool current = false;
+    for (const auto& [consumer, inc] : current_) current |= inc == it->second;
+    way("return_scope", current ? "current incarnation" : "ended incarnation");
+    if (returns_of_msg_[e.msg.as_text()] == 1) --in_flight_[it->second];
+  }
+}
+
+void CaseCoverage::on(const spec::Drop& e, const impl::World& /*world*/) {
+  if (e.msg) {  // a late return to an ended incarnation, dropped
+    for (const char* r : {"M1", "N3", "E3"}) rule(r);
+    way("return_scope", "ended incarnation");
+    if (auto it = inc_of_msg_.find(e.msg->as_text()); it != inc_of_msg_.end()) {
+      --in_flight_[it->second];
+    }
+  } else if (!e.cmd) {  // a queued Flow of a state no longer current
+    way("flow_recheck", "stale Flow dropped");
+    rule("N6");
+  } else {  // a zero-queue consumer's batch: the consumer closes itself
+    rule("S7");
+    tags_.insert("zero-queue consumer closed by a batch");
+  }
+}
+
+void CaseCoverage::on(const spec::Quiescent& e, const impl::World& /*world*/) {
+  for (const char* r : {"E5", "E6"}) rule(r);
+  if (wire_available_[e.consumer] > 0) rule("B13");
+}
+
+void CaseCoverage::on(const spec::Extension& e, const impl::World& /*world*/) {
+  if (e.ev == "x-stale-epoch-discard") rule("M2");
 }
 
 void CaseCoverage::finish(std::size_t steps) {

@@ -49,6 +49,31 @@ class CaseCoverage {
   void rule(const char* name) { rules_.insert(name); }
   void way(const char* decision, const char* how);
 
+  // One handler per kind of event observe() counts; other events count nothing.
+  void on(const spec::Send& e, const impl::World& world);
+  void on(const spec::Flow& e, const impl::World& world);
+  void on(const spec::Message& e, const impl::World& world);
+  void on(const spec::CloseConsumer& e, const impl::World& world);
+  void on(const spec::Disconnect& e, const impl::World& world);
+  void on(const spec::IncOpen& e, const impl::World& world);
+  void on(const spec::Recv& e, const impl::World& world);
+  void on(const spec::Resolve& e, const impl::World& world);
+  void on(const spec::Metadata& e, const impl::World& world);
+  void on(const spec::Corrupt& e, const impl::World& world);
+  void on(const spec::ProtocolError& e, const impl::World& world);
+  void on(const spec::Claim& e, const impl::World& world);
+  void on(const spec::Restore& e, const impl::World& world);
+  void on(const spec::Skip& e, const impl::World& world);
+  void on(const spec::Transfer& e, const impl::World& world);
+  void on(const spec::DirectReturn& e, const impl::World& world);
+  void on(const spec::Settle& e, const impl::World& world);
+  void on(const spec::MsgReturn& e, const impl::World& world);
+  void on(const spec::Drop& e, const impl::World& world);
+  void on(const spec::Quiescent& e, const impl::World& world);
+  void on(const spec::Extension& e, const impl::World& world);
+  template <typename Other>
+  void on(const Other& /*event*/, const impl::World& /*world*/) {}
+
   impl::WorldConfig config_;
   std::set<std::string> rules_, decisions_, ways_, tags_;
   // Trace context.
