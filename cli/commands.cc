@@ -77,7 +77,8 @@ Commands::Commands(CLI::App& app) {
       "validate",
       "Check permit traces (trace-format.md) against the specification. Streams: constant "
       "memory in the trace length. Violations as \"line N: RULE explanation\"; known deviations "
-      "apart. Exit 0 no violation, 1 a violation, 2 unreadable input.");
+      "apart. Exit 0 no violation, 1 a violation, 3 incomplete (a capture not followed to its "
+      "end: the report says what), 2 unreadable input.");
   validate_->add_option("traces", traces_,
                         "Trace files (JSON Lines) or packet captures (pcap, pcapng: by content); "
                         "- reads standard input")

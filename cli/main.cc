@@ -190,6 +190,9 @@ int main(int argc, char** argv) {
       sub->footer("\nExamples:\n" + example->second);
     }
   }
+  // The names as --help groups them: user commands first (an unknown command's message lists them).
+  std::stable_partition(names.begin(), names.end(),
+                        [](const std::string& name) { return !kMaintainerCommands.count(name); });
 
   // `permitcheck help [COMMAND]` is `permitcheck [COMMAND] --help`; a first word that is no
   // command gets "did you mean".

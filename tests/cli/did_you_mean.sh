@@ -18,6 +18,9 @@ expect 2 'unknown command "valdate" (did you mean "validate"?)' valdate trace.js
 expect 2 'unknown command "confrom" (did you mean "conform"?)' confrom --list
 expect 2 'unknown command "valdate" (did you mean "validate"?)' help valdate
 expect 2 'unknown command "frobnicate"; the commands:' frobnicate
+# ... listed as --help groups them: the user commands first, the maintainers' (review, check,
+# prove, selfcheck) after every user command.
+expect 2 'the commands: conform tap matrix real-broker validate render replay review' frobnicate
 expect 2 'permitcheck validate: unknown option --formt (did you mean --format?)' validate --formt json trace.jsonl
 expect 2 'permitcheck conform: unknown option --senarios (did you mean --scenarios?)' conform --senarios=complete_batches --list
 expect 2 'permitcheck prove: unknown option --frobnicate' prove --frobnicate
