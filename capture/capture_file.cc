@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <pcap/pcap.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,50 +33,50 @@ double record_time(const pcap_pkthdr& h) {
   return secs + static_cast<double>(h.ts.tv_usec) / 1e6;
 }
 
-// A classic pcap file's records, read in place from memory (the file mapped, or the bytes of
-// read_capture_bytes) instead of copied out by libpcap's freads: the records libpcap would
-// hand over unchanged, in this machine's byte order, are decoded where they lie; at the first
-// record that is not plain (longer than the snapshot length or than libpcap's sanity limit,
-// cut by the end of the file) libpcap takes over from that record, so every error and every
-// adjustment stays libpcap's own.
+// A classic pcap file's records, decoded where they lie in memory (the bytes of
+// read_capture_bytes, or a window of the file read with pread) instead of copied out one by
+// one by libpcap's freads: the records libpcap would hand over unchanged, in this machine's
+// byte order, are decoded in place; at the first record that is not plain (longer than the
+// snapshot length or than libpcap's sanity limit, cut by the end of the file) libpcap takes
+// over from that record, so every error and every adjustment stays libpcap's own.
 class InPlace {
  public:
-  // Whether `bytes` (the whole file) can be read in place with `handle` (opened on the same
-  // bytes): a pcap (not pcapng) of version 2.4 in this machine's byte order.
-  static bool applies(std::string_view bytes, pcap_t* handle) {
-    if (bytes.size() < 24 || pcap_is_swapped(handle) != 0 || pcap_major_version(handle) != 2 ||
+  // Whether a capture whose first bytes are `head` can be read in place with `handle` (opened
+  // on the same bytes): a pcap (not pcapng) of version 2.4 in this machine's byte order.
+  static bool applies(std::string_view head, pcap_t* handle) {
+    if (head.size() < 24 || pcap_is_swapped(handle) != 0 || pcap_major_version(handle) != 2 ||
         pcap_minor_version(handle) != 4) {
       return false;
     }
-    const std::uint32_t magic = u32(bytes.data());
+    const std::uint32_t magic = u32(head.data());
     return magic == 0xA1B2C3D4 || magic == 0xA1B23C4D;
   }
 
-  // How often the reader says how far it is (release).
-  static constexpr std::size_t kReleaseEvery = std::size_t{8} << 20;
+  // libpcap's sanity limit for the link types we decode (MAXIMUM_SNAPLEN): no plain record is
+  // longer than 16 bytes of header and this.
+  static constexpr std::size_t kMaxCaplen = 262144;
 
-  // REQUIRES: applies(bytes, handle). `release(n)`: the first n bytes are no longer needed.
-  InPlace(std::string_view bytes, pcap_t* handle, std::function<void(std::size_t)> release)
-      : bytes_(bytes),
-        nanoseconds_(u32(bytes.data()) == 0xA1B23C4D),
+  // REQUIRES: applies(head, handle).
+  InPlace(std::string_view head, pcap_t* handle, LinkType link, WireTraceBuilder* builder)
+      : nanoseconds_(u32(head.data()) == 0xA1B23C4D),
         snapshot_(static_cast<std::uint32_t>(std::max(pcap_snapshot(handle), 0))),
-        release_(std::move(release)) {}
+        link_(link),
+        builder_(builder) {}
 
-  // Feeds the plain records from the first one on; returns the offset of the first record left
-  // to libpcap (the file's size when every record was plain), counting them in *packets.
-  std::size_t read(LinkType link, WireTraceBuilder* builder, std::uint64_t* packets) {
-    // libpcap's sanity limit for the link types we decode (MAXIMUM_SNAPLEN).
-    constexpr std::uint32_t kMaxCaplen = 262144;
-    constexpr std::size_t kPrefetchBytes = 4096;
-    std::size_t at = 24;
-    std::size_t prefetched = at;
-    std::size_t released = 0;
-    release_(0);
-    TcpSegment segment;
-    const char* data = bytes_.data();
-    while (bytes_.size() - at >= 16) {
+  // Feeds the whole plain records at the start of `bytes`, counting them in packets(); returns
+  // how many bytes they take. `plain_ended` is set when the first record left is not plain
+  // (rather than merely not wholly in `bytes`).
+  std::size_t read(std::string_view bytes, bool* plain_ended) {
+    std::size_t at = 0;
+    const char* data = bytes.data();
+    *plain_ended = false;
+    while (bytes.size() - at >= 16) {
       const std::uint32_t caplen = u32(data + at + 8);
-      if (caplen > snapshot_ || caplen > kMaxCaplen || bytes_.size() - at - 16 < caplen) break;
+      if (caplen > snapshot_ || caplen > kMaxCaplen) {
+        *plain_ended = true;
+        break;
+      }
+      if (bytes.size() - at - 16 < caplen) break;
       // The time stamp as record_time reads libpcap's: unsigned 32-bit seconds (a classic
       // pcap's seconds run past 2038-01-19 unsigned), nanoseconds divided down to microseconds.
       const std::uint32_t sec = u32(data + at);
@@ -85,22 +84,16 @@ class InPlace {
       if (nanoseconds_) sub /= 1000;
       const double time = static_cast<double>(sec) + static_cast<double>(sub) / 1e6;
       const std::uint32_t len = u32(data + at + 12);
-      ++*packets;
-      if (parse_packet_into(link, std::string_view(data + at + 16, caplen), len, &segment)) {
-        builder->on_segment(time, segment);
+      ++packets_;
+      if (parse_packet_into(link_, std::string_view(data + at + 16, caplen), len, &segment_)) {
+        builder_->on_segment(time, segment_);
       }
       at += 16 + std::size_t{caplen};
-      // The bytes a few records ahead, asked for now: the checksum of a payload is the first to
-      // read it, and would otherwise wait for memory line by line.
-      const std::size_t want = std::min(at + kPrefetchBytes, bytes_.size());
-      for (; prefetched < want; prefetched += 64) __builtin_prefetch(data + prefetched);
-      if (at - released >= kReleaseEvery) {
-        released = at;
-        release_(released);
-      }
     }
     return at;
   }
+
+  std::uint64_t packets() const { return packets_; }
 
  private:
   static std::uint32_t u32(const char* p) {
@@ -109,54 +102,52 @@ class InPlace {
     return v;
   }
 
-  std::string_view bytes_;
   bool nanoseconds_;
   std::uint32_t snapshot_;
-  std::function<void(std::size_t)> release_;
+  LinkType link_;
+  WireTraceBuilder* builder_;
+  TcpSegment segment_;
+  std::uint64_t packets_ = 0;
 };
 
-// A regular file mapped read-only, for InPlace; empty when it cannot be mapped. Pages behind
-// the reader are given back (release), so resident memory stays a few MiB.
-class MappedFile {
- public:
-  explicit MappedFile(std::FILE* file) {
-    struct stat st{};
-    if (fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 24) return;
-    void* p = mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE,
-                   fileno(file), 0);
-    if (p == MAP_FAILED) return;
-    data_ = static_cast<char*>(p);
-    size_ = static_cast<std::size_t>(st.st_size);
-    madvise(data_, size_, MADV_SEQUENTIAL);
+// The plain records of a regular file, from offset 24 on, read with pread(2) into a window
+// and decoded there (InPlace). The file is never mapped: one truncated while it is read gives
+// short reads, not a SIGBUS; the reading ends where its bytes end and libpcap takes over
+// there. Returns the offset of the first record left to libpcap; memory: one window.
+std::size_t read_file_in_place(int fd, InPlace* in_place) {
+  // Larger than any plain record (so every refill makes progress), small enough to stay in
+  // the cache between the copy and the decoding.
+  constexpr std::size_t kWindow = std::size_t{1} << 20;
+  static_assert(kWindow >= 16 + InPlace::kMaxCaplen);
+  const std::unique_ptr<char[]> window(new char[kWindow]);  // not zeroed: pread fills it
+  std::size_t start = 24;  // file offset of window[0]
+  std::size_t have = 0;
+  while (true) {
+    ssize_t n;
+    do {
+      n = pread(fd, window.get() + have, kWindow - have, static_cast<off_t>(start + have));
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) break;  // the end of the file (or an error libpcap will report)
+    have += static_cast<std::size_t>(n);
+    bool plain_ended = false;
+    const std::size_t used = in_place->read(std::string_view(window.get(), have), &plain_ended);
+    start += used;
+    have -= used;
+    if (plain_ended) break;
+    std::memmove(window.get(), window.get() + used, have);  // a part of one record at most
   }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  ~MappedFile() {
-    if (data_ != nullptr) munmap(data_, size_);
-  }
+  return start;
+}
 
-  std::string_view bytes() const { return {data_, size_}; }
+// How the plain records at the start of a capture are read in place: hands them to the
+// InPlace reader and returns the offset of the first record left to libpcap.
+using ReadInPlace = std::function<std::size_t(InPlace&)>;
 
-  // The first `n` bytes will not be read again: their pages are given back, and the next
-  // `window` bytes are mapped in one call rather than a page fault every few pages (kernels
-  // without MADV_POPULATE_READ fault them in as before).
-  void release(std::size_t n, std::size_t window) {
-    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    const std::size_t whole = n / page * page;
-    if (whole > 0) madvise(data_, whole, MADV_DONTNEED);
-#ifdef MADV_POPULATE_READ
-    if (whole < size_) madvise(data_ + whole, std::min(window, size_ - whole), MADV_POPULATE_READ);
-#endif
-  }
-
- private:
-  char* data_ = nullptr;
-  std::size_t size_ = 0;
-};
-
-// Reads every packet of an opened handle; closes it. With `in_place` (InPlace::applies), the
-// plain records are read from those bytes and libpcap reads from the first other one on.
-absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder, InPlace* in_place = nullptr) {
+// Reads every packet of an opened handle; closes it. With `in_place` (InPlace::applies to
+// `head`, the capture's first bytes), the plain records are read by it and libpcap reads from
+// the first other one on.
+absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder, std::string_view head = {},
+                      const ReadInPlace& in_place = nullptr) {
   const int dlt = pcap_datalink(handle);
   const std::optional<LinkType> link = link_type_from_dlt(dlt);
   if (!link) {
@@ -167,8 +158,10 @@ absl::Status read_all(pcap_t* handle, WireTraceBuilder* builder, InPlace* in_pla
                                                    "cooked SLL/SLL2, loopback, raw IP)"));
   }
   std::uint64_t packets = 0;
-  if (in_place != nullptr) {
-    const std::size_t stop = in_place->read(*link, builder, &packets);
+  if (in_place) {
+    InPlace reader(head, handle, *link, builder);
+    const std::size_t stop = in_place(reader);
+    packets = reader.packets();
     if (std::fseek(pcap_file(handle), static_cast<long>(stop), SEEK_SET) != 0) {
       pcap_close(handle);
       builder->finish();
@@ -325,13 +318,29 @@ absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builde
     std::fclose(file);
     return absl::InvalidArgumentError(err);
   }
-  // A plain pcap is read in place from the mapped file, on this thread: with no copies left
-  // to overlap, a reader thread would only add hand-overs.
-  MappedFile mapped(file);
-  if (!mapped.bytes().empty() && InPlace::applies(mapped.bytes(), handle)) {
-    InPlace in_place(mapped.bytes(), handle,
-                     [&](std::size_t n) { mapped.release(n, InPlace::kReleaseEvery); });
-    return read_all(handle, builder, &in_place);
+  // A plain pcap in a regular file is read in place (read_file_in_place), on this thread: with
+  // no copies left to overlap, a reader thread would only add hand-overs.
+  const int fd = fileno(file);
+  struct stat st{};
+  char head[24];
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, head, 24, 0) == 24 &&
+      InPlace::applies(std::string_view(head, 24), handle)) {
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    // A file that shrinks while it is read could end at a record's end: its reading ends
+    // without an error from libpcap, so the size is looked at again afterwards (on a copy of
+    // the descriptor: read_all closes the file).
+    const int watch = dup(fd);
+    absl::Status s = read_all(handle, builder, std::string_view(head, 24),
+                              [fd](InPlace& reader) { return read_file_in_place(fd, &reader); });
+    struct stat after{};
+    if (watch >= 0 && fstat(watch, &after) == 0 && after.st_size < st.st_size) {
+      s = absl::InvalidArgumentError(absl::StrCat(
+          path, ": the file shrank from ", st.st_size, " to ", after.st_size,
+          " bytes while it was read: its end was not read",
+          s.ok() ? "" : absl::StrCat(" (", s.message(), ")")));
+    }
+    if (watch >= 0) ::close(watch);
+    return s;
   }
   // Both close the handle (and the file) before `buffer` goes.
   return reader_thread ? read_all_overlapped(handle, builder) : read_all(handle, builder);
@@ -350,8 +359,10 @@ absl::Status read_capture_bytes(std::string_view bytes, WireTraceBuilder* builde
     return absl::InvalidArgumentError(err);
   }
   if (in_place && InPlace::applies(bytes, handle)) {
-    InPlace reader(bytes, handle, [](std::size_t) {});
-    return read_all(handle, builder, &reader);
+    return read_all(handle, builder, bytes, [bytes](InPlace& reader) {
+      bool plain_ended = false;
+      return 24 + reader.read(bytes.substr(24), &plain_ended);
+    });
   }
   return read_all(handle, builder);
 }

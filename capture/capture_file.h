@@ -25,10 +25,13 @@ bool looks_like_capture(const std::string& path);
 // Feeds every packet of the capture at `path` to `builder`, then calls builder->finish().
 // InvalidArgument with the reason for an empty, truncated or garbled file, or a link type we
 // do not decode (the packets before a truncation have been fed then). A pcap (not pcapng) in
-// this machine's byte order is read in place from the mapped file, libpcap reading from the
-// first record that is not plain on (same result; resident memory a few MiB). Otherwise, with
-// `reader_thread`, libpcap reads and the packet headers are decoded on a second thread, a few
-// MiB ahead of the reassembly and checking (same result).
+// this machine's byte order, in a regular file, is read window by window with pread(2) and
+// decoded in the window, libpcap reading from the first record that is not plain on (same
+// result; memory: one window of 1 MiB). The file is never mapped: one truncated or shrunk
+// while it is read never faults (no SIGBUS); its reading ends where its bytes end, and a file
+// smaller at the end than at the start is InvalidArgument ("shrank"), the packets read until
+// then fed. Otherwise, with `reader_thread`, libpcap reads and the packet headers are decoded
+// on a second thread, a few MiB ahead of the reassembly and checking (same result).
 absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builder,
                                bool reader_thread = false);
 

@@ -2,11 +2,16 @@
 // taking over at the first record that is not plain) gives exactly what libpcap reading every
 // record gives — the same events at the same times, the same connections not understood and
 // the same error — for plain captures, microsecond and nanosecond ones, records longer than
-// the snapshot length, and files cut inside a record or a record header.
+// the snapshot length, and files cut inside a record or a record header; a file read window by
+// window gives the same, and one truncated while it is read is an error, never a crash.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <cstring>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -39,6 +44,53 @@ std::string read(const std::string& bytes, bool in_place) {
   const absl::Status s = read_capture_bytes(bytes, &builder, in_place);
   absl::StrAppend(&out, "status: ", s.ToString(), "\n");
   return out;
+}
+
+// The same for a file (read_capture_file), with `on_event` called at each event too.
+std::string read_file(const std::string& path, const std::function<void()>& on_event = {}) {
+  std::string out;
+  WireSink sink{
+      .event = [&](const std::string& cnx, TimedEvent&& e) {
+        absl::StrAppend(&out, absl::StrFormat("%.6f", e.time), " ", cnx, " ",
+                        trace::write_event(e.event), "\n");
+        if (on_event) on_event();
+      },
+      .not_understood = [&](const std::string& cnx, double time, const std::string& reason) {
+        absl::StrAppend(&out, absl::StrFormat("%.6f", time), " ", cnx, " not understood: ",
+                        reason, "\n");
+      }};
+  WireTraceBuilder builder(CaptureOptions{}, sink);
+  const absl::Status s = read_capture_file(path, &builder);
+  absl::StrAppend(&out, "status: ", s.ToString(), "\n");
+  return out;
+}
+
+// A file of this test's own (tests run side by side never share one).
+std::string temp_path(const std::string& name) {
+  return absl::StrCat(::testing::TempDir(), "/in_place_", getpid(), "_", name, ".pcap");
+}
+
+// A capture of a few MiB (several of the reader's 1 MiB windows), its records of many sizes:
+// a connection, then 60000 messages in segments of 200 to 1500 bytes, each acknowledged.
+std::string large_capture() {
+  Conversation c(testing::endpoint4(1, 40000), testing::endpoint4(2, 6650));
+  c.handshake();
+  c.client_sends(frames::connect());
+  c.server_sends(frames::connected());
+  c.client_sends(frames::subscribe(0, 1));
+  c.server_sends(frames::success(1));
+  c.client_sends(frames::flow(0, 60000));
+  std::string messages;
+  for (std::uint64_t e = 1; e <= 60000; ++e) {
+    messages += frames::message(0, e, 1);
+    if (e % 500 == 0) {
+      c.server_sends(messages, 200 + (e * 337) % 1300);
+      messages.clear();
+    }
+  }
+  c.pause(1.5);
+  c.client_fin();
+  return testing::pcap_bytes(LinkKind::kEthernet, c.packets());
 }
 
 std::string capture() {
@@ -87,6 +139,58 @@ TEST(InPlace, ReadsWhatLibpcapReads) {
   // Cut anywhere: inside a record header, inside a record's bytes, at a record's end.
   for (std::size_t cut = 24; cut < bytes.size(); cut += 37) {
     expect_same(bytes.substr(0, cut), absl::StrCat("cut at ", cut));
+  }
+}
+
+TEST(InPlace, FileReadWindowByWindowIsWhatLibpcapReads) {
+  const std::string bytes = large_capture();
+  ASSERT_GT(bytes.size(), std::size_t{3} << 20);
+  const std::string path = temp_path("windows");
+  // Whole, and cut around the end of the first window (file offset 24 + 1 MiB: inside a record
+  // header, inside a record, at its end) and in the last one.
+  std::vector<std::size_t> cuts = {bytes.size(), bytes.size() - 1, bytes.size() - 700};
+  for (std::size_t d : {0, 1, 9, 16, 17, 600}) cuts.push_back(24 + (std::size_t{1} << 20) + d);
+  for (std::size_t cut : cuts) {
+    testing::write_file(path, bytes.substr(0, cut));
+    const std::string reference = read(bytes.substr(0, cut), /*in_place=*/false);
+    EXPECT_EQ(read_file(path), reference) << "cut at " << cut;
+  }
+  EXPECT_NE(read(bytes, false).find("status: OK"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+// A file truncated (by another process, say) while it is read: before, the mapped file's pages
+// past the new end faulted (SIGBUS). Now it is read with pread: the packets up to the new end
+// are read, then InvalidArgument says the file shrank. The truncation comes at the first event,
+// when the reader holds the first window only; each case runs in a child process, so that a
+// crash is reported as this test's failure (and its signal), not the end of the test binary.
+TEST(InPlace, FileTruncatedWhileReadIsAnErrorNotACrash) {
+  const std::string bytes = large_capture();
+  // Within the first window (already read), past it inside a record, and past it at the end of
+  // a record (a clean end for libpcap: only the size says the file shrank).
+  ASSERT_GT(bytes.size(), std::size_t{3} << 20);
+  std::size_t record_end = 24;
+  for (std::size_t at = 24; at < (std::size_t{5} << 19);) {
+    std::uint32_t caplen;
+    std::memcpy(&caplen, bytes.data() + at + 8, 4);
+    at += 16 + caplen;
+    record_end = at;
+  }
+  for (std::size_t new_size : {std::size_t{100000}, (std::size_t{3} << 19) + 5, record_end}) {
+    const std::string path = temp_path(absl::StrCat("truncated_", new_size));
+    testing::write_file(path, bytes);
+    EXPECT_EXIT(
+        {
+          bool truncated = false;
+          const std::string out = read_file(path, [&] {
+            if (!truncated) truncated = truncate(path.c_str(), static_cast<off_t>(new_size)) == 0;
+          });
+          std::fprintf(stderr, "%s", out.substr(out.rfind("status: ")).c_str());
+          std::exit(truncated && out.find("status: INVALID_ARGUMENT") != std::string::npos ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "shrank from [0-9]+ to [0-9]+ bytes while it was read")
+        << "truncated to " << new_size;
+    std::remove(path.c_str());
   }
 }
 
