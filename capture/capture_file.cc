@@ -63,10 +63,11 @@ class InPlace {
         link_(link),
         builder_(builder) {}
 
-  // Feeds the whole plain records at the start of `bytes`, counting them in packets(); returns
-  // how many bytes they take. `plain_ended` is set when the first record left is not plain
-  // (rather than merely not wholly in `bytes`).
-  std::size_t read(std::string_view bytes, bool* plain_ended) {
+  // Feeds the whole plain records at the start of `bytes` (at offset `base` of the capture:
+  // the segments' origin), counting them in packets(); returns how many bytes they take.
+  // `plain_ended` is set when the first record left is not plain (rather than merely not
+  // wholly in `bytes`).
+  std::size_t read(std::string_view bytes, std::uint64_t base, bool* plain_ended) {
     std::size_t at = 0;
     const char* data = bytes.data();
     *plain_ended = false;
@@ -86,6 +87,7 @@ class InPlace {
       const std::uint32_t len = u32(data + at + 12);
       ++packets_;
       if (parse_packet_into(link_, std::string_view(data + at + 16, caplen), len, &segment_)) {
+        segment_.origin = base + static_cast<std::uint64_t>(segment_.payload.data() - data);
         builder_->on_segment(time, segment_);
       }
       at += 16 + std::size_t{caplen};
@@ -130,7 +132,8 @@ std::size_t read_file_in_place(int fd, InPlace* in_place) {
     if (n <= 0) break;  // the end of the file (or an error libpcap will report)
     have += static_cast<std::size_t>(n);
     bool plain_ended = false;
-    const std::size_t used = in_place->read(std::string_view(window.get(), have), &plain_ended);
+    const std::size_t used =
+        in_place->read(std::string_view(window.get(), have), start, &plain_ended);
     start += used;
     have -= used;
     if (plain_ended) break;
@@ -330,6 +333,16 @@ absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builde
     // without an error from libpcap, so the size is looked at again afterwards (on a copy of
     // the descriptor: read_all closes the file).
     const int watch = dup(fd);
+    // The payloads kept to compare copies are read again from the file (read_all closes `fd`).
+    builder->set_payload_source([watch](std::uint64_t origin, std::size_t n, char* out) {
+      for (std::size_t got = 0; got < n;) {
+        const ssize_t r = pread(watch, out + got, n - got, static_cast<off_t>(origin + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        got += static_cast<std::size_t>(r);
+      }
+      return true;
+    });
     absl::Status s = read_all(handle, builder, std::string_view(head, 24),
                               [fd](InPlace& reader) { return read_file_in_place(fd, &reader); });
     struct stat after{};
@@ -339,6 +352,7 @@ absl::Status read_capture_file(const std::string& path, WireTraceBuilder* builde
           " bytes while it was read: its end was not read",
           s.ok() ? "" : absl::StrCat(" (", s.message(), ")")));
     }
+    builder->set_payload_source(nullptr);
     if (watch >= 0) ::close(watch);
     return s;
   }
@@ -359,10 +373,17 @@ absl::Status read_capture_bytes(std::string_view bytes, WireTraceBuilder* builde
     return absl::InvalidArgumentError(err);
   }
   if (in_place && InPlace::applies(bytes, handle)) {
-    return read_all(handle, builder, bytes, [bytes](InPlace& reader) {
-      bool plain_ended = false;
-      return 24 + reader.read(bytes.substr(24), &plain_ended);
+    builder->set_payload_source([bytes](std::uint64_t origin, std::size_t n, char* out) {
+      if (origin > bytes.size() || n > bytes.size() - origin) return false;
+      std::memcpy(out, bytes.data() + origin, n);
+      return true;
     });
+    absl::Status s = read_all(handle, builder, bytes, [bytes](InPlace& reader) {
+      bool plain_ended = false;
+      return 24 + reader.read(bytes.substr(24), 24, &plain_ended);
+    });
+    builder->set_payload_source(nullptr);
+    return s;
   }
   return read_all(handle, builder);
 }

@@ -17,6 +17,9 @@
 
 namespace permitcheck::capture {
 
+// A segment's payload with no origin (TcpSegment::origin): the capture cannot give it again.
+inline constexpr std::uint64_t kNoOrigin = ~std::uint64_t{0};
+
 enum class LinkType { kEthernet, kLinuxSll, kLinuxSll2, kNull, kLoop, kRaw, kIpv4, kIpv6 };
 
 // The link type of a libpcap DLT_ value; nullopt for one we do not decode.
@@ -62,6 +65,9 @@ struct TcpSegment {
   // parsed, the payload only when asked: a side whose checksums are never good costs nothing).
   bool checksum_known = false;
   std::uint64_t checksum_partial = 0;
+  // Where the capture holds `payload`, for the reader to read it again (PayloadSource in
+  // capture/reassembly.h): its offset in the file or bytes read; kNoOrigin when it cannot.
+  std::uint64_t origin = kNoOrigin;
 };
 
 // Whether the TCP checksum of `s` (checksum_known) holds: false for a corrupted segment, or one

@@ -26,6 +26,7 @@ std::optional<std::string> StreamReassembler::gap(std::string reason) {
   pending_bytes_ = 0;
   kept_.clear();
   kept_.shrink_to_fit();
+  refs_.clear();
   return reason;
 }
 
@@ -33,10 +34,52 @@ void StreamReassembler::stop_comparing() {
   compare_ = false;
   kept_.clear();
   kept_.shrink_to_fit();
+  refs_.clear();
 }
 
-void StreamReassembler::keep(std::string_view bytes) {
+std::uint64_t StreamReassembler::kept_from() const {
+  if (by_reference_) return next_ - std::min<std::uint64_t>(next_, kCompareBytes);
+  return std::max(ring_from_, next_ - std::min<std::uint64_t>(next_, kept_.size()));
+}
+
+void StreamReassembler::to_ring() {
+  by_reference_ = false;
+  // The ring as keep() would have grown it by now (bytes that never wrapped stay in place).
+  if (next_ > 0) {
+    kept_.resize(static_cast<std::size_t>(
+        std::min<std::uint64_t>(kCompareBytes, std::bit_ceil(std::max<std::uint64_t>(next_, 256)))));
+  }
+  const std::uint64_t from = kept_from();  // the ring's: what it holds from now on
+  std::string bytes;
+  for (const Ref& r : refs_) {
+    if (r.at + r.size <= from) continue;
+    const std::uint64_t lo = std::max(from, r.at);
+    bytes.resize(static_cast<std::size_t>(r.at + r.size - lo));
+    if (!(*source_)(r.origin + (lo - r.at), bytes.size(), bytes.data())) {
+      ring_from_ = next_;  // what was kept cannot be read again: nothing before is compared
+      continue;
+    }
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      kept_[static_cast<std::size_t>((lo + i) % kept_.size())] = bytes[i];
+    }
+  }
+  refs_.clear();
+}
+
+void StreamReassembler::keep(std::string_view bytes, std::uint64_t origin) {
   if (!compare_) return;
+  const std::uint64_t start = next_ - bytes.size();
+  if (by_reference_) {
+    if (origin != kNoOrigin && source_ != nullptr && *source_) {
+      if (!bytes.empty()) refs_.push_back(Ref{.at = start, .origin = origin, .size = bytes.size()});
+      const std::uint64_t from = kept_from();
+      while (!refs_.empty() && refs_.front().at + refs_.front().size <= from) refs_.pop_front();
+      return;
+    }
+    next_ = start;  // the ring of the bytes before these
+    to_ring();
+    next_ = start + bytes.size();
+  }
   if (bytes.size() > kCompareBytes) bytes.remove_prefix(bytes.size() - kCompareBytes);
   // A ring: the byte at stream offset o is at o % kept_.size() (next_ already moved past). It
   // grows by doubling up to kCompareBytes while the stream is shorter than it (no byte has
@@ -52,9 +95,14 @@ void StreamReassembler::keep(std::string_view bytes) {
   std::memcpy(kept_.data(), bytes.data() + first, bytes.size() - first);
 }
 
+std::optional<std::string> StreamReassembler::differ(std::uint64_t at) {
+  return gap(absl::StrCat("two copies of stream offset ", at, " differ (one corrupted? "
+                          "checksums are not verified): which the receiver took is unknown"));
+}
+
 std::optional<std::string> StreamReassembler::compare(std::uint64_t at, std::string_view bytes) {
   if (!compare_) return std::nullopt;
-  const std::uint64_t kept_from = next_ - std::min<std::uint64_t>(next_, kept_.size());
+  const std::uint64_t kept_from = this->kept_from();
   if (at < kept_from) {
     // Older than what is kept: its part in the window is compared, the rest cannot be (a
     // retransmission from far back; counted, said by the caller).
@@ -64,15 +112,35 @@ std::optional<std::string> StreamReassembler::compare(std::uint64_t at, std::str
     at = kept_from;
   }
   const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), next_ - at));
+  if (by_reference_) {  // the kept bytes read again where the capture holds them
+    std::string kept;
+    for (const Ref& r : refs_) {
+      if (r.at + r.size <= at) continue;
+      if (r.at >= at + n) break;
+      const std::uint64_t lo = std::max(at, r.at);
+      const std::uint64_t hi = std::min<std::uint64_t>(at + n, r.at + r.size);
+      kept.resize(static_cast<std::size_t>(hi - lo));
+      if (source_ == nullptr || !*source_ ||
+          !(*source_)(r.origin + (lo - r.at), kept.size(), kept.data())) {
+        uncompared_ = true;  // the capture no longer holds them (it shrank)
+        continue;
+      }
+      const std::string_view copy = bytes.substr(static_cast<std::size_t>(lo - at), kept.size());
+      if (copy != kept) {
+        std::size_t j = 0;
+        while (kept[j] == copy[j]) ++j;
+        return differ(lo + j);
+      }
+    }
+    return std::nullopt;
+  }
   for (std::size_t i = 0; i < n;) {  // at most two runs of the ring
     const std::size_t ring = static_cast<std::size_t>((at + i) % kept_.size());
     const std::size_t run = std::min(n - i, kept_.size() - ring);
     if (std::memcmp(kept_.data() + ring, bytes.data() + i, run) != 0) {
       std::size_t j = 0;
       while (kept_[ring + j] == bytes[i + j]) ++j;
-      return gap(absl::StrCat("two copies of stream offset ", at + i + j, " differ (one "
-                              "corrupted? checksums are not verified): which the receiver took "
-                              "is unknown"));
+      return differ(at + i + j);
     }
     i += run;
   }
@@ -82,7 +150,8 @@ std::optional<std::string> StreamReassembler::compare(std::uint64_t at, std::str
 std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq,
                                                   std::string_view payload,
                                                   std::uint32_t missing,
-                                                  std::vector<StreamChunk>* out) {
+                                                  std::vector<StreamChunk>* out,
+                                                  std::uint64_t origin) {
   if (broken_) return std::nullopt;
   if (!started_) start(seq);
   if (payload.empty() && missing == 0) return std::nullopt;
@@ -109,13 +178,15 @@ std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq
         return g;
       }
     }
-    payload.remove_prefix(static_cast<std::size_t>(static_cast<std::int64_t>(next_) - at));
+    const auto trimmed = static_cast<std::size_t>(static_cast<std::int64_t>(next_) - at);
+    payload.remove_prefix(trimmed);
+    if (origin != kNoOrigin) origin += trimmed;
     at = static_cast<std::int64_t>(next_);
   }
   const auto offset = static_cast<std::uint64_t>(at);
   if (offset == next_ && pending_.empty()) {  // in order, the common case: no waiting room
     next_ += payload.size();
-    keep(payload);
+    keep(payload, origin);
     out->push_back(StreamChunk{.time = time, .owned = {}, .borrowed = payload});
     if (missing > 0) {
       return gap(absl::StrCat("snap length too short: bytes from stream offset ", next_,
@@ -130,15 +201,14 @@ std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq
     if (std::string_view(slot.bytes).substr(0, both) != payload.substr(0, both)) {
       std::size_t i = 0;
       while (slot.bytes[i] == payload[i]) ++i;
-      return gap(absl::StrCat("two copies of stream offset ", offset + i, " differ (one "
-                              "corrupted? checksums are not verified): which the receiver took "
-                              "is unknown"));
+      return differ(offset + i);
     }
   }
   if (fresh || payload.size() > slot.bytes.size() ||
       (payload.size() == slot.bytes.size() && slot.cut)) {
     pending_bytes_ += payload.size() - slot.bytes.size();
     slot.bytes.assign(payload);
+    slot.origin = origin;
     slot.cut = missing > 0;
     slot.time = fresh ? time : std::min(slot.time, time);
   }
@@ -175,9 +245,11 @@ std::optional<std::string> StreamReassembler::flush(std::vector<StreamChunk>* ou
       }
       continue;  // wholly overlapped by what was delivered
     }
+    std::uint64_t origin = node.mapped().origin;
+    if (origin != kNoOrigin) origin += next_ - at;
     bytes.erase(0, static_cast<std::size_t>(next_ - at));
     next_ += bytes.size();
-    keep(bytes);
+    keep(bytes, origin);
     out->push_back(StreamChunk{.time = node.mapped().time, .owned = std::move(bytes), .borrowed = {}});
     if (node.mapped().cut) {
       result = gap(absl::StrCat("snap length too short: bytes from stream offset ", next_,

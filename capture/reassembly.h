@@ -4,10 +4,12 @@
 // taken: the last kCompareBytes delivered are kept, and two copies of the same bytes that
 // differ (one corrupted: checksums are not verified) are a gap, since which copy the receiver
 // took is unknown; a copy older than what is kept is compared where it can be, and said
-// (take_uncompared). What cannot be recovered (a segment the
+// (take_uncompared). The bytes are kept by reference when the segments say where the capture
+// holds them (their origin, with a PayloadSource to read them there again: nothing is copied
+// unless a copy comes), else copied. What cannot be recovered (a segment the
 // capture lacks, bytes cut by the snap length) is a gap: the stream ends there, with a reason.
 // A FIN that overtakes data waits for it. Memory: max_pending_bytes waiting, kCompareBytes
-// kept (once a byte was delivered).
+// kept (once a byte was delivered; by reference, a few words per segment delivered among them).
 //
 //   StreamReassembler r(/*max_pending_bytes=*/1 << 20);
 //   r.start(syn_seq + 1);
@@ -19,12 +21,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "capture/packet.h"
 
 namespace permitcheck::capture {
 
@@ -40,6 +46,10 @@ struct StreamChunk {
   std::string_view bytes() const { return owned.empty() ? borrowed : std::string_view(owned); }
 };
 
+// Reads the `n` bytes of the capture at `origin` (a segment's payload, read again to compare a
+// later copy with it) into `out`; false when they cannot be read (the file shrank).
+using PayloadSource = std::function<bool(std::uint64_t origin, std::size_t n, char* out)>;
+
 class StreamReassembler {
  public:
   // REQUIRES: max_pending_bytes >= 1.
@@ -54,8 +64,15 @@ class StreamReassembler {
   // capture does not hold. Appends newly contiguous bytes to `out` (those of `payload` itself
   // as views of it, when nothing waits). Returns the reason when
   // the stream has a gap from here on (nothing more is delivered after one).
+  // `origin`: where the capture holds `payload` (read with the source given to use_source),
+  // or kNoOrigin.
   std::optional<std::string> add(double time, std::uint32_t seq, std::string_view payload,
-                                 std::uint32_t missing, std::vector<StreamChunk>* out);
+                                 std::uint32_t missing, std::vector<StreamChunk>* out,
+                                 std::uint64_t origin = kNoOrigin);
+
+  // Where segments with an origin are read again. REQUIRES: `source` outlives this (it may be
+  // empty: then every byte kept is copied).
+  void use_source(const PayloadSource* source) { source_ = source; }
 
   // The peer acknowledged, at `time`, every byte before `ack`: one the capture never held is a
   // gap. With later bytes waiting behind a hole the capture may merely have reordered them,
@@ -86,7 +103,9 @@ class StreamReassembler {
   // Delivered bytes kept to compare a later copy with.
   static constexpr std::size_t kCompareBytes = 16 * 1024;
   // Bytes this reassembler holds: waiting behind a hole, and kept to compare copies.
-  std::size_t memory() const { return pending_bytes_ + kept_.size(); }
+  std::size_t memory() const {
+    return pending_bytes_ + kept_.size() + refs_.size() * sizeof(Ref);
+  }
 
   // Whether a segment starting at `seq` would begin past the next byte expected, leaving
   // bytes before it never seen (so far): false before start() and once broken.
@@ -110,6 +129,12 @@ class StreamReassembler {
     double time = 0;
     std::string bytes;
     bool cut = false;  // the segment's tail was not captured
+    std::uint64_t origin = kNoOrigin;  // where the capture holds `bytes`
+  };
+  // Delivered bytes at stream offset `at`, held by the capture at `origin`.
+  struct Ref {
+    std::uint64_t at = 0, origin = 0;
+    std::size_t size = 0;
   };
   // Stream offset of sequence number `seq`, relative to the next byte expected.
   std::int64_t offset_of(std::uint32_t seq) const;
@@ -119,8 +144,17 @@ class StreamReassembler {
   // `bytes`, a copy of stream offset `at` onwards (before next_), against the bytes delivered
   // there: the gap when they differ or are no longer kept.
   std::optional<std::string> compare(std::uint64_t at, std::string_view bytes);
-  // Records `bytes`, just delivered (next_ is past them), in the ring of the last kCompareBytes.
-  void keep(std::string_view bytes);
+  // Records `bytes`, just delivered (next_ is past them), among the last kCompareBytes: by
+  // reference while every segment has an origin (and there is a source), else in the ring.
+  void keep(std::string_view bytes, std::uint64_t origin);
+  // Copies the bytes kept by reference into the ring (a segment without an origin came).
+  void to_ring();
+  // The first stream offset whose delivered bytes are kept.
+  std::uint64_t kept_from() const;
+  // Compares `bytes` (a copy of stream offset `at` on, within what is kept) with the bytes
+  // kept: by reading them again through the source, or in the ring.
+  std::optional<std::string> compare_kept(std::uint64_t at, std::string_view bytes);
+  std::optional<std::string> differ(std::uint64_t at);
 
   std::size_t max_pending_;
   bool started_ = false;
@@ -134,6 +168,12 @@ class StreamReassembler {
   // The last kCompareBytes delivered, as a ring (offset o at o % kCompareBytes); empty until
   // the first byte is delivered.
   std::string kept_;
+  // Instead, while every segment delivered had an origin: where the capture holds the bytes
+  // delivered from kept_from() on, in order, contiguous.
+  std::deque<Ref> refs_;
+  bool by_reference_ = true;  // until a byte without an origin (or no source) is kept
+  std::uint64_t ring_from_ = 0;  // bytes before it are not in the ring (read back failed)
+  const PayloadSource* source_ = nullptr;
   bool compare_ = true;
   bool uncompared_ = false;
 };

@@ -132,6 +132,8 @@ void WireTraceBuilder::on_segment(double capture_time, const TcpSegment& s) {
       c->dir[0].stop_comparing();
       c->dir[1].stop_comparing();
     }
+    c->dir[0].use_source(&payload_source_);
+    c->dir[1].use_source(&payload_source_);
     c->order = stats_.connections++;
     c->last_seen = time;
     it = table_.emplace(key, std::move(c)).first;
@@ -296,7 +298,7 @@ void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegme
     c.quiet_reported = false;
     std::vector<StreamChunk>& chunks = c.chunks;
     chunks.clear();
-    std::optional<std::string> gap = c.dir[from].add(time, s.seq, s.payload, s.missing, &chunks);
+    std::optional<std::string> gap = c.dir[from].add(time, s.seq, s.payload, s.missing, &chunks, s.origin);
     if (c.dir[from].take_uncompared()) ++stats_.uncompared_copies;
     deliver(c, from, chunks);
     chunks.clear();

@@ -90,6 +90,10 @@ class WireTraceBuilder {
 
   // A segment, in capture order; `time` may step back (it is made monotonic, CaptureStats).
   void on_segment(double time, const TcpSegment& segment);
+  // Where the payloads of segments with an origin (TcpSegment::origin) can be read again:
+  // the bytes kept to compare copies are then kept by reference (capture/reassembly.h), not
+  // copied. REQUIRES: set before the first segment, and left until finish().
+  void set_payload_source(PayloadSource source) { payload_source_ = std::move(source); }
   // Time passes without packets (a live tap): quiescence checks as of `now`.
   void tick(double now);
   // End of capture, a quiescence point (docs/cli.md): every connection not waiting on a
@@ -154,6 +158,7 @@ class WireTraceBuilder {
 
   CaptureOptions options_;
   WireSink sink_;
+  PayloadSource payload_source_;
   CaptureStats stats_;
   std::uint64_t next_cmd_ = 1;
   bool clock_started_ = false;

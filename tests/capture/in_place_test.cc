@@ -71,8 +71,10 @@ std::string temp_path(const std::string& name) {
 }
 
 // A capture of a few MiB (several of the reader's 1 MiB windows), its records of many sizes:
-// a connection, then 60000 messages in segments of 200 to 1500 bytes, each acknowledged.
-std::string large_capture() {
+// a connection, then 60000 messages in segments of 200 to 1500 bytes, each acknowledged, every
+// 997th packet sent again three packets later (compared with the first copy, read again from
+// the file); with `conflict`, one copy near the end has a byte changed.
+std::string large_capture(bool conflict = false) {
   Conversation c(testing::endpoint4(1, 40000), testing::endpoint4(2, 6650));
   c.handshake();
   c.client_sends(frames::connect());
@@ -90,7 +92,19 @@ std::string large_capture() {
   }
   c.pause(1.5);
   c.client_fin();
-  return testing::pcap_bytes(LinkKind::kEthernet, c.packets());
+  std::vector<testing::Packet> packets;
+  const std::vector<testing::Packet>& sent = c.packets();
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    packets.push_back(sent[i]);
+    if (i >= 3 && (i - 3) % 997 == 0 && !sent[i - 3].payload.empty()) {
+      packets.push_back(sent[i - 3]);
+      packets.back().time = sent[i].time;
+      if (conflict && i + 2000 > sent.size() && i + 1000 < sent.size()) {
+        packets.back().payload[packets.back().payload.size() / 2] ^= 1;
+      }
+    }
+  }
+  return testing::pcap_bytes(LinkKind::kEthernet, packets);
 }
 
 std::string capture() {
@@ -156,6 +170,13 @@ TEST(InPlace, FileReadWindowByWindowIsWhatLibpcapReads) {
     EXPECT_EQ(read_file(path), reference) << "cut at " << cut;
   }
   EXPECT_NE(read(bytes, false).find("status: OK"), std::string::npos);
+  EXPECT_EQ(read(bytes, false).find("differ"), std::string::npos);
+  // A copy that differs from the first, which the reader reads again from the file.
+  const std::string conflicting = large_capture(/*conflict=*/true);
+  testing::write_file(path, conflicting);
+  const std::string reference = read(conflicting, /*in_place=*/false);
+  EXPECT_NE(reference.find("differ"), std::string::npos) << reference.substr(reference.size() - 400);
+  EXPECT_EQ(read_file(path), reference);
   std::remove(path.c_str());
 }
 
