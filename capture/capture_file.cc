@@ -119,7 +119,7 @@ class InPlace {
 std::size_t read_file_in_place(int fd, InPlace* in_place) {
   // Larger than any plain record (so every refill makes progress), small enough to stay in
   // the cache between the copy and the decoding.
-  constexpr std::size_t kWindow = std::size_t{1} << 20;
+  constexpr std::size_t kWindow = std::size_t{1} << 19;
   static_assert(kWindow >= 16 + InPlace::kMaxCaplen);
   const std::unique_ptr<char[]> window(new char[kWindow]);  // not zeroed: pread fills it
   std::size_t start = 24;  // file offset of window[0]

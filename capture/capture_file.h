@@ -27,7 +27,7 @@ bool looks_like_capture(const std::string& path);
 // do not decode (the packets before a truncation have been fed then). A pcap (not pcapng) in
 // this machine's byte order, in a regular file, is read window by window with pread(2) and
 // decoded in the window, libpcap reading from the first record that is not plain on (same
-// result; memory: one window of 1 MiB). The file is never mapped: one truncated or shrunk
+// result; memory: one window of 512 KiB). The file is never mapped: one truncated or shrunk
 // while it is read never faults (no SIGBUS); its reading ends where its bytes end, and a file
 // smaller at the end than at the start is InvalidArgument ("shrank"), the packets read until
 // then fed. Otherwise, with `reader_thread`, libpcap reads and the packet headers are decoded

@@ -70,7 +70,7 @@ std::string temp_path(const std::string& name) {
   return absl::StrCat(::testing::TempDir(), "/in_place_", getpid(), "_", name, ".pcap");
 }
 
-// A capture of a few MiB (several of the reader's 1 MiB windows), its records of many sizes:
+// A capture of a few MiB (several of the reader's 512 KiB windows), its records of many sizes:
 // a connection, then 60000 messages in segments of 200 to 1500 bytes, each acknowledged, every
 // 997th packet sent again three packets later (compared with the first copy, read again from
 // the file); with `conflict`, one copy near the end has a byte changed.
@@ -160,10 +160,10 @@ TEST(InPlace, FileReadWindowByWindowIsWhatLibpcapReads) {
   const std::string bytes = large_capture();
   ASSERT_GT(bytes.size(), std::size_t{3} << 20);
   const std::string path = temp_path("windows");
-  // Whole, and cut around the end of the first window (file offset 24 + 1 MiB: inside a record
+  // Whole, and cut around the end of the first window (file offset 24 + 512 KiB: inside a record
   // header, inside a record, at its end) and in the last one.
   std::vector<std::size_t> cuts = {bytes.size(), bytes.size() - 1, bytes.size() - 700};
-  for (std::size_t d : {0, 1, 9, 16, 17, 600}) cuts.push_back(24 + (std::size_t{1} << 20) + d);
+  for (std::size_t d : {0, 1, 9, 16, 17, 600}) cuts.push_back(24 + (std::size_t{1} << 19) + d);
   for (std::size_t cut : cuts) {
     testing::write_file(path, bytes.substr(0, cut));
     const std::string reference = read(bytes.substr(0, cut), /*in_place=*/false);
