@@ -35,13 +35,14 @@
 #ifdef PERMITCHECK_HAVE_TAP
 #include "capture/tap.h"
 #endif
-#include "tests/capture/capture_testing.h"
-#include "tests/capture/socket_testing.h"
+#include "capgen/capture_gen.h"
+#include "capgen/loopback.h"
 
 namespace {
 
 using namespace permitcheck::capture;
-namespace frames = testing::frames;
+namespace frames = permitcheck::capgen::frames;
+namespace capgen = permitcheck::capgen;
 namespace wire = permitcheck::wire;
 namespace conformance = permitcheck::conformance;
 using Clock = std::chrono::steady_clock;
@@ -136,7 +137,7 @@ MixStats generate(const std::string& path, std::size_t bytes, int connections) {
   }
   std::vector<char> filebuf(1 << 20);
   std::setvbuf(f, filebuf.data(), _IOFBF, filebuf.size());
-  const std::string header = testing::pcap_bytes(testing::LinkKind::kEthernet, {});
+  const std::string header = capgen::pcap_bytes(capgen::LinkKind::kEthernet, {});
   std::fwrite(header.data(), 1, header.size(), f);
   std::size_t written = header.size();
   std::mt19937 rng(491);
@@ -158,7 +159,7 @@ MixStats generate(const std::string& path, std::size_t bytes, int connections) {
   double t = 1764600000;
   std::string frame_buf;
   auto put = [&](Conn& c, bool from_client, std::string_view payload, bool syn) {
-    testing::Packet p;
+    capgen::Packet p;
     p.time = t;
     t += 0.000005;
     p.src = from_client ? c.client : c.server;
@@ -170,12 +171,12 @@ MixStats generate(const std::string& path, std::size_t bytes, int connections) {
     p.has_ack = !(syn && from_client);
     p.payload = std::string(payload);
     seq += static_cast<std::uint32_t>(payload.size()) + (syn ? 1 : 0);
-    const std::string frame = testing::link_frame(testing::LinkKind::kEthernet, p);
+    const std::string frame = capgen::link_frame(capgen::LinkKind::kEthernet, p);
     const auto secs = static_cast<std::uint32_t>(p.time);
-    const std::string rec = testing::le32(secs) +
-                            testing::le32(static_cast<std::uint32_t>((p.time - secs) * 1e6)) +
-                            testing::le32(static_cast<std::uint32_t>(frame.size())) +
-                            testing::le32(static_cast<std::uint32_t>(frame.size()));
+    const std::string rec = capgen::le32(secs) +
+                            capgen::le32(static_cast<std::uint32_t>((p.time - secs) * 1e6)) +
+                            capgen::le32(static_cast<std::uint32_t>(frame.size())) +
+                            capgen::le32(static_cast<std::uint32_t>(frame.size()));
     std::fwrite(rec.data(), 1, rec.size(), f);
     std::fwrite(frame.data(), 1, frame.size(), f);
     written += rec.size() + frame.size();
@@ -193,8 +194,8 @@ MixStats generate(const std::string& path, std::size_t bytes, int connections) {
   };
   for (int i = 0; i < connections; ++i) {
     Conn& c = conns[static_cast<std::size_t>(i)];
-    c.client = testing::endpoint4(static_cast<std::uint8_t>(10 + i % 200), static_cast<std::uint16_t>(30000 + i));
-    c.server = testing::endpoint4(2, 6650);
+    c.client = capgen::endpoint4(static_cast<std::uint8_t>(10 + i % 200), static_cast<std::uint16_t>(30000 + i));
+    c.server = capgen::endpoint4(2, 6650);
     c.pulsar = i % 32 != 31;  // a few connections are something else
     put(c, true, "", true);
     put(c, false, "", true);
@@ -374,7 +375,7 @@ struct TapRun {
 // A broker stand-in: answers the handshake, echoes `rounds` frames one by one (latency), then
 // sends `messages` MESSAGE frames of 100-byte payloads in one go (rate).
 TapRun measure(bool through_tap, int rounds, int messages) {
-  using namespace testing;
+  using namespace capgen;
   std::uint16_t broker_port = 0;
   const int listener = listen_loopback(&broker_port);
   const std::string hello = frames::connect() + frames::subscribe(0, 1);
