@@ -207,7 +207,8 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
   if (!link) return read_all(handle, builder);  // says why
   struct Record {
     double time;
-    TcpSegment segment;  // its payload is at `at` in the batch's bytes (a view once handed over)
+    TcpSegment segment;  // its TCP header and payload are at `at` in the batch's bytes (views
+                         // once handed over)
     std::size_t at;
   };
   struct Batch {
@@ -253,6 +254,7 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
       const std::string_view bytes(reinterpret_cast<const char*>(data), header->caplen);
       if (!parse_packet_into(*link, bytes, header->len, &segment)) continue;
       batch.records.push_back(Record{record_time(*header), segment, batch.bytes.size()});
+      batch.bytes.append(segment.tcp_header);
       batch.bytes.append(segment.payload);
       if (batch.bytes.size() >= kBatchBytes) hand_over();
     }
@@ -271,7 +273,9 @@ absl::Status read_all_overlapped(pcap_t* handle, WireTraceBuilder* builder) {
       full.pop_front();
     }
     for (Record& r : batch.records) {
-      r.segment.payload = std::string_view(batch.bytes.data() + r.at, r.segment.payload.size());
+      const char* at = batch.bytes.data() + r.at;
+      r.segment.tcp_header = std::string_view(at, r.segment.tcp_header.size());
+      r.segment.payload = std::string_view(at + r.segment.tcp_header.size(), r.segment.payload.size());
       builder->on_segment(r.time, r.segment);
     }
     std::lock_guard<std::mutex> lock(mu);

@@ -138,8 +138,7 @@ bool parse_ipv4(std::string_view b, TcpSegment* seg) {
   if (!parse_tcp(payload, total - ihl, seg)) return false;
   if (seg->missing == 0) {
     seg->checksum_known = true;
-    seg->checksum_partial = header_sum(b.substr(12, 4), b.substr(16, 4), payload.size(),
-                                       payload.substr(0, payload.size() - seg->payload.size()));
+    seg->tcp_header = payload.substr(0, payload.size() - seg->payload.size());
   }
   return true;
 }
@@ -174,8 +173,7 @@ bool parse_ipv6(std::string_view b, TcpSegment* seg) {
   if (!parse_tcp(rest, announced, seg)) return false;
   if (seg->missing == 0) {
     seg->checksum_known = true;
-    seg->checksum_partial = header_sum(b.substr(8, 16), b.substr(24, 16), announced,
-                                       rest.substr(0, announced - seg->payload.size()));
+    seg->tcp_header = rest.substr(0, announced - seg->payload.size());
   }
   return true;
 }
@@ -273,7 +271,13 @@ bool parse_packet_into(LinkType link, std::string_view b, std::uint32_t /*wire_l
 }
 
 bool tcp_checksum_good(const TcpSegment& s) {
-  std::uint64_t sum = ones_sum(s.payload, s.checksum_partial);
+  const std::size_t n = s.src.v6 ? 16 : 4;
+  auto addr = [n](const Endpoint& e) {
+    return std::string_view(reinterpret_cast<const char*>(e.addr.data()), n);
+  };
+  std::uint64_t sum = header_sum(addr(s.src), addr(s.dst), s.tcp_header.size() + s.payload.size(),
+                                 s.tcp_header);
+  sum = ones_sum(s.payload, sum);
   while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
   return sum == 0xFFFF;  // the same in either byte order
 }

@@ -61,10 +61,11 @@ struct TcpSegment {
   // is the first fragment (else 0); nothing else is set.
   bool ip_fragment = false;
   // When the capture holds the whole segment: its checksum can be verified
-  // (tcp_checksum_good), from the sum of its pseudo-header and header (summed as the packet is
-  // parsed, the payload only when asked: a side whose checksums are never good costs nothing).
+  // (tcp_checksum_good), from its addresses, its TCP header (`tcp_header`, in the captured
+  // bytes like `payload`) and payload, summed only when asked: a side whose checksums are
+  // never good costs nothing.
   bool checksum_known = false;
-  std::uint64_t checksum_partial = 0;
+  std::string_view tcp_header;
   // Where the capture holds `payload`, for the reader to read it again (PayloadSource in
   // capture/reassembly.h): its offset in the file or bytes read; kNoOrigin when it cannot.
   std::uint64_t origin = kNoOrigin;
