@@ -74,6 +74,8 @@ void StreamReassembler::keep(std::string_view bytes, std::uint64_t origin) {
       if (!bytes.empty()) refs_.push_back(Ref{.at = start, .origin = origin, .size = bytes.size()});
       const std::uint64_t from = kept_from();
       while (!refs_.empty() && refs_.front().at + refs_.front().size <= from) refs_.pop_front();
+      // Tiny segments: the references would outgrow the ring, which takes over.
+      if (refs_.size() * sizeof(Ref) > kCompareBytes) to_ring();
       return;
     }
     next_ = start;  // the ring of the bytes before these

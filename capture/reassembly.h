@@ -9,7 +9,8 @@
 // unless a copy comes), else copied. What cannot be recovered (a segment the
 // capture lacks, bytes cut by the snap length) is a gap: the stream ends there, with a reason.
 // A FIN that overtakes data waits for it. Memory: max_pending_bytes waiting, kCompareBytes
-// kept (once a byte was delivered; by reference, a few words per segment delivered among them).
+// kept (once a byte was delivered; by reference, a few words per segment delivered among them,
+// the ring taking over before they would take more than kCompareBytes).
 //
 //   StreamReassembler r(/*max_pending_bytes=*/1 << 20);
 //   r.start(syn_seq + 1);

@@ -120,6 +120,33 @@ TEST(KeptBytes, AChangedCopyOfBytesKeptByReferenceIsAGapAtItsFirstDifferingByte)
                     "took is unknown\n");
 }
 
+// One-byte segments: their references would take more than the ring, which takes over (the
+// memory kept stays within kCompareBytes) and compares as before.
+TEST(KeptBytes, TinySegmentsKeepNoMoreThanTheRing) {
+  std::string capture(3 * StreamReassembler::kCompareBytes, '\0');
+  for (std::size_t i = 0; i < capture.size(); ++i) capture[i] = static_cast<char>(i * 7 + i / 13);
+  const PayloadSource source = [&](std::uint64_t origin, std::size_t n, char* out) {
+    if (origin > capture.size() || n > capture.size() - origin) return false;
+    std::copy_n(capture.data() + origin, n, out);
+    return true;
+  };
+  Fed f;
+  f.r.use_source(&source);
+  f.r.start(0);
+  for (std::size_t i = 0; i < capture.size(); ++i) {
+    f.add(1, static_cast<std::uint32_t>(i), std::string_view(capture).substr(i, 1), i);
+    ASSERT_LE(f.r.memory(), StreamReassembler::kCompareBytes) << i;
+  }
+  const std::size_t recent = capture.size() - 100;
+  f.add(2, static_cast<std::uint32_t>(recent), std::string_view(capture).substr(recent, 50), kNoOrigin);
+  EXPECT_EQ(f.said.find("gap"), std::string::npos);
+  std::string changed = capture.substr(recent, 50);
+  changed[7] = static_cast<char>(changed[7] ^ 1);
+  f.add(3, static_cast<std::uint32_t>(recent), changed, kNoOrigin);
+  EXPECT_NE(f.said.find("gap: two copies of stream offset " + std::to_string(recent + 7) + " differ"),
+            std::string::npos);
+}
+
 // A kept byte the capture no longer holds (the file shrank) cannot be compared: said, not a
 // gap, never a crash.
 TEST(KeptBytes, AKeptByteTheCaptureNoLongerHoldsIsSaidUncompared) {
