@@ -60,6 +60,7 @@ BrokerView ConformanceBroker::Impl::view_locked() const {
   if (shown) {
     v.subscribed = live.has_value();
     v.consumer = shown->consumer;
+    v.connection = shown->cnx;
     v.granted = shown->granted;
     v.debited = shown->debited;
     v.available = shown->granted - shown->debited;
@@ -225,9 +226,9 @@ absl::Status ConformanceBroker::drop_connection() {
   }
   auto done = std::make_shared<std::promise<void>>();
   std::future<void> closed = done->get_future();
-  asio::post(impl_->io, [this, conn, done] {
-    impl_->close(conn);
-    done->set_value();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  asio::post(impl_->io, [this, conn, done, deadline] {
+    impl_->close_after_writes(conn, deadline, [done] { done->set_value(); });
   });
   closed.wait_for(std::chrono::seconds(5));
   return absl::OkStatus();

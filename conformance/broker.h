@@ -84,6 +84,7 @@ struct BrokerView {
                                     // SUCCESS, the consumer kept (as Pulsar does)
   bool subscribed = false;          // a live consumer exists
   std::uint64_t consumer = 0;       // its consumer id
+  int connection = 0;               // its connection's number (the trace's cN)
   // The live incarnation's numbers, or the last ended one's when none is live.
   std::int64_t granted = 0;         // Flow sum
   std::int64_t debited = 0;         // P sum
@@ -162,7 +163,9 @@ class ConformanceBroker {
 
   // Broker-side CLOSE_CONSUMER of the live consumer (ends its incarnation, B11).
   absl::Status close_consumer();
-  // Closes the live consumer's connection (B11).
+  // Closes the live consumer's connection (B11), once the frames already queued on it were
+  // written (at most 2 s): a drop right after a delivery drops a connection whose client has
+  // the message, never one that loses it on the way. Returns once closed (at most 5 s).
   absl::Status drop_connection();
   // Writes ACTIVE_CONSUMER_CHANGE (is_active) to the live consumer, as a broker does for a
   // Failover subscription on every membership change; a non-message command, so nothing is

@@ -151,6 +151,21 @@ void ConformanceBroker::Impl::close(const std::shared_ptr<Conn>& conn) {
   cv.notify_all();
 }
 
+void ConformanceBroker::Impl::close_after_writes(const std::shared_ptr<Conn>& conn,
+                                                std::chrono::steady_clock::time_point deadline,
+                                                std::function<void()> done) {
+  if (conn->closed || conn->writes.idle() || std::chrono::steady_clock::now() >= deadline) {
+    close(conn);
+    done();
+    return;
+  }
+  auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(2));
+  timer->async_wait([this, conn, deadline, done = std::move(done), timer](
+                        const asio::error_code&) mutable {
+    close_after_writes(conn, deadline, std::move(done));
+  });
+}
+
 void ConformanceBroker::Impl::write(const std::shared_ptr<Conn>& conn, std::string bytes) {
   if (!conn->writes.push(std::move(bytes), conn, [this, conn] { close(conn); }).ok()) {
     protocol_error(conn, absl::StrCat("more than ", kMaxQueuedBytes >> 20,

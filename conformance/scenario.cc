@@ -67,6 +67,10 @@ constexpr ScenarioInfo kScenarios[] = {
      "ACTIVE_CONSUMER_CHANGE (as a broker writes to Failover consumers on every membership "
      "change) twice after each entry and up to 2T in all: a non-message command returns no "
      "permit", ""},
+    {ScenarioKind::kDropBeforeAck, "drop_before_ack", spec::RuleId::kE3,
+     "the connection drops right after a delivery, before the client acknowledged anything "
+     "(also CLOSE_CONSUMER on the same connection): the messages still wait inside the client; "
+     "whatever becomes of them, none of their credit reaches the replacement", "L6,L7"},
 };
 
 constexpr UnobservableRow kUnobservable[] = {
@@ -207,7 +211,8 @@ std::string describe(const ScenarioParams& p) {
       p.kind == ScenarioKind::kUnknownConsumer) {
     absl::StrAppend(&s, " disrupt-after=", p.disrupt_after);
   }
-  if (p.kind == ScenarioKind::kStaleEpoch && p.same_connection) {
+  if ((p.kind == ScenarioKind::kStaleEpoch || p.kind == ScenarioKind::kDropBeforeAck) &&
+      p.same_connection) {
     absl::StrAppend(&s, " same-connection");
   }
   if (!p.corner.empty()) absl::StrAppend(&s, " (corner: ", p.corner, ")");
@@ -216,7 +221,8 @@ std::string describe(const ScenarioParams& p) {
 
 bool holds_messages(ScenarioKind kind) {
   return kind == ScenarioKind::kHeldCloseConsumer || kind == ScenarioKind::kHeldReconnect ||
-         kind == ScenarioKind::kFlowAroundClose || kind == ScenarioKind::kStaleEpoch;
+         kind == ScenarioKind::kFlowAroundClose || kind == ScenarioKind::kStaleEpoch ||
+         kind == ScenarioKind::kDropBeforeAck;
 }
 
 rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind) {
@@ -260,6 +266,9 @@ rc::Gen<ScenarioParams> gen_scenario(ScenarioKind kind) {
       entries = gen_some(rc::gen::oneOf(gen_complete_batch(4, 6), gen_single()), 3);
       break;
     case ScenarioKind::kStartMessageId: entries = gen_some(gen_complete(), 4); break;
+    case ScenarioKind::kDropBeforeAck:  // at most 8 units: all delivered on the first grant
+      entries = gen_some(rc::gen::oneOf(gen_complete_batch(2, 4), gen_single()), 2);
+      break;
     case ScenarioKind::kInconsistentBatch: entries = gen_with_fault(EntryFault::kExtraMessages); break;
     case ScenarioKind::kCloseConsumer:
     case ScenarioKind::kReconnect:

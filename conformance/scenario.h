@@ -53,6 +53,8 @@ enum class ScenarioKind {
                          // payload, after good messages (C7; L4)
   kActiveConsumerChange,  // ACTIVE_CONSUMER_CHANGE between the messages: a non-message
                           // command is no permit (E2)
+  kDropBeforeAck,  // the connection drops (or CLOSE_CONSUMER) right after a delivery, before
+                   // any acknowledgement, the messages still inside the client (E3, N3; L6)
 };
 
 struct ScenarioInfo {
@@ -94,7 +96,8 @@ struct ScenarioParams {
   std::vector<EntrySpec> entries;
   int disrupt_after = 0;        // close / drop / foreign messages after this many entries
   std::uint64_t foreign_consumer = 41;
-  bool same_connection = false;  // stale_epoch: CLOSE_CONSUMER instead of a connection drop
+  bool same_connection = false;  // stale_epoch, drop_before_ack: CLOSE_CONSUMER instead of a
+                                 // connection drop
   std::string corner;           // a fixed first case: the corner it covers; empty when drawn
 };
 

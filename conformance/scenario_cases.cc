@@ -130,6 +130,20 @@ std::vector<ScenarioParams> fixed_cases(ScenarioKind kind, std::int64_t q, std::
       v.push_back(std::move(c));
       break;
     }
+    case K::kDropBeforeAck: {
+      // Everything on the first grant (at most Q), dropped before the first acknowledgement.
+      const std::int64_t n = std::clamp<std::int64_t>(q / 2, 2, 4);
+      v.push_back(make(kind, true, {batch(n)}, "new broker, a batch inside the client across a "
+                       "connection drop", 120));
+      v.push_back(make(kind, false, std::vector<EntrySpec>(static_cast<std::size_t>(n), single()),
+                       "old broker, single messages inside the client across a connection "
+                       "drop", 120));
+      ScenarioParams same = make(kind, true, {batch(n)}, "new broker, a batch inside the client "
+                                 "across CLOSE_CONSUMER on the same connection", 120);
+      same.same_connection = true;
+      v.push_back(std::move(same));
+      break;
+    }
     case K::kFlowAroundClose:
       v.push_back(make(kind, true, {}, "new broker", 150));
       v.push_back(make(kind, false, {}, "old broker", 150));

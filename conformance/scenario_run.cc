@@ -39,6 +39,7 @@ class Run {
       case K::kStartMessageId: start_message_id(); break;
       case K::kDuplicateRedelivery: duplicate_redelivery(); break;
       case K::kActiveConsumerChange: active_consumer_change(); break;
+      case K::kDropBeforeAck: drop_before_ack(); break;
       default: entries_with_disruption(); break;
     }
     if (p_.kind == K::kNegativeAck) redeliver_nacked();
@@ -253,6 +254,75 @@ class Run {
       conclude(absl::StrCat("held ", v.held_units, " message(s) across ", across(same), "; ",
                             late, " of them acknowledged after the replacement subscribed"),
                std::move(failed));
+      return;
+    }
+    conclude(std::nullopt, std::move(failed));
+  }
+
+  // The connection drops (CLOSE_CONSUMER with same_connection) right after the entries were
+  // written, before the client acknowledged any of them: the messages wait inside the client
+  // (its receiver queue, or its application). Whatever it does with them, clears them or
+  // processes them late and acknowledges them on the replacement's connection, their units
+  // belong to the incarnation that ended: none may reach the replacement (E3, N3; rulebook
+  // 12.7; 12.12: an old Flow that crossed CLOSE_CONSUMER is credited to nobody, as this broker
+  // does). Unlike the held windows it needs no acknowledgement before the drop, nor one after.
+  void drop_before_ack() {
+    const bool same = p_.same_connection;
+    std::vector<std::string> failed;
+    for (int attempt = 1; attempt <= kAttempts && (attempt == 1 || time_for_attempt());
+         ++attempt) {
+      const std::int64_t acked0 = broker_.view().acked_messages;
+      const std::size_t mark = broker_.trace().size();
+      bool all = true;
+      for (const EntrySpec& e : p_.entries) all = all && deliver(e);
+      if (!all) break;  // stalled or gone: quiescence reports it
+      const BrokerView v = broker_.view();
+      if (v.acked_messages > acked0) {
+        failed.push_back(absl::StrCat(
+            "the client acknowledged ", v.acked_messages - acked0, " message(s) before the "
+            "last entry was delivered (", v.held_units, " still inside it): not a drop before "
+            "any acknowledgement (raise {delay_ms}, or fewer units than Q)"));
+        settle();
+        continue;
+      }
+      const int old_cnx = v.connection;
+      disrupt(same);
+      if (!wait(ready(incarnation_), client_.startup)) break;
+      const BrokerView r = broker_.view();
+      // What becomes of the old incarnation's messages: processed and acknowledged late, or
+      // cleared (never acknowledged); bounded by their processing time.
+      const milliseconds processing(v.held_units * p_.delay_ms);
+      wait([](const BrokerView& w) { return w.previous_held_units == 0; },
+           processing + milliseconds(2000));
+      const BrokerView after = broker_.view();
+      out_.held_across = v.held_units;
+      std::string window = absl::StrCat(
+          v.held_units, " message(s) delivered on c", old_cnx, " and none acknowledged when ",
+          same ? "CLOSE_CONSUMER went out" : "the broker dropped the connection",
+          "; the replacement subscribed on c", r.connection, "; ", after.previous_acked_late,
+          " of them acknowledged after that, ",
+          v.held_units - after.previous_acked_late - after.previous_held_units,
+          " settled otherwise (nacked, or acknowledged before it subscribed), ",
+          after.previous_held_units, " never (cleared)");
+      if (same) {
+        // Rulebook 12.12: a Flow of the old incarnation between CLOSE_CONSUMER and the
+        // replacement's Subscribe on that connection is credited to nobody.
+        std::int64_t old_flow = 0;
+        bool closed = false;
+        const std::vector<spec::Event> trace = broker_.trace();
+        for (std::size_t i = mark; i < trace.size(); ++i) {
+          if (std::holds_alternative<spec::CloseConsumer>(trace[i])) closed = true;
+          if (closed && std::holds_alternative<spec::Subscribe>(trace[i])) break;
+          if (const auto* f = std::get_if<spec::Flow>(&trace[i]); f && closed) {
+            old_flow += f->permits;
+          }
+        }
+        if (old_flow > 0) {
+          absl::StrAppend(&window, "; an old Flow of ", old_flow, " between CLOSE_CONSUMER "
+                          "and the Subscribe, credited to nobody (rulebook 12.12)");
+        }
+      }
+      conclude(std::move(window), std::move(failed));
       return;
     }
     conclude(std::nullopt, std::move(failed));

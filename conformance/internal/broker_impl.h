@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -156,6 +157,10 @@ struct ConformanceBroker::Impl {
   void protocol_error(const std::shared_ptr<Conn>& conn, std::string reason);
   // Records the disconnect once and ends the live incarnation if it was on `conn` (B11).
   void close(const std::shared_ptr<Conn>& conn);
+  // close(conn) once its write queue is idle or at `deadline`, then `done()`.
+  void close_after_writes(const std::shared_ptr<Conn>& conn,
+                          std::chrono::steady_clock::time_point deadline,
+                          std::function<void()> done);
   void write(const std::shared_ptr<Conn>& conn, std::string bytes);
   void send(const std::shared_ptr<Conn>& conn, const wire::BaseCommand& cmd);
   void handle(const std::shared_ptr<Conn>& conn, const Frame& frame);

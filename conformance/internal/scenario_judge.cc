@@ -90,6 +90,14 @@ std::vector<RowWindow> rows_of(const ClientSpec& client, const ScenarioOutcome& 
                               same ? "CLOSE_CONSUMER on the same connection"
                                    : "a reconnect (new connection)")});
   }
+  if (p.kind == ScenarioKind::kDropBeforeAck && o.held_across >= 1) {
+    // Delivered, none acknowledged, then the incarnation ended: their credit stays with it.
+    v.push_back({p.same_connection ? "L7" : "L6", RuleId::kE3, std::nullopt,
+                 absl::StrCat(o.held_across, " message(s) inside the client, none acknowledged, "
+                              "across ", p.same_connection
+                                             ? "CLOSE_CONSUMER on the same connection"
+                                             : "a connection drop (new connection)")});
+  }
   if (p.kind == ScenarioKind::kStaleEpoch && o.stale_discards >= 1) {
     // On a new connection L6; the consumer recreated on the same connection is L7's case.
     v.push_back({p.same_connection ? "L7" : "L6", RuleId::kM2, std::nullopt,

@@ -40,6 +40,8 @@ class WriteQueue {
   void close() { closed_ = true; }
 
   std::size_t queued_bytes() const { return queued_bytes_; }
+  // Every frame pushed has been handed to the socket (none waits, none in flight).
+  bool idle() const { return !writing_ && writes_.empty(); }
   std::size_t max_bytes() const { return max_bytes_; }
 
  private:

@@ -160,7 +160,7 @@ TEST(LegacyReferenceClient,
       {"L3", RuleId::kC7, "decompression_failure"}, {"L4", RuleId::kC7, "truncated_batch"},
       {"L4", RuleId::kC7, "truncation_positions"},
       {"L5", RuleId::kK7, "partial_batch_failure"}, {"L6", RuleId::kE3, "held_reconnect"},
-      {"L6", RuleId::kM2, "stale_epoch"},
+      {"L6", RuleId::kM2, "stale_epoch"},         {"L6", RuleId::kE3, "drop_before_ack"},
       {"L7", RuleId::kE3, "held_close_consumer"},   {"L9", RuleId::kK4, "start_message_id"},
       {"L11", RuleId::kN6, "flow_around_close"}};
   for (const Row& r : rows) {

@@ -45,6 +45,11 @@
 //                            does not)
 //   non-message-permit       an ACTIVE_CONSUMER_CHANGE is counted as a message: 1 permit
 //                            returned for each (active_consumer_change catches it)
+//   queued-credit-to-replacement
+//                            when its incarnation ends (connection drop or CLOSE_CONSUMER),
+//                            the messages the application has not started on are cleared and
+//                            their count is credited to the replacement once it subscribed
+//                            (drop_before_ack catches it under E3)
 //
 // --subscription-type exclusive|shared|failover|key_shared (default exclusive) is the SubType
 // its Subscribe names (the conformance broker tells a Failover consumer it is active).
@@ -61,6 +66,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -98,6 +104,7 @@ struct Args {
   // --mutant: one seeded bug (see the header comment).
   bool truncated_batch_discard = false;
   bool non_message_permit = false;
+  bool queued_credit_to_replacement = false;
   int subtype = 0;  // --subscription-type: the wire SubType of its Subscribe
 };
 
@@ -116,6 +123,9 @@ std::optional<Args> parse_args(int argc, char** argv) {
     else if (k == "--ruleset" && spec::parse_ruleset(v).ok()) a.rules = *spec::parse_ruleset(v);
     else if (k == "--mutant" && v == "truncated-batch-discard") a.truncated_batch_discard = true;
     else if (k == "--mutant" && v == "non-message-permit") a.non_message_permit = true;
+    else if (k == "--mutant" && v == "queued-credit-to-replacement") {
+      a.queued_credit_to_replacement = true;
+    }
     else if (k == "--subscription-type" && v == "exclusive") a.subtype = 0;
     else if (k == "--subscription-type" && v == "shared") a.subtype = 1;
     else if (k == "--subscription-type" && v == "failover") a.subtype = 2;
@@ -276,7 +286,10 @@ class Client {
       return false;
     }
     absl::StatusOr<std::int64_t> initial = state_->enable_flow();
-    return initial.ok() && flow(*initial);
+    if (!initial.ok() || !flow(*initial)) return false;
+    // The queued-credit-to-replacement mutant: the cleared messages' units to the replacement.
+    credit(state_, std::exchange(cleared_, 0));
+    return true;
   }
 
   bool flow(std::int64_t permits) {
@@ -315,6 +328,10 @@ class Client {
   // their returns go to the ended state: dropped, M1); nothing waits in a receiver queue.
   void end_incarnation() {
     if (state_) state_->end();
+    if (args_.queued_credit_to_replacement) {  // the seeded bug: cleared, counted for later
+      cleared_ += static_cast<std::int64_t>(queue_.size());
+      queue_.clear();
+    }
   }
 
   void serve() {
@@ -542,6 +559,7 @@ class Client {
   std::uint64_t epoch_ = 0;  // the consumer's epoch (M2), across incarnations
   std::shared_ptr<spec::PermitState> state_;
   std::deque<Queued> queue_;  // held by the application, in order
+  std::int64_t cleared_ = 0;  // queued-credit-to-replacement: cleared, not yet credited
   struct FlowTask {
     std::shared_ptr<spec::PermitState> state;
     std::int64_t permits = 0;
@@ -558,7 +576,8 @@ int main(int argc, char** argv) {
   if (!args) {
     std::cerr << "usage: permitcheck-reference-client --url pulsar://HOST:PORT [--q N] "
                  "[--delay-ms N] [--nack-every N] [--lag-ms N] [--topic T] [--subscription S] "
-                 "[--ruleset R] [--mutant truncated-batch-discard|non-message-permit] "
+                 "[--ruleset R] [--mutant truncated-batch-discard|non-message-permit|"
+                 "queued-credit-to-replacement] "
                  "[--subscription-type exclusive|shared|failover|key_shared]\n";
     return 2;
   }
