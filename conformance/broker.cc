@@ -61,6 +61,7 @@ BrokerView ConformanceBroker::Impl::view_locked() const {
     v.subscribed = live.has_value();
     v.consumer = shown->consumer;
     v.connection = shown->cnx;
+    v.pending_redeliveries = static_cast<int>(pending_redelivery.size());
     v.granted = shown->granted;
     v.debited = shown->debited;
     v.available = shown->granted - shown->debited;
@@ -123,67 +124,74 @@ BrokerView ConformanceBroker::view() const {
   return impl_->view_locked();
 }
 
+absl::Status ConformanceBroker::Impl::deliver_locked(const Delivery& d,
+                                                    std::shared_ptr<Conn>* conn,
+                                                    std::string* bytes) {
+  const bool to_live = !d.consumer.has_value();
+  if (to_live && !live) return absl::FailedPreconditionError("no live consumer");
+  if (conns.empty()) return absl::FailedPreconditionError("no connection");
+  const int cnx = live ? live->cnx : conns.rbegin()->first;
+  auto it = conns.find(cnx);
+  if (it == conns.end()) return absl::FailedPreconditionError("connection gone");
+  *conn = it->second;
+  const std::uint64_t consumer = to_live ? live->consumer : *d.consumer;
+  const std::int64_t b = d.batched ? d.batch_size : 1;
+
+  // B1-B8: the finalized P of this one-entry send.
+  const spec::SendEntry entry{.batch_size = b, .ack_set = d.ack_set, .admitted = true};
+  const spec::SendResult sent = spec::finalize_permits(
+      spec::ruleset(spec::RulesetId::kRevD), spec::DispatcherKind::kSingleActive, {&entry, 1});
+  if (sent.overflow) return absl::OutOfRangeError(sent.overflow->reason);
+  if (sent.commands.empty()) return absl::InvalidArgumentError("nothing to deliver (B3)");
+  const spec::FinalizedCommand& fc = sent.commands.front();
+  std::optional<std::uint64_t> field;
+  if (send_field && fc.message_permits) field = *fc.message_permits;
+
+  const spec::Id cmd = spec::Id::number(next_cmd++);
+  const bool live_target = live && live->consumer == consumer;
+  const std::optional<std::uint64_t> epoch =
+      live_target ? live->epoch : std::optional<std::uint64_t>();
+  if (live_target) {
+    events.push_back(spec::Send{
+        .consumer = consumer,
+        .inc = std::nullopt,
+        .dispatcher = spec::DispatcherKind::kSingleActive,
+        .entries = {spec::SentEntry{cmd, entry, fc.p}},
+        .consumer_debit = sent.consumer_debit,
+        .dispatcher_debit = std::nullopt});
+  }
+  events.push_back(spec::Message{.cnx = cnx_id(cnx),
+                                 .consumer = consumer,
+                                 .cmd = cmd,
+                                 .message_permits = field,
+                                 .ack_set = d.ack_set,
+                                 .batch_size = b,
+                                 .epoch = epoch ? std::optional<std::int64_t>(
+                                                      static_cast<std::int64_t>(*epoch))
+                                                : std::nullopt});
+  counters.last_activity = std::chrono::steady_clock::now();
+  flow_timing.message_written();
+  if (live_target) {
+    live->debited += fc.p;
+    EntryState st{.cmd = cmd, .done = d.already_acked,
+                  .sent_at = std::chrono::steady_clock::now(), .delivery = d};
+    for (std::int64_t i = 0; i < b; ++i) {
+      if (d.ack_set.absent() || d.ack_set.is_deliverable(i)) st.deliverable.insert(i);
+    }
+    live->entries[d.entry] = std::move(st);
+  }
+
+  *bytes = internal::entry_frame(d, {.consumer = consumer, .ledger = kLedger, .batch_size = b,
+                                     .message_permits = field, .epoch = epoch});
+  return absl::OkStatus();
+}
+
 absl::Status ConformanceBroker::deliver(const Delivery& d) {
   std::shared_ptr<Impl::Conn> conn;
   std::string bytes;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    const bool to_live = !d.consumer.has_value();
-    if (to_live && !impl_->live) return absl::FailedPreconditionError("no live consumer");
-    if (impl_->conns.empty()) return absl::FailedPreconditionError("no connection");
-    const int cnx = impl_->live ? impl_->live->cnx : impl_->conns.rbegin()->first;
-    auto it = impl_->conns.find(cnx);
-    if (it == impl_->conns.end()) return absl::FailedPreconditionError("connection gone");
-    conn = it->second;
-    const std::uint64_t consumer = to_live ? impl_->live->consumer : *d.consumer;
-    const std::int64_t b = d.batched ? d.batch_size : 1;
-
-    // B1-B8: the finalized P of this one-entry send.
-    const spec::SendEntry entry{.batch_size = b, .ack_set = d.ack_set, .admitted = true};
-    const spec::SendResult sent = spec::finalize_permits(
-        spec::ruleset(spec::RulesetId::kRevD), spec::DispatcherKind::kSingleActive, {&entry, 1});
-    if (sent.overflow) return absl::OutOfRangeError(sent.overflow->reason);
-    if (sent.commands.empty()) return absl::InvalidArgumentError("nothing to deliver (B3)");
-    const spec::FinalizedCommand& fc = sent.commands.front();
-    std::optional<std::uint64_t> field;
-    if (impl_->send_field && fc.message_permits) field = *fc.message_permits;
-
-    const spec::Id cmd = spec::Id::number(impl_->next_cmd++);
-    const bool live_target = impl_->live && impl_->live->consumer == consumer;
-    const std::optional<std::uint64_t> epoch =
-        live_target ? impl_->live->epoch : std::optional<std::uint64_t>();
-    if (live_target) {
-      impl_->events.push_back(spec::Send{
-          .consumer = consumer,
-          .inc = std::nullopt,
-          .dispatcher = spec::DispatcherKind::kSingleActive,
-          .entries = {spec::SentEntry{cmd, entry, fc.p}},
-          .consumer_debit = sent.consumer_debit,
-          .dispatcher_debit = std::nullopt});
-    }
-    impl_->events.push_back(spec::Message{.cnx = cnx_id(cnx),
-                                          .consumer = consumer,
-                                          .cmd = cmd,
-                                          .message_permits = field,
-                                          .ack_set = d.ack_set,
-                                          .batch_size = b,
-                                          .epoch = epoch ? std::optional<std::int64_t>(
-                                                               static_cast<std::int64_t>(*epoch))
-                                                         : std::nullopt});
-    impl_->counters.last_activity = std::chrono::steady_clock::now();
-    impl_->flow_timing.message_written();
-    if (live_target) {
-      impl_->live->debited += fc.p;
-      Impl::EntryState st{.cmd = cmd, .done = d.already_acked,
-                          .sent_at = std::chrono::steady_clock::now()};
-      for (std::int64_t i = 0; i < b; ++i) {
-        if (d.ack_set.absent() || d.ack_set.is_deliverable(i)) st.deliverable.insert(i);
-      }
-      impl_->live->entries[d.entry] = std::move(st);
-    }
-
-    bytes = internal::entry_frame(d, {.consumer = consumer, .ledger = kLedger, .batch_size = b,
-                                      .message_permits = field, .epoch = epoch});
+    if (absl::Status s = impl_->deliver_locked(d, &conn, &bytes); !s.ok()) return s;
   }
   impl_->cv.notify_all();
   asio::post(impl_->io, [this, conn, bytes = std::move(bytes)]() mutable {

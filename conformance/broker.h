@@ -85,6 +85,13 @@ struct BrokerView {
   bool subscribed = false;          // a live consumer exists
   std::uint64_t consumer = 0;       // its consumer id
   int connection = 0;               // its connection's number (the trace's cN)
+  // Redelivery after a connection the client closed (a real broker puts the closed consumer's
+  // unacknowledged entries back): entries written again to the replacement, those still
+  // waiting for its Flow, and the entries the client closed on every time (each written at
+  // most 3 times after a close, then noted here: the client loops on it).
+  int redelivered_after_client_close = 0;
+  int pending_redeliveries = 0;
+  std::vector<std::uint64_t> redelivery_loops;
   // The live incarnation's numbers, or the last ended one's when none is live.
   std::int64_t granted = 0;         // Flow sum
   std::int64_t debited = 0;         // P sum

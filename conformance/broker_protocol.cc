@@ -94,7 +94,7 @@ void ConformanceBroker::Impl::read(const std::shared_ptr<Conn>& conn) {
   conn->socket.async_read_some(
       asio::buffer(conn->buffer), [this, conn](const asio::error_code& ec, std::size_t n) {
         if (ec) {
-          close(conn);
+          close(conn, /*by_client=*/true);
           return;
         }
         conn->splitter.append(std::string_view(conn->buffer.data(), n));
@@ -133,7 +133,7 @@ void ConformanceBroker::Impl::protocol_error(const std::shared_ptr<Conn>& conn,
   close(conn);
 }
 
-void ConformanceBroker::Impl::close(const std::shared_ptr<Conn>& conn) {
+void ConformanceBroker::Impl::close(const std::shared_ptr<Conn>& conn, bool by_client) {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (conn->closed) return;
@@ -142,7 +142,10 @@ void ConformanceBroker::Impl::close(const std::shared_ptr<Conn>& conn) {
     --counters.live_connections;
     counters.last_activity = std::chrono::steady_clock::now();
     events.push_back(spec::Disconnect{cnx_id(conn->id)});
-    if (live && live->cnx == conn->id) end_live();
+    if (live && live->cnx == conn->id) {
+      live->client_closed = by_client;
+      end_live();
+    }
     conns.erase(conn->id);
   }
   asio::error_code ignored;
@@ -236,6 +239,7 @@ void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Fr
         if (in.subscribe().has_start_message_id()) {
           live->start_entry = in.subscribe().start_message_id().entryid();
         }
+        take_redeliveries();
         ++counters.subscribes;
       }
       cv.notify_all();
@@ -246,6 +250,7 @@ void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Fr
       return;
     }
     case wire::BaseCommand::FLOW: {
+      std::vector<std::pair<std::shared_ptr<Conn>, std::string>> redelivered;
       {
         std::lock_guard<std::mutex> lock(mu);
         const std::uint64_t consumer = in.flow().consumer_id();
@@ -254,9 +259,11 @@ void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Fr
         if (live && live->cnx == conn->id && live->consumer == consumer) {
           live->granted += permits;
           ++live->flows;
+          redelivered = redeliver_pending();
         }
       }
       cv.notify_all();
+      for (auto& [c, bytes] : redelivered) write(c, std::move(bytes));
       return;
     }
     case wire::BaseCommand::ACK: {
@@ -348,6 +355,50 @@ void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Fr
       answer_unimplemented(conn, in);
       return;
   }
+}
+
+void ConformanceBroker::Impl::take_redeliveries() {
+  if (!ended || !ended->client_closed) return;
+  ended->client_closed = false;
+  for (auto& [entry, st] : ended->entries) {
+    if (st.done) continue;
+    st.done = true;  // it goes back: the replacement's entry from now on
+    int& times = client_close_redeliveries[entry];
+    if (times >= kMaxRedeliveriesAfterClientClose) {
+      counters.redelivery_loops.push_back(entry);
+      events.push_back(spec::Extension{absl::StrCat("x-redelivery-loop-e", entry)});
+      continue;
+    }
+    ++times;
+    Delivery d = st.delivery;
+    d.consumer.reset();
+    d.already_acked = false;
+    ++d.redelivery_count;
+    if (!st.acked.empty()) {  // a batch partly acknowledged: the rest, as a partial batch
+      std::vector<std::int64_t> rest;
+      for (std::int64_t i : st.deliverable) {
+        if (!st.acked.contains(i)) rest.push_back(i);
+      }
+      d.ack_set = spec::AckSet::from_indexes(rest);
+    }
+    pending_redelivery.push_back(std::move(d));
+  }
+}
+
+std::vector<std::pair<std::shared_ptr<ConformanceBroker::Impl::Conn>, std::string>>
+ConformanceBroker::Impl::redeliver_pending() {
+  std::vector<std::pair<std::shared_ptr<Conn>, std::string>> out;
+  while (!pending_redelivery.empty() && live && live->granted - live->debited > 0) {
+    const Delivery d = pending_redelivery.front();
+    pending_redelivery.erase(pending_redelivery.begin());
+    std::shared_ptr<Conn> conn;
+    std::string bytes;
+    events.push_back(spec::Extension{absl::StrCat("x-redelivered-after-client-close-e", d.entry)});
+    if (!deliver_locked(d, &conn, &bytes).ok()) continue;
+    ++counters.redelivered_after_client_close;
+    out.emplace_back(std::move(conn), std::move(bytes));
+  }
+  return out;
 }
 
 void ConformanceBroker::Impl::on_subscribed(const std::shared_ptr<Conn>& conn,

@@ -46,6 +46,7 @@ class Run {
     // The scenario's own quiescence (E5/E6 judged here, numbers reported from here), then
     // the drain and a second quiescence.
     settle();
+    report_redeliveries();
     BrokerView v = broker_.view();
     out_.granted = v.granted;
     out_.debited = v.debited;
@@ -58,6 +59,25 @@ class Run {
   }
 
  private:
+  // What the broker wrote again to a replacement after connections the client closed (as a
+  // Pulsar broker redelivers a closed consumer's unacknowledged entries), and each entry the
+  // client closed its connection on every time it came back: it loops on it (reported here,
+  // not judged).
+  void report_redeliveries() {
+    const BrokerView v = broker_.view();
+    if (v.redelivered_after_client_close > 0) {
+      out_.windows.push_back(absl::StrCat(
+          "the client closed its connection with entries unacknowledged: written again ",
+          v.redelivered_after_client_close, " time(s) to its replacement, as a Pulsar broker "
+          "redelivers them"));
+    }
+    for (std::uint64_t entry : v.redelivery_loops) {
+      out_.windows.push_back(absl::StrCat(
+          "the client loops on entry ", entry, ": it closed its connection again each time the "
+          "entry was written again, and the broker stopped redelivering it"));
+    }
+  }
+
   // A bounded wait that also gives up when the client process is gone.
   bool wait(const std::function<bool(const BrokerView&)>& pred, milliseconds max) {
     const auto until = std::min(deadline_, Clock::now() + max);

@@ -25,8 +25,10 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "asio.hpp"
 #include "conformance/broker.h"
@@ -59,6 +61,7 @@ struct ConformanceBroker::Impl {
     std::set<std::int64_t> acked;
     bool done = false;
     std::chrono::steady_clock::time_point sent_at;  // its MESSAGE's write (the latest one)
+    Delivery delivery;  // what was delivered: a redelivery writes the same entry again
   };
   // How long the client takes to finish an entry it could work on: from its MESSAGE, or from
   // the previous entry's last acknowledgement when that came later (time spent queued behind
@@ -105,6 +108,7 @@ struct ConformanceBroker::Impl {
     int epoch_requests = 0;
     std::int64_t acked_late = 0;  // acked by the next incarnation's consumer (ended only)
     int subtype = 0;              // its Subscribe's SubType
+    bool client_closed = false;   // ended because the client closed its connection
   };
 
   asio::io_context io;
@@ -129,6 +133,26 @@ struct ConformanceBroker::Impl {
   }
   std::uint64_t next_cmd = 1;
   std::uint64_t next_request = 1000000;
+
+  // Redelivery after a connection the client closed (as Pulsar puts a closed consumer's
+  // unacknowledged entries back for the subscription): the ended incarnation's unfinished
+  // entries, taken when the replacement subscribes, written to it as its Flows allow. One
+  // entry goes back at most kMaxRedeliveriesAfterClientClose times; past it the client loops
+  // on it (closes each time) and the entry is noted in BrokerView::redelivery_loops instead.
+  static constexpr int kMaxRedeliveriesAfterClientClose = 3;
+  std::vector<Delivery> pending_redelivery;
+  std::map<std::uint64_t, int> client_close_redeliveries;  // per entry id
+
+  // Delivers `d` as ConformanceBroker::deliver does: P finalized, the live incarnation
+  // debited, the send and the message recorded; `*conn` and `*bytes` are what to write.
+  // REQUIRES: mu held.
+  absl::Status deliver_locked(const Delivery& d, std::shared_ptr<Conn>* conn, std::string* bytes);
+  // On the replacement's Subscribe after a client-closed connection: takes the ended
+  // incarnation's unfinished entries into pending_redelivery. REQUIRES: mu held, live set.
+  void take_redeliveries();
+  // Writes pending redeliveries to the live consumer while its balance is positive (after a
+  // Flow). The frames to write, with their connection. REQUIRES: mu held.
+  std::vector<std::pair<std::shared_ptr<Conn>, std::string>> redeliver_pending();
 
   // ---- the io thread: connections and commands (broker_protocol.cc) ----
 
@@ -155,8 +179,10 @@ struct ConformanceBroker::Impl {
   void accept();
   void read(const std::shared_ptr<Conn>& conn);
   void protocol_error(const std::shared_ptr<Conn>& conn, std::string reason);
-  // Records the disconnect once and ends the live incarnation if it was on `conn` (B11).
-  void close(const std::shared_ptr<Conn>& conn);
+  // Records the disconnect once and ends the live incarnation if it was on `conn` (B11);
+  // `by_client`: the client closed it (EOF or reset on read), so that incarnation's
+  // unacknowledged entries go back to its replacement (take_redeliveries).
+  void close(const std::shared_ptr<Conn>& conn, bool by_client = false);
   // close(conn) once its write queue is idle or at `deadline`, then `done()`.
   void close_after_writes(const std::shared_ptr<Conn>& conn,
                           std::chrono::steady_clock::time_point deadline,

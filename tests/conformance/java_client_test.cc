@@ -155,14 +155,23 @@ TEST(JavaClient, TruncatedBatchClosesTheConnection) {
   // The batch parser's IndexOutOfBoundsException is not the IllegalStateException the batch
   // loop catches: it reaches ClientCnx.exceptionCaught, which closes the connection, and the
   // client resubscribes on a new one. The permit rules hold (the incarnation and its debt end,
-  // B11), but no validation-error ack is sent and the entry will come again.
+  // B11), but no validation-error ack is sent and the entry comes again: the conformance
+  // broker redelivers it to each replacement, as Pulsar does, and Java closes again each time
+  // until the broker stops after 3 (1 + 3 closed incarnations, and the last one).
   ScenarioOutcome o = run_scenario(
       java_client(),
       params_with_field(ScenarioKind::kTruncatedBatch,
              {EntrySpec{.batch_size = 3, .batched = true, .fault = EntryFault::kTruncatedBatch,
                         .truncate_at = 1}}));
   EXPECT_FALSE(o.failed()) << details(o);
-  EXPECT_EQ(o.incarnations, 2) << details(o);
+  EXPECT_EQ(o.incarnations, 5) << details(o);
+  EXPECT_EQ(std::count_if(o.events.begin(), o.events.end(), [](const spec::Event& e) {
+              const auto* x = std::get_if<spec::Extension>(&e);
+              return x != nullptr && x->ev == "x-redelivered-after-client-close-e1";
+            }), 3) << details(o);
+  EXPECT_TRUE(std::any_of(o.windows.begin(), o.windows.end(), [](const std::string& w) {
+    return w.find("the client loops on entry 1") != std::string::npos;
+  })) << details(o);
   // No Ack with a validation error: the client closed the connection instead.
   EXPECT_FALSE(std::any_of(o.events.begin(), o.events.end(), [](const spec::Event& e) {
     const auto* ack = std::get_if<spec::Ack>(&e);
