@@ -178,7 +178,7 @@ class ConformanceBroker {
   // Failover subscription on every membership change; a non-message command, so nothing is
   // debited. Recorded as `x-active-consumer-change`. A Failover Subscribe gets one on its own.
   absl::Status notify_active_consumer(bool is_active);
-  // Appends an `x-` extension event (ignored by the monitor), e.g. "x-client-crashed".
+  // Appends an `x-` extension event, e.g. an "x-client-exit ..." fact (spec/client_exit.h).
   // REQUIRES: ev starts with "x-".
   void record_extension(std::string ev);
   // Appends `quiescent` for the live consumer: the driver asserts nothing is in flight.

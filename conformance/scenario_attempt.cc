@@ -12,6 +12,7 @@
 #include "conformance/internal/scenario_driver.h"
 #include "conformance/internal/scenario_judge.h"
 #include "conformance/scenario.h"
+#include "spec/client_exit.h"
 
 namespace permitcheck::conformance {
 
@@ -85,11 +86,20 @@ ScenarioOutcome attempt_scenario(const ClientSpec& client, const ScenarioParams&
   const bool crashed = proc.crashed();
   const std::optional<std::string> exit = proc.exit_description();
   if (crashed) {
-    broker.record_extension("x-client-crashed");
     const BrokerView v = broker.view();
     out.granted = v.granted;
     out.debited = v.debited;
     out.incarnations = v.subscribes;
+    // What conform saw and the wire does not show, as a fact in the trace: the monitor reports
+    // it there (spec/client_exit.h), so the saved trace reproduces the finding at its line.
+    if (!out.client_never_started) {
+      broker.record_extension(spec::client_exit_event(
+          {.rule = info.primary,
+           .scenario = std::string(info.name),
+           .granted = out.granted,
+           .debited = out.debited,
+           .how = out.client_failure.value_or(absl::StrCat("crashed: ", exit.value_or("ended")))}));
+    }
   }
   proc.stop(milliseconds(500));
   broker.stop();

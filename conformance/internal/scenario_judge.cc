@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "spec/client_exit.h"
 #include "spec/legacy_catalogue.h"
 #include "spec/monitor.h"
 
@@ -171,6 +173,14 @@ spec::Finding row_finding(const std::vector<RowWindow>& opened, const ScenarioIn
   return spec::Finding{rows.front().rule, 0, std::move(s)};
 }
 
+// Whether the monitor's finding `f` is a client's exit (spec/client_exit.h): a crash is never
+// the field-absent deviation, even in a scenario whose primary rule is E5 or E6.
+bool is_client_exit(const ScenarioOutcome& o, const spec::Finding& f) {
+  if (f.line < 2 || f.line - 2 >= o.events.size()) return false;
+  const auto* x = std::get_if<spec::Extension>(&o.events[f.line - 2]);
+  return x != nullptr && spec::parse_client_exit_event(x->ev).has_value();
+}
+
 }  // namespace
 
 void judge(const ClientSpec& client, ScenarioOutcome& out) {
@@ -256,7 +266,7 @@ void judge(const ClientSpec& client, ScenarioOutcome& out) {
     out.deviations.push_back(spec::Finding{excuse, end_line, *excused});
   }
   for (spec::Finding& f : report.violations) {
-    if (excused && (f.rule == RuleId::kE5 || f.rule == RuleId::kE6)) {
+    if (excused && (f.rule == RuleId::kE5 || f.rule == RuleId::kE6) && !is_client_exit(out, f)) {
       f.explanation = absl::StrCat(f.explanation, "; explained by known deviation ", *excused);
       f.rule = excuse;
       out.deviations.push_back(std::move(f));
@@ -268,13 +278,8 @@ void judge(const ClientSpec& client, ScenarioOutcome& out) {
     f.line = end_line;
     out.violations.push_back(std::move(f));
   }
-  if (out.client_failure && !out.client_never_started) {
-    out.violations.push_back(spec::Finding{
-        info.primary, end_line,
-        absl::StrCat("client ", *out.client_failure, " during ", std::string(info.name),
-                     " (its incarnation was debited ", out.debited, " of ", out.granted,
-                     " granted; nothing more came back)")});
-  }
+  // A client that ended during the scenario is the monitor's finding, from the x-client-exit
+  // fact scenario_run.cc records (spec/client_exit.h).
   std::stable_sort(out.violations.begin(), out.violations.end(),
                    [](const spec::Finding& a, const spec::Finding& b) { return a.line < b.line; });
 }

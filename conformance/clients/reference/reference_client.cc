@@ -50,6 +50,9 @@
 //                            the messages the application has not started on are cleared and
 //                            their count is credited to the replacement once it subscribed
 //                            (drop_before_ack catches it under E3)
+//   exit-on-checksum         a message whose checksum fails ends the process (exit status 3),
+//                            as a client without error handling does: its credit never comes
+//                            back (corrupt_checksum reports the exit under C7)
 //
 // --subscription-type exclusive|shared|failover|key_shared (default exclusive) is the SubType
 // its Subscribe names (the conformance broker tells a Failover consumer it is active).
@@ -105,6 +108,7 @@ struct Args {
   bool truncated_batch_discard = false;
   bool non_message_permit = false;
   bool queued_credit_to_replacement = false;
+  bool exit_on_checksum = false;
   int subtype = 0;  // --subscription-type: the wire SubType of its Subscribe
 };
 
@@ -126,6 +130,7 @@ std::optional<Args> parse_args(int argc, char** argv) {
     else if (k == "--mutant" && v == "queued-credit-to-replacement") {
       a.queued_credit_to_replacement = true;
     }
+    else if (k == "--mutant" && v == "exit-on-checksum") a.exit_on_checksum = true;
     else if (k == "--subscription-type" && v == "exclusive") a.subtype = 0;
     else if (k == "--subscription-type" && v == "shared") a.subtype = 1;
     else if (k == "--subscription-type" && v == "failover") a.subtype = 2;
@@ -471,6 +476,7 @@ class Client {
 
     std::optional<pw::CommandAck::ValidationError> error;
     if (!f.checksum_ok) {
+      if (args_.exit_on_checksum) std::_Exit(3);
       s.early_failure = spec::FailureStage::kChecksum;
       error = pw::CommandAck::ChecksumMismatch;
     } else {
