@@ -1,0 +1,172 @@
+#include "spec/scenario_verdict.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "spec/legacy_catalogue.h"
+
+namespace permitcheck::spec {
+namespace {
+
+// The finding for a surplus (delta > 0) or shortfall the drain measured, under the rule of
+// the row whose window explains it, with the rulebook's numbers.
+Finding row_finding(const std::vector<LegacyWindow>& opened, const DrainFacts& d,
+                    std::int64_t delta, const std::string& amount,
+                    std::vector<std::string>& found_rows) {
+  const std::string how = delta > 0 ? "too many" : "too few";
+  // Only a row whose legacy value errs the same way explains the amount (a loss is not
+  // explained by a row that over-grants, nor the other way round).
+  std::vector<LegacyWindow> rows;
+  for (const LegacyWindow& r : opened) {
+    if (!r.legacy_delta || (*r.legacy_delta > 0) == (delta > 0)) rows.push_back(r);
+  }
+  if (rows.empty() && delta < 0 && d.loss_is_payload_failure) {
+    // A loss no legacy row explains (the cut at the last index, where legacy's D + 1 happens
+    // to be exact) is still the payload failure settling too little (C7).
+    return Finding{RuleId::kC7, 0,
+                   absl::StrCat("the batch payload failure was settled with ", amount,
+                                " permit(s) ", how, " in ", d.scenario, " (", d.text, ")")};
+  }
+  if (rows.empty()) {
+    return Finding{delta > 0 ? RuleId::kE2 : RuleId::kE5, 0,
+                   absl::StrCat("the client returned ", amount, " permit(s) ", how, " in ",
+                                d.scenario, " (", d.text, ")")};
+  }
+  std::vector<std::string> parts;
+  std::int64_t legacy = 0;
+  bool legacy_known = true;
+  std::map<std::string, int> seen;
+  for (const LegacyWindow& r : rows) {
+    if (seen[r.row]++ == 0) {
+      parts.push_back(absl::StrCat(r.row, ": ", r.what));
+      found_rows.push_back(r.row);
+    }
+    if (r.legacy_delta) legacy += *r.legacy_delta;
+    else legacy_known = false;
+  }
+  std::string s = absl::StrCat(absl::StrJoin(parts, "; "), ": the client returned ", amount,
+                               " permit(s) ", how, " (", d.text, ")");
+  if (legacy_known) {
+    absl::StrAppend(&s, "; the legacy value gives ", legacy > 0 ? "+" : "", legacy, " here",
+                    legacy == delta ? ", as observed" : "");
+  } else {
+    absl::StrAppend(&s, "; legacy credits each late return to the replacement");
+  }
+  std::vector<std::string> books;
+  for (const auto& [row, n] : seen) books.push_back(legacy_row_summary(row));
+  absl::StrAppend(&s, "; ", absl::StrJoin(books, "; "));
+  return Finding{rows.front().rule, 0, std::move(s)};
+}
+
+}  // namespace
+
+LegacyWindow payload_failure_window(FailureStage stage, std::int64_t p, std::string what) {
+  const std::string_view row = stage == FailureStage::kChecksum   ? "L1"
+                               : stage == FailureStage::kMetadata ? "L2"
+                                                                  : "L3";
+  return {std::string(row), RuleId::kC7, 1 - p, std::move(what)};
+}
+
+std::optional<LegacyWindow> truncated_batch_window(std::int64_t handed, std::int64_t p,
+                                                   bool past_last, std::string what) {
+  const std::int64_t legacy = handed + 1 - p;  // D + K + 1 with K = 0
+  if (legacy == 0) return std::nullopt;
+  return LegacyWindow{past_last ? "L5" : "L4", past_last ? RuleId::kK7 : RuleId::kC7, legacy,
+                      std::move(what)};
+}
+
+LegacyWindow held_across_window(bool same_connection, std::string what) {
+  return {same_connection ? "L7" : "L6", RuleId::kE3, std::nullopt, std::move(what)};
+}
+
+LegacyWindow stale_epoch_window(bool same_connection, std::string what) {
+  return {same_connection ? "L7" : "L6", RuleId::kM2, std::nullopt, std::move(what)};
+}
+
+LegacyWindow flow_around_close_window(std::int64_t threshold, std::string what) {
+  return {"L11", RuleId::kN6, threshold, std::move(what)};
+}
+
+LegacyWindow before_start_window(std::int64_t singles, std::string what) {
+  return {"L9", RuleId::kK4, -singles, std::move(what)};
+}
+
+std::string legacy_row_summary(std::string_view row) {
+  static const std::vector<CatalogueEntry> rows = legacy_catalogue();
+  for (const CatalogueEntry& r : rows) {
+    if (r.id != row) continue;
+    return absl::StrCat("rulebook ", std::string(row), ": ", std::string(r.situation),
+                        ": legacy ", r.legacy_value, ", correct ", r.correct_value, " (",
+                        std::string(r.effect), ")");
+  }
+  return "";
+}
+
+std::optional<Finding> drain_verdict(const std::vector<LegacyWindow>& opened, const DrainFacts& d,
+                                     std::vector<std::string>& found_rows) {
+  // A rev-d client's Flow returns its whole accumulator (N5), so the drain's number is exact;
+  // an old client may keep up to `slack`: a surplus is still one, a shortfall only past it.
+  if (d.measured && d.delta != 0 && (d.delta > 0 || -d.delta > d.slack)) {
+    const std::string amount = d.slack == 0 || d.delta > 0
+                                   ? absl::StrCat(std::abs(d.delta))
+                                   : absl::StrCat(-d.delta - d.slack, " to ", -d.delta);
+    return row_finding(opened, d, d.delta, amount, found_rows);
+  }
+  if (!d.measured && d.ran && d.short_min > 0) {
+    return row_finding(opened, d, -1,
+                       absl::StrCat(std::max<std::int64_t>(1, d.short_min), " to ", d.short_max),
+                       found_rows);
+  }
+  return std::nullopt;
+}
+
+std::optional<Finding> late_flow_verdict(std::int64_t late_flow,
+                                         std::vector<std::string>& found_rows) {
+  if (late_flow <= 0) return std::nullopt;
+  found_rows.push_back("L11");
+  return Finding{
+      RuleId::kN6, 0,
+      absl::StrCat("L11: a Flow of ", late_flow, " reached the replacement on the same "
+                   "connection after its Subscribe and before anything was delivered to it: "
+                   "the old incarnation's credit was written after the replacement's "
+                   "Subscribe (over-grant ", late_flow, "); ", legacy_row_summary("L11"))};
+}
+
+std::optional<Excuse> field_absent_excuse(const FieldAbsent& f, const DrainFacts& d) {
+  // A failure before metadata of a complete batch may return 1 (X1), of a partial one every
+  // ack_set bit (X6). A shortfall of exactly that much is the known deviation, not E5/E6.
+  std::int64_t allowance = 0;
+  RuleId rule = RuleId::kX1;
+  std::vector<std::string> entries;
+  for (const EarlyFailure& e : f.entries) {
+    const std::int64_t fallback = e.ack_set.absent() ? 1 : e.ack_set.count_all();
+    if (!e.ack_set.absent()) rule = RuleId::kX6;
+    if (e.p == fallback) continue;
+    allowance += e.p - fallback;
+    entries.push_back(absl::StrCat(e.name, " (P = ", e.p, ") returned ", fallback));
+  }
+  if (allowance <= 0) return std::nullopt;
+  const std::string what =
+      absl::StrCat(absl::StrJoin(entries, ", "), " with the field absent (",
+                   f.old_client ? "old client" : "old broker", "): ", allowance,
+                   " permit(s) short");
+  std::optional<std::string> text;
+  if (d.measured && allowance <= -d.delta && allowance >= -d.delta - d.slack) {
+    text = absl::StrCat(what, " (", d.text, ")");
+  }
+  if (!d.measured && d.ran && allowance >= d.short_min && allowance <= d.short_max) {
+    text = absl::StrCat(what, " (", d.text, ")");
+  }
+  if (!d.ran && f.t) {  // no drain (client gone): the quiescence bound decides
+    const std::int64_t acc = f.q - (f.granted - f.debited) - allowance;
+    if (acc >= 0 && acc < *f.t) text = what;
+  }
+  if (!text) return std::nullopt;
+  return Excuse{rule, *std::move(text)};
+}
+
+}  // namespace permitcheck::spec
