@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "rapidcheck.h"
 #include "spec/absl_view.h"
+#include "spec/driver_verdict.h"
 #include "spec/finalize.h"
 #include "spec/prefetch_gauge.h"
 
@@ -137,13 +138,10 @@ void Harness::follow_consumers(const spec::Event& e) {
   };
   const std::size_t step = current_step();
   if (const auto* o = std::get_if<spec::IncOpen>(&e)) {
-    if (auto old = trace_consumers_.find(o->consumer); old != trace_consumers_.end() && old->second.closed) {
-      add({.source = "quiesce",
-           .rule = spec::RuleId::kS7,
-           .text = absl::StrCat("S7: consumer ", o->consumer, " closed itself (incarnation ",
-                                old->second.inc, ") but subscribed again as incarnation ",
-                                o->inc.to_string()),
-           .step = step});
+    if (auto old = trace_consumers_.find(o->consumer); old != trace_consumers_.end()) {
+      add_quiesce(spec::resubscribed_after_close_verdict(old->second.closed, o->consumer,
+                                                         old->second.inc, o->inc.to_string()),
+                  step);
     }
     trace_consumers_[o->consumer] = TraceConsumer{.inc = o->inc.as_number(), .cnx = o->cnx, .live = true};
     cnx_of_inc_[o->inc.as_number()] = o->cnx.to_string();
@@ -161,28 +159,21 @@ void Harness::follow_consumers(const spec::Event& e) {
     TraceConsumer* tc = of_inc(fl->inc->as_number());
     if (tc == nullptr) return;  // an ended incarnation's Flow: the monitor judges it (N5, N6)
     const std::int64_t t = rulebook_threshold(config_);  // T from the rulebook, not impl
-    if (tc->flowed && fl->permits < t && !config_.options.zero_queue) {
-      add({.source = "quiesce",
-           .rule = spec::RuleId::kN5,
-           .text = absl::StrCat("N5: Flow of ", fl->permits, " for incarnation ", tc->inc,
-                                " below the threshold T = ", t,
-                                " (only the initial grant may carry less)"),
-           .step = step});
-    }
+    add_quiesce(spec::flow_below_threshold_verdict(fl->permits, tc->inc, t, tc->flowed,
+                                                   config_.options.zero_queue),
+                step);
     tc->flowed = true;
   } else if (const auto* fl = std::get_if<spec::Flow>(&e); fl != nullptr && !fl->inc) {
     // A zero-queue receive() grants without naming the incarnation (its Flows are outside
     // the monitor's wire checks): N4 from the trace, only while the consumer's latest
     // incarnation is live and Flow-enabled.
     auto tc = trace_consumers_.find(fl->consumer);
-    if (config_.options.zero_queue &&
-        (tc == trace_consumers_.end() || !tc->second.live || !tc->second.flow_enabled)) {
-      add({.source = "quiesce",
-           .rule = spec::RuleId::kN4,
-           .text = absl::StrCat("N4: zero-queue consumer ", fl->consumer, " wrote a Flow of ",
-                                fl->permits, " on ", fl->cnx.to_string(),
-                                " while it has no Flow-enabled incarnation"),
-           .step = step});
+    if (config_.options.zero_queue) {
+      const bool enabled =
+          tc != trace_consumers_.end() && tc->second.live && tc->second.flow_enabled;
+      add_quiesce(spec::zero_queue_flow_verdict(enabled, fl->consumer, fl->permits,
+                                                fl->cnx.to_string()),
+                  step);
     }
   } else if (const auto* d = std::get_if<spec::Disconnect>(&e)) {
     for (auto& [consumer, tc] : trace_consumers_) {
@@ -192,13 +183,9 @@ void Harness::follow_consumers(const spec::Event& e) {
     unwritten_cmds_.clear();
     // K5: when the connection ends, every command received so far made its terminal
     // transition (a settle, or S7's drop; a protocol error forgives the one being handled).
-    for (std::uint64_t cmd : unsettled_cmds_) {
-      add({.source = "quiesce",
-           .rule = spec::RuleId::kK5,
-           .text = absl::StrCat("K5: command ", cmd, " was received but never settled"),
-           .step = step});
-      break;
-    }
+    std::optional<std::uint64_t> unsettled;
+    if (!unsettled_cmds_.empty()) unsettled = *unsettled_cmds_.begin();
+    add_quiesce(spec::unsettled_at_disconnect_verdict(unsettled), step);
     unsettled_cmds_.clear();
   } else if (const auto* m = std::get_if<spec::Message>(&e)) {
     unwritten_cmds_.erase(cmd_number(m->cmd));
@@ -270,29 +257,20 @@ bool Harness::quiesce_from_trace() {
     const auto consumer = static_cast<std::uint64_t>(k);
     auto it = trace_consumers_.find(consumer);
     if (it != trace_consumers_.end() && it->second.closed) continue;  // S7: closed, not stalled
-    if (it == trace_consumers_.end() || !it->second.live || !it->second.flow_enabled) {
-      add({.source = "quiesce",
-           .rule = spec::RuleId::kE6,
-           .text = absl::StrCat("consumer ", k, " is stalled at quiescence: ",
-                                it == trace_consumers_.end() ? "it never subscribed"
-                                : !it->second.live
-                                    ? absl::StrCat("its incarnation ", it->second.inc,
-                                                   " ended and no replacement subscribed")
-                                    : absl::StrCat("its incarnation ", it->second.inc,
-                                                   " never became Flow-enabled")),
-           .step = current_step()});
+    const spec::StallCause stall = it == trace_consumers_.end() ? spec::StallCause::kNeverSubscribed
+                                   : !it->second.live ? spec::StallCause::kEndedWithoutReplacement
+                                   : !it->second.flow_enabled ? spec::StallCause::kNeverFlowEnabled
+                                                              : spec::StallCause::kNone;
+    if (stall != spec::StallCause::kNone) {
+      const std::uint64_t inc = it == trace_consumers_.end() ? 0 : it->second.inc;
+      add_quiesce(spec::stalled_verdict(stall, k, inc), current_step());
       continue;
     }
     // N4: the initial grant of Q is written as soon as the state is Flow-enabled (rulebook
     // 12.5); a Flow-enabled incarnation that never wrote one is never sent anything.
-    if (!it->second.flowed && !config_.options.zero_queue && config_.q > 0) {
-      add({.source = "quiesce",
-           .rule = spec::RuleId::kN4,
-           .text = absl::StrCat("N4: consumer ", k, "'s incarnation ", it->second.inc,
-                                " is Flow-enabled but never wrote its initial grant of Q = ",
-                                config_.q),
-           .step = current_step()});
-    }
+    add_quiesce(spec::initial_grant_verdict(it->second.flowed, config_.options.zero_queue, k,
+                                            it->second.inc, config_.q),
+                current_step());
     if (it->second.holding) continue;  // X3/X4 hold units until the incarnation ends
     // A zero-queue consumer's broker permits are its waiting receive()s, not Q - accumulator,
     // so the monitor's E5 does not apply to it (its Flows carry no incarnation); judged below.
@@ -305,35 +283,21 @@ bool Harness::quiesce_from_trace() {
   // one, its metadata lost to a checksum failure, leaves B9's debt where S7 cannot close it.)
   if (config_.options.zero_queue) {
     for (const impl::World::BrokerConsumerView& b : world_->broker_consumers()) {
-      if (b.available <= 1) continue;
-      add({.source = "quiesce",
-           .rule = spec::RuleId::kE5,
-           .text = absl::StrCat("E5: zero-queue broker consumer ", b.inc, " (consumer ",
-                                b.consumer_id, ") has ", b.available,
-                                " available permit(s) at quiescence; a waiting receive() "
-                                "grants 1, and only one waits"),
-           .step = current_step()});
+      add_quiesce(spec::zero_queue_available_verdict(b.available, b.inc, b.consumer_id),
+                  current_step());
     }
   }
   check_dispatch_progress();
   check_drained();
   // C5: an inconsistent command is acknowledged with a validation error (its connection open).
   for (const auto& [cmd, cnx] : unacked_inconsistent_) {
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kC5,
-         .text = absl::StrCat("C5: inconsistent command ", cmd, " on ", cnx,
-                              " was never acknowledged with a validation error"),
-         .step = current_step()});
+    add_quiesce(spec::unacknowledged_inconsistent_finding(cmd, cnx), current_step());
   }
   unacked_inconsistent_.clear();
   // B7: settled, every command a send finalized was written to its consumer.
-  for (std::uint64_t cmd : unwritten_cmds_) {
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kB7,
-         .text = absl::StrCat("B7: command ", cmd, " was finalized by a send but never reached the client"),
-         .step = current_step()});
-    break;
-  }
+  std::optional<std::uint64_t> unwritten;
+  if (!unwritten_cmds_.empty()) unwritten = *unwritten_cmds_.begin();
+  add_quiesce(spec::unwritten_command_verdict(unwritten), current_step());
   unwritten_cmds_.clear();
   return true;
 }
@@ -539,6 +503,11 @@ std::optional<std::string> Harness::legacy_signature(const spec::Finding& f, boo
     default:
       return std::nullopt;
   }
+}
+
+void Harness::add_quiesce(std::optional<spec::Finding> f, std::size_t step) {
+  if (!f) return;
+  add({.source = "quiesce", .rule = f->rule, .text = std::move(f->explanation), .step = step});
 }
 
 void Harness::add(Problem p) {

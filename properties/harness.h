@@ -134,6 +134,8 @@ class Harness {
   void check_restore(std::uint64_t cmd, const spec::Id& msg, std::size_t step);
   void collect();
   void add(Problem p);
+  // A verdict of spec/driver_verdict.h, when there is one, as the harness's quiescence problem.
+  void add_quiesce(std::optional<spec::Finding> f, std::size_t step);
   std::optional<std::string> legacy_signature(const spec::Finding& f, bool deviation) const;
   std::optional<std::string> review_signature(const spec::Finding& f, const spec::Event& e) const;
   const spec::Event* event_at(std::uint64_t line) const;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "properties/harness.h"
+#include "spec/driver_verdict.h"
 
 namespace permitcheck::properties {
 
@@ -15,15 +16,8 @@ void Harness::check_dead_letter(std::uint64_t cmd, bool dead_lettered, std::size
   // entry before this one (each send makes it pending, and only a pending entry is redelivered).
   const std::optional<int> max = config_.options.max_redeliver_count;
   auto count = redeliveries_of_cmd_.find(cmd);
-  if (!max || count == redeliveries_of_cmd_.end() || (count->second > *max) == dead_lettered) return;
-  add({.source = "quiesce",
-       .rule = spec::RuleId::kS5,
-       .text = dead_lettered
-                   ? absl::StrCat("S5: command ", cmd, " was skipped as a dead letter at redelivery count ",
-                                  count->second, ", not past maxRedeliverCount = ", *max)
-                   : absl::StrCat("S5: command ", cmd, " was handed off at redelivery count ", count->second,
-                                  ", past maxRedeliverCount = ", *max, ": it goes to dead-letter handling"),
-       .step = step});
+  if (!max || count == redeliveries_of_cmd_.end()) return;
+  add_quiesce(spec::dead_letter_verdict(cmd, count->second, *max, dead_lettered), step);
 }
 
 void Harness::check_restore(std::uint64_t cmd, const spec::Id& msg, std::size_t step) {
@@ -32,16 +26,8 @@ void Harness::check_restore(std::uint64_t cmd, const spec::Id& msg, std::size_t 
   // never gets.
   const std::shared_ptr<const impl::Payload> payload = world_->payload_of(cmd);
   if (payload == nullptr || !last_claim_ || !(last_claim_->msg == msg) || !last_claim_->index) return;
-  if (*last_claim_->index == payload->handoff_fails_at) return;
-  add({.source = "quiesce",
-       .rule = spec::RuleId::kK2,
-       .text = absl::StrCat("K2: the hand-off of index ", *last_claim_->index, " of command ", cmd,
-                            " failed and was restored, but the run made none fail there (",
-                            payload->handoff_fails_at < 0
-                                ? std::string("no hand-off of it fails")
-                                : absl::StrCat("index ", payload->handoff_fails_at, " fails"),
-                            ")"),
-       .step = step});
+  add_quiesce(spec::restored_handoff_verdict(cmd, *last_claim_->index, payload->handoff_fails_at),
+              step);
 }
 
 void Harness::follow_chunk(std::uint64_t cmd, const impl::Payload& chunk, std::uint64_t inc,
@@ -60,14 +46,13 @@ void Harness::follow_chunk(std::uint64_t cmd, const impl::Payload& chunk, std::u
   }
   // S2: an in-order chunk returns 1 (non-final) or is delivered (final); one that returned and
   // delivered nothing took X4's branch for duplicate or out-of-order chunks, which holds its unit.
-  if (in_order && settled == 0 && !cmds_with_progress_.contains(cmd)) {
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kS2,
-         .text = absl::StrCat("S2: chunk ", chunk.chunk_id, " of ", chunk.num_chunks, " (command ", cmd,
-                              ") arrived in order but returned and delivered nothing, as X4's "
-                              "branch for an out-of-order chunk does"),
-         .step = current_step()});
-  }
+  add_quiesce(spec::in_order_chunk_verdict({.cmd = cmd,
+                                            .chunk_id = chunk.chunk_id,
+                                            .num_chunks = chunk.num_chunks,
+                                            .in_order = in_order,
+                                            .settled = settled,
+                                            .progressed = cmds_with_progress_.contains(cmd)}),
+              current_step());
 }
 
 void Harness::check_drained() {
@@ -82,17 +67,12 @@ void Harness::check_drained() {
                                        [](const auto& inc) { return !inc.second.empty(); });
   if (left_unacknowledged_ || open_chunks) return;
   for (const impl::World::BrokerConsumerView& b : world_->broker_consumers()) {
-    if (b.pending == 0) continue;
     auto tc = trace_consumers_.find(b.consumer_id);
     if (tc != trace_consumers_.end() && tc->second.holding) continue;
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kE6,
-         .text = absl::StrCat("E6: settled with ", b.pending, " entr(ies) pending at broker consumer ",
-                              b.inc, " (consumer ", b.consumer_id,
-                              ") whose client consumed and acknowledged everything it was sent; "
-                              "they are never completed or redelivered while it lives"),
-         .step = current_step()});
-    return;
+    if (std::optional<spec::Finding> f = spec::undrained_verdict(b.pending, b.inc, b.consumer_id)) {
+      add_quiesce(std::move(f), current_step());
+      return;
+    }
   }
 }
 
@@ -117,28 +97,23 @@ void Harness::check_dispatch_progress() {
     // (one consumer, or nothing pending at any: by the stored entries' own account, a batch
     // left partly acknowledged stays pending), backlog is an entry nothing will dispatch.
     const bool none_pending = std::all_of(live.begin(), live.end(), [](const auto& b) { return b.pending == 0; });
-    if (!all_positive || (live.size() > 1 && !none_pending)) return;
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kB13,
-         .text = never_sent
-                     ? absl::StrCat("B13: settled with ", deliverable_published_ - sends_of_entry_.size(),
-                                    " published entr(ies) never sent while every consumer has permits")
-                     : "B13: settled with Key_Shared backlog and no key held back while every consumer "
-                       "has permits; nothing was dispatched",
-         .step = step});
+    const std::size_t unsent = never_sent ? deliverable_published_ - sends_of_entry_.size() : 0;
+    add_quiesce(spec::key_shared_backlog_verdict({.every_consumer_has_permits = all_positive,
+                                                  .live_consumers = live.size(),
+                                                  .none_pending = none_pending,
+                                                  .never_sent = unsent}),
+                step);
     return;
   }
   // Single active: only the active consumer is served; which one that is the trace does not
   // say, so judge only when every live consumer has permits.
   const bool single = config_.dispatcher == spec::DispatcherKind::kSingleActive;
   for (const impl::World::BrokerConsumerView& b : live) {
-    if (b.available <= 0 || (single && !all_positive)) continue;
-    add({.source = "quiesce",
-         .rule = spec::RuleId::kB13,
-         .text = absl::StrCat("B13: settled with backlog while broker consumer ", b.inc, " has ",
-                              b.available, " available permit(s); nothing was dispatched"),
-         .step = step});
-    return;
+    if (single && !all_positive) continue;
+    if (std::optional<spec::Finding> f = spec::backlog_verdict(b.available, b.inc)) {
+      add_quiesce(std::move(f), step);
+      return;
+    }
   }
 }
 

@@ -62,8 +62,6 @@ const std::map<std::string, Allowance>& allowances() {
       {"properties/mutation_test.cc", {4, "a test's expected rule"}},
       {"solver/prove.h", {1, "default of a field the monitor's first violation fills"}},
       {"solver/prove.cc", {1, "fallback of a legacy-catalogue lookup"}},
-      {"properties/harness.cc", {9, "left (issue 33): quiescence checks on the implementation's state"}},
-      {"properties/harness_checks.cc", {6, "left (issue 33): quiescence checks on the implementation's state"}},
       {"properties/spec_model.cc", {13, "left (issue 33): the model's comparison with the implementation"}},
   };
   return *kAllowances;
