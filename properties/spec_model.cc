@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "spec/client_command.h"
 #include "spec/finalize.h"
+#include "spec/model_verdict.h"
 
 namespace permitcheck::properties {
 namespace {
@@ -26,10 +27,9 @@ IndexFate fate_of(spec::SkipReason reason) {
   return IndexFate::kDeliver;
 }
 
-std::string join(const std::set<std::string>& s) {
-  std::string out;
-  for (const std::string& x : s) out += (out.empty() ? "" : ",") + x;
-  return "{" + out + "}";
+// A verdict of spec/model_verdict.h, when there is one, as a mismatch.
+void mismatch(std::optional<spec::Finding> f, std::vector<ModelMismatch>* out) {
+  if (f) out->push_back({f->rule, std::move(f->explanation)});
 }
 
 }  // namespace
@@ -134,13 +134,8 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
               rules_, e.dispatcher.value_or(spec::DispatcherKind::kSingleActive), entries);
           BrokerInc& b = broker_[e.inc->as_text()];
           // B12: a send starts only while the consumer's available permits are positive.
-          if (b.balance.available() <= 0 && rules_.id != spec::RulesetId::kLegacy) {
-            command_mismatches_.push_back(
-                {spec::RuleId::kB12,
-                 absl::StrCat("B12: broker consumer ", e.inc->as_text(), " was sent to with ",
-                              b.balance.available(), " available permit(s) (a send starts "
-                              "only while they are positive)")});
-          }
+          mismatch(spec::send_start_verdict(rules_.id, e.inc->as_text(), b.balance.available()),
+                   &command_mismatches_);
           // B12: and, for a dispatcher with an aggregate, while the aggregate (the sum over
           // the live consumers, B6) is positive: judged at the first send of a dispatch round
           // (a read serves several consumers in turn, and the sends of one round are recorded
@@ -151,18 +146,14 @@ void SpecModel::on_event(const spec::Event& event, const impl::World& world) {
           const bool reads = e.dispatcher && spec::has_aggregate(*e.dispatcher) &&
                              *e.dispatcher != spec::DispatcherKind::kNonPersistentShared &&
                              *e.dispatcher != spec::DispatcherKind::kNonPersistentKeyShared;
-          if (round_start && reads && rules_.id != spec::RulesetId::kLegacy) {
+          if (round_start && reads) {
             std::int64_t aggregate = 0;
             for (const auto& [name, m] : broker_) {
               if (m.live) aggregate += m.balance.available();
             }
-            if (aggregate <= 0) {
-              command_mismatches_.push_back(
-                  {spec::RuleId::kB12,
-                   absl::StrCat("B12: broker consumer ", e.inc->as_text(), " was sent to while the ",
-                                std::string(spec::dispatcher_name(*e.dispatcher)), " aggregate was ", aggregate,
-                                " (a send starts only while it is positive)")});
-            }
+            mismatch(spec::round_start_verdict(rules_.id, e.inc->as_text(),
+                                               spec::dispatcher_name(*e.dispatcher), aggregate),
+                     &command_mismatches_);
           }
           (void)b.balance.debit(r.consumer_debit, r.unacked_increase);  // B4, B5, B9
           b.unacked_total += r.unacked_increase;
@@ -337,11 +328,9 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
     }
     // Judged when the implementation runs the rules the model checks (a legacy implementation
     // checked against rev-d fails differently by design: its L-rows are found by the returns).
-    if (impl::ruleset_of(config_.mode) == rules_.id && stages != p.corrupt_stages &&
-        !p.protocol_error && !run.closes_connection) {
-      command_mismatches_.push_back(
-          {spec::RuleId::kC7, absl::StrCat("command ", cmd, " recorded ", p.corrupt_stages.size(),
-                                           " failure(s); the specification records ", stages.size())});
+    if (impl::ruleset_of(config_.mode) == rules_.id && !p.protocol_error &&
+        !run.closes_connection) {
+      mismatch(spec::failure_record_verdict(cmd, p.corrupt_stages, stages), &command_mismatches_);
     }
     for (const spec::Event& e : run.events) {
       if (const auto* d = std::get_if<spec::DirectReturn>(&e)) returns.push_back(d->n);
@@ -365,23 +354,10 @@ void SpecModel::complete(std::uint64_t cmd, PendingCommand& p, const impl::World
   }
 
   const std::int64_t actual = world.command_returned(cmd).value_or(0);
-  const std::string name = absl::StrCat("command ", cmd);
-  if (actual != expected) {
-    command_mismatches_.push_back(
-        {spec::RuleId::kK5, absl::StrCat(name, " returned ", actual,
-                                         " by itself (direct + terminal); the specification "
-                                         "returns ", expected)});
-  }
-  if (handed_off != p.handed_off) {
-    command_mismatches_.push_back(
-        {spec::RuleId::kK2, absl::StrCat(name, " handed off ", join(p.handed_off),
-                                         "; the specification hands off ", join(handed_off))});
-  }
-  if ((run.closes_connection || overflow) != p.protocol_error) {
-    command_mismatches_.push_back(
-        {spec::RuleId::kC4, absl::StrCat(name, run.closes_connection ? " must" : " must not",
-                                         " close its connection (protocol error)")});
-  }
+  mismatch(spec::command_return_verdict(cmd, actual, expected), &command_mismatches_);
+  mismatch(spec::handoff_verdict(cmd, p.handed_off, handed_off), &command_mismatches_);
+  mismatch(spec::connection_close_verdict(cmd, run.closes_connection, overflow, p.protocol_error),
+           &command_mismatches_);
   for (const std::string& m : handed_off) message_inc_[m] = p.inc;
 }
 
@@ -397,36 +373,19 @@ void SpecModel::compare(const impl::World& world, std::vector<ModelMismatch>* ou
     live.insert(b.inc);
     auto it = broker_.find(b.inc);
     if (it == broker_.end()) {
-      out->push_back({spec::RuleId::kB11, absl::StrCat("broker consumer ", b.inc,
-                                                       " is unknown to the specification")});
+      mismatch(spec::unknown_broker_consumer_finding(b.inc), out);
       continue;
     }
     const BrokerInc& m = it->second;
     live_sum += m.balance.available();
-    if (b.available != m.balance.available()) {
-      out->push_back({spec::RuleId::kB4,
-                      absl::StrCat("broker consumer ", b.inc, " available: implementation ",
-                                   b.available, ", specification ", m.balance.available())});
-    }
-    if (b.unacked_total != m.unacked_total) {
-      out->push_back({spec::RuleId::kB5,
-                      absl::StrCat("broker consumer ", b.inc, " unacked increases: "
-                                   "implementation ", b.unacked_total, ", specification ",
-                                   m.unacked_total)});
-    }
+    mismatch(spec::available_verdict(b.inc, b.available, m.balance.available()), out);
+    mismatch(spec::unacked_verdict(b.inc, b.unacked_total, m.unacked_total), out);
   }
   for (const auto& [name, m] : broker_) {
-    if (m.live && !live.contains(name)) {
-      out->push_back({spec::RuleId::kB11, absl::StrCat("broker consumer ", name,
-                                                       " was removed without the model seeing it")});
-    }
+    mismatch(spec::removed_broker_consumer_verdict(name, m.live, live.contains(name)), out);
   }
   if (const std::optional<std::int64_t> aggregate = world.dispatcher_aggregate()) {
-    if (*aggregate != live_sum) {
-      out->push_back({spec::RuleId::kB6,
-                      absl::StrCat("dispatcher aggregate: implementation ", *aggregate,
-                                   ", specification (sum over live consumers) ", live_sum)});
-    }
+    mismatch(spec::aggregate_verdict(*aggregate, live_sum), out);
   }
 
   // Client: the current incarnation of every consumer and its accumulator. The legacy
@@ -439,23 +398,15 @@ void SpecModel::compare(const impl::World& world, std::vector<ModelMismatch>* ou
     auto cur = current_.find(static_cast<std::uint64_t>(k));
     const std::optional<std::uint64_t> model_inc =
         cur == current_.end() ? std::nullopt : std::optional(cur->second);
-    if (v.inc != model_inc) {
-      out->push_back({spec::RuleId::kN1,
-                      absl::StrCat("consumer ", k, " current incarnation: implementation ",
-                                   v.inc ? std::to_string(*v.inc) : "none", ", specification ",
-                                   model_inc ? std::to_string(*model_inc) : "none")});
+    if (std::optional<spec::Finding> f = spec::current_incarnation_verdict(k, v.inc, model_inc)) {
+      mismatch(std::move(f), out);
       continue;
     }
     if (!model_inc) continue;
     const ClientInc& ci = incs_.at(*model_inc);
     const std::int64_t accumulator =
         config_.options.zero_queue ? ci.zero_queue_returned : ci.state.accumulator();
-    if (v.accumulator != accumulator) {
-      out->push_back({spec::RuleId::kN5,
-                      absl::StrCat("consumer ", k, " incarnation ", *model_inc,
-                                   " accumulator: implementation ", v.accumulator,
-                                   ", specification ", accumulator)});
-    }
+    mismatch(spec::accumulator_verdict(k, *model_inc, v.accumulator, accumulator), out);
   }
 }
 
