@@ -73,10 +73,20 @@ ScenarioOutcome attempt_scenario(const ClientSpec& client, const ScenarioParams&
     const BrokerView v = broker.view();
     out.incarnations = v.subscribes;
     if (!v.subscribed && !proc.crashed()) {
-      out.violations.push_back(spec::Finding{
-          info.primary, 0,
-          absl::StrCat("at quiescence the client has no subscribed consumer (it closed its "
-                       "consumer or connection during ", std::string(info.name), ")")});
+      if (const std::optional<std::string> ended = proc.exit_description()) {
+        // The client exited on its own (status 0) and took its consumer with it: the same fact
+        // as a crash (spec/client_exit.h), so the saved trace reproduces the finding.
+        broker.record_extension(spec::client_exit_event({.rule = info.primary,
+                                                         .scenario = std::string(info.name),
+                                                         .granted = v.granted,
+                                                         .debited = v.debited,
+                                                         .how = *ended}));
+      } else {
+        out.violations.push_back(spec::Finding{
+            info.primary, 0,
+            absl::StrCat("at quiescence the client has no subscribed consumer (it closed its "
+                         "consumer or connection during ", std::string(info.name), ")")});
+      }
     }
     for (const std::string& e : v.protocol_errors) {
       out.violations.push_back(spec::Finding{info.primary, 0,

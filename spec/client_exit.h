@@ -1,8 +1,8 @@
 // A client process that ended during a scripted scenario, as a trace fact, and the finding
 // made from it.
 //
-// `permitcheck conform` sees the client process end (a crash, or an exit without reconnect
-// logic); no wire event says so. It writes what it saw as an `x-client-exit` extension event
+// `permitcheck conform` sees the client process end (a crash, or an exit with status 0 that
+// took its consumer with it: no reconnect logic); no wire event says so. It writes what it saw as an `x-client-exit` extension event
 // when it finds the process gone, and the monitor reports it from there, so a saved trace
 // reproduces the finding at the same line (docs/trace-format.md).
 //

@@ -83,6 +83,30 @@ TEST(ConformCounterexample, C7_AClientThatExitsMidScenarioSavesATraceThatValidat
   fs::remove_all(dir);
 }
 
+// A client that exits with status 0 (no reconnect logic) takes its consumer with it: the same
+// fact, under the scenario's rule, reproduced by validate.
+TEST(ConformCounterexample, C7_AClientThatExitsWithStatusZeroIsTheSameFactInTheSavedTrace) {
+  const fs::path dir = exit_test_dir("conform_cex_exit0");
+  const testing::Run r = conform_corrupt_checksum(
+      exit_test_client(" --mutant exit-on-checksum; exit 0"), dir);
+  if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
+  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  const std::size_t at = r.out.find("findings:\n");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::vector<std::string> conform_found =
+      finding_lines(r.out.substr(at, r.out.find("\n\n", at) - at));
+  ASSERT_EQ(conform_found.size(), 1u) << r.out;
+  EXPECT_THAT(conform_found[0], HasSubstr(": C7 client exited with status 0 during "
+                                          "corrupt_checksum"));
+  const testing::Run v =
+      testing::run_permitcheck({"validate", (dir / "corrupt_checksum.jsonl").string()});
+  EXPECT_EQ(v.code, kExitViolation) << v.out << v.err;
+  const std::size_t vat = v.out.find("violations");
+  ASSERT_NE(vat, std::string::npos) << v.out;
+  EXPECT_EQ(finding_lines(v.out.substr(vat)), conform_found) << r.out << v.out;
+  fs::remove_all(dir);
+}
+
 // The same scenario and entry, the client correct: nothing failed, no counterexample saved, and
 // the trace conform judged (no exit fact in it) validates clean.
 TEST(ConformCounterexample, ACorrectClientsTraceOfTheScenarioValidatesClean) {
