@@ -15,15 +15,12 @@ namespace {
 using spec::RuleId;
 using testing::batch;
 using testing::dump;
+using testing::opened;
 using testing::has;
 using testing::params;
 using testing::reference_client;
 using testing::reference_command;
 
-bool opened(const ScenarioOutcome& o, std::string_view text) {
-  return std::any_of(o.windows.begin(), o.windows.end(),
-                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
-}
 
 TEST(ReferenceClient, ActiveConsumerChangeReturnsNoPermit) {
   for (const ScenarioParams& p : fixed_cases(ScenarioKind::kActiveConsumerChange, 10, 5)) {

@@ -14,13 +14,10 @@ namespace {
 using spec::RuleId;
 using testing::batch;
 using testing::dump;
+using testing::opened;
 using testing::params;
 using testing::reference_client;
 
-bool opened(const ScenarioOutcome& o, std::string_view text) {
-  return std::any_of(o.windows.begin(), o.windows.end(),
-                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
-}
 
 TEST(ReferenceClient, DuplicatesInTheAckWindowReturnExactlyTheirP) {
   ScenarioOutcome o = run_scenario(reference_client(),

@@ -65,6 +65,12 @@ inline bool has(const std::vector<spec::Finding>& findings, spec::RuleId rule,
   });
 }
 
+// True when one of the scenario's opened windows (its coverage lines) contains `text`.
+inline bool opened(const ScenarioOutcome& o, std::string_view text) {
+  return std::any_of(o.windows.begin(), o.windows.end(),
+                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
+}
+
 // An outcome for a failure message: the scenario, its findings, the client's failure and log
 // (dump() adds the grant and debit counts).
 inline std::string details(const ScenarioOutcome& o) {

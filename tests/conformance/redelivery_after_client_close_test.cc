@@ -16,6 +16,7 @@ namespace permitcheck::conformance {
 namespace {
 
 using testing::dump;
+using testing::opened;
 using testing::faulty_batch;
 using testing::params;
 using testing::reference_client;
@@ -30,10 +31,6 @@ int extensions(const ScenarioOutcome& o, std::string_view prefix) {
   return n;
 }
 
-bool opened(const ScenarioOutcome& o, std::string_view text) {
-  return std::any_of(o.windows.begin(), o.windows.end(),
-                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
-}
 
 // Revision C's client closes its pooled connection on an inconsistent batch (F4): each
 // replacement gets the entry again, and closes again, until the broker stops at 3.
