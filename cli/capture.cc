@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/options.h"
 #ifdef PERMITCHECK_HAVE_CAPTURE
 #include "capture/capture_file.h"
 #include "capture/checker.h"
@@ -16,7 +17,7 @@ void add_capture_options(CLI::App*) {}
 std::optional<std::string> ignored_capture_option(const CLI::App&, const std::vector<std::string>&) {
   return std::nullopt;
 }
-bool capture_emit_trace() { return false; }
+bool capture_trace_out() { return false; }
 bool capture_file(const std::string&) { return false; }
 FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId>,
                             std::ostream&, int, std::size_t) {
@@ -30,10 +31,10 @@ namespace {
 
 struct CaptureFlags {
   std::optional<std::uint16_t> port;
-  double idle = 1.0;
+  double idle = kDefaultIdleSeconds;
   std::optional<std::int64_t> q;
   std::optional<std::int64_t> t;
-  std::string emit_trace;
+  std::string trace_out;
   int captures_written = 0;
 };
 
@@ -46,6 +47,7 @@ CaptureFlags& flags() {
 
 void add_capture_options(CLI::App* validate) {
   CaptureFlags& f = flags();
+  f = CaptureFlags{};  // a new command line (tests parse several in one process) starts afresh
   validate->add_option("--port", f.port,
                        "Captures: only TCP connections with this port on either side (default: "
                        "any connection whose client starts with a Pulsar CONNECT)");
@@ -59,8 +61,10 @@ void add_capture_options(CLI::App* validate) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
   validate->add_option("--threshold", f.t, "Captures: the client's Flow threshold T")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
-  validate->add_option("--emit-trace", f.emit_trace,
-                       "Captures: write the derived wire trace (trace format) to this file");
+  CLI::Option* trace_out =
+      validate->add_option("--trace-out", f.trace_out,
+                           "Captures: write the derived wire trace (trace format) to this file");
+  add_deprecated_alias(validate, trace_out, "--emit-trace", f.trace_out);
 }
 
 std::optional<std::string> ignored_capture_option(const CLI::App& validate,
@@ -68,13 +72,14 @@ std::optional<std::string> ignored_capture_option(const CLI::App& validate,
   for (const std::string& path : inputs) {
     if (capture_file(path)) return std::nullopt;
   }
-  for (const char* name : {"--port", "--idle", "--q", "--threshold", "--emit-trace"}) {
+  for (const char* name : 
+       {"--port", "--idle", "--q", "--threshold", "--trace-out", "--emit-trace"}) {
     const CLI::Option* o = validate.get_option_no_throw(name);
     if (o != nullptr && o->count() > 0) return std::string(name);
   }
   return std::nullopt;
 }
-bool capture_emit_trace() { return !flags().emit_trace.empty(); }
+bool capture_trace_out() { return !flags().trace_out.empty(); }
 
 bool capture_file(const std::string& path) {
   return path != "-" && capture::looks_like_capture(path);
@@ -91,15 +96,16 @@ FileResult validate_capture(const std::string& path, std::optional<spec::Ruleset
                            .q = f.q,
                            .t = f.t};
   result.header = header;
+  result.idle_seconds = f.idle;
   std::ofstream trace_file;
-  if (!f.emit_trace.empty()) {
+  if (!f.trace_out.empty()) {
     if (++f.captures_written > 1) {
-      result.error = "--emit-trace takes one capture (a trace file has one header)";
+      result.error = "--trace-out takes one capture (a trace file has one header)";
       return result;
     }
-    trace_file.open(f.emit_trace, std::ios::binary);
+    trace_file.open(f.trace_out, std::ios::binary);
     if (!trace_file.is_open()) {
-      result.error = absl::StrCat("--emit-trace: cannot write ", f.emit_trace);
+      result.error = absl::StrCat("--trace-out: cannot write ", f.trace_out);
       return result;
     }
   }
@@ -159,7 +165,7 @@ FileResult validate_capture(const std::string& path, std::optional<spec::Ruleset
   if (trace_file.is_open()) {
     trace_file.flush();
     if (!trace_file.good() && !result.error) {
-      result.error = absl::StrCat("--emit-trace: cannot write ", f.emit_trace);
+      result.error = absl::StrCat("--trace-out: cannot write ", f.trace_out);
     }
   }
   result.seconds =

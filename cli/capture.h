@@ -1,7 +1,7 @@
 // `permitcheck validate` on packet captures: a file whose first bytes are a pcap or pcapng
 // magic number is read with libpcap (capture/), its Pulsar connections become a wire trace,
 // and the Monitor checks it live. The capture options (--port, --idle, --q, --threshold,
-// --emit-trace) are registered on the validate subcommand.
+// --trace-out) are registered on the validate subcommand.
 //
 //   add_capture_options(validate_subcommand);
 //   if (capture_file(path)) results.push_back(validate_capture(path, ruleset, std::cerr));
@@ -18,7 +18,7 @@
 
 namespace permitcheck::cli {
 
-// Adds --port, --idle, --q, --threshold and --emit-trace to `validate`.
+// Adds --port, --idle, --q, --threshold and --trace-out (and its deprecated spelling --emit-trace) to `validate`.
 void add_capture_options(CLI::App* validate);
 
 // When no input is a capture, the first capture-only option the user gave ("--q"), whose value
@@ -27,8 +27,8 @@ void add_capture_options(CLI::App* validate);
 std::optional<std::string> ignored_capture_option(const CLI::App& validate,
                                                   const std::vector<std::string>& inputs);
 
-// Whether --emit-trace was given.
-bool capture_emit_trace();
+// Whether --trace-out was given.
+bool capture_trace_out();
 
 // Whether `path` is a capture (by content); false for "-" and for unreadable files.
 bool capture_file(const std::string& path);

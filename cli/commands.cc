@@ -65,7 +65,7 @@ std::optional<trace::Trace> read_cex(const std::string& path, std::istream& in,
 
 }  // namespace
 
-Commands::Commands(CLI::App& app) {
+Commands::Commands(CLI::App& app) : app_(&app) {
   progress_ = isatty(STDERR_FILENO) == 1;
   command<ConformCommand>() = std::make_unique<ConformCommand>(app);
   command<ReviewCommand>() = std::make_unique<ReviewCommand>(app);
@@ -110,7 +110,7 @@ Commands::Commands(CLI::App& app) {
                         "Inputs validated at once, one per thread (default: the number of "
                         "cores); each input's report and messages keep the command line's "
                         "order. With more than one at once, each input is read on one thread. "
-                        "--emit-trace implies 1")
+                        "--trace-out implies 1")
       ->check(CLI::Range(1, 1024));
   validate_->add_flag("--no-progress", no_progress_, "No progress line on stderr");
   add_capture_options(validate_);  // pcap/pcapng inputs (cli/capture.h)
@@ -180,6 +180,11 @@ Commands::Commands(CLI::App& app) {
 }
 
 std::optional<int> Commands::run(std::istream& in, std::ostream& out, std::ostream& err) {
+  if (std::optional<std::string> both = deprecated_alias_conflict(*app_)) {
+    err << *both << "\n";
+    return kExitBadInput;
+  }
+  for (const std::string& warning : deprecation_warnings(*app_)) err << warning << "\n";
   if (validate_->parsed()) return run_validate(in, out, err);
   if (render_->parsed()) return run_render(in, out, err);
   if (replay_->parsed()) return run_replay(in, out, err);
@@ -240,10 +245,10 @@ int Commands::run_validate_files(std::istream& in, std::ostream& out, std::ostre
   // may use --threads. A capture's second thread (libpcap reading) pays off with a core to
   // spare (idle 2-core host: 0.61-0.63 of tcpdump's rate against 0.47-0.52 on one) and costs
   // when there is none (docs/cli.md): the same default as a trace's, --threads 1 for a busy
-  // machine. --emit-trace writes the first capture's trace: one job keeps "first" the input
+  // machine. --trace-out writes the first capture's trace: one job keeps "first" the input
   // order.
   int jobs = validate_jobs_ > 0 ? validate_jobs_ : validate::default_jobs();
-  if (capture_emit_trace()) jobs = 1;
+  if (capture_trace_out()) jobs = 1;
   const bool parallel = jobs > 1 && traces_.size() > 1;
   const int threads_per_input = parallel ? 1 : validate_threads_;
   options.threads = threads_per_input;

@@ -31,7 +31,9 @@ class Commands {
   explicit Commands(CLI::App& app);
 
   // After a successful app.parse(): runs the subcommand that was chosen and returns its exit
-  // code, or nullopt when none of these was chosen. `in` is what "-" reads.
+  // code, or nullopt when none of these was chosen. `in` is what "-" reads. A deprecated
+  // spelling of an option warns on `err` first (cli/options.h); one given with its new
+  // spelling is exit 2.
   std::optional<int> run(std::istream& in, std::ostream& out, std::ostream& err);
 
   // Whether progress lines go to stderr (default: when stderr is a terminal).
@@ -43,6 +45,7 @@ class Commands {
   int run_render(std::istream& in, std::ostream& out, std::ostream& err);
   int run_replay(std::istream& in, std::ostream& out, std::ostream& err);
 
+  CLI::App* app_ = nullptr;
   CLI::App* validate_ = nullptr;
   CLI::App* render_ = nullptr;
   CLI::App* replay_ = nullptr;

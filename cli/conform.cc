@@ -43,7 +43,10 @@ ConformCommand::ConformCommand(CLI::App& app) {
                    "Command line starting the client; placeholders {url} {topic} {subscription} "
                    "{q} {delay_ms} {nack_every}");
   sub_->add_option("--scenarios", scenarios_, "Comma-separated scenario names (default: all)");
-  sub_->add_option("--seed", seed_, "Random seed")->capture_default_str();
+  sub_->add_option("--seed", seed_,
+                   "Seed of the drawn cases (the same default in matrix, check and review; the "
+                   "report prints it)")
+      ->capture_default_str();
   sub_->add_option("--cases", cases_,
                    "Random parameter sets per scenario, drawn after its fixed first cases")
       ->check(IntRange(0, 1000))
@@ -64,7 +67,9 @@ ConformCommand::ConformCommand(CLI::App& app) {
                    "many as fit before --deadline")
       ->check(IntRange(1, 10))
       ->capture_default_str();
-  sub_->add_option("--idle", idle_s_, "Seconds of silence that count as quiescence")
+  sub_->add_option("--idle", idle_s_,
+                   "Seconds of silence that count as quiescence (the same default in matrix, tap "
+                   "and validate; the report prints it)")
       ->check(FiniteRange(0.1, 60.0))
       ->capture_default_str();
   sub_->add_option("--deadline", deadline_s_,
@@ -76,7 +81,7 @@ ConformCommand::ConformCommand(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json", "junit"}))
       ->capture_default_str();
   sub_->add_option("--trace-dir", trace_dir_,
-                   "Write each minimal counterexample as SCENARIO.jsonl (+ .mmd, .txt) here");
+                   "Write each minimal counterexample as DIR/SCENARIO.jsonl (+ .mmd, .txt)");
   sub_->add_option("-o,--output", output_, "Write the report to this file instead of stdout");
   sub_->add_option("--q", q_, "Receiver queue size Q the client is told to use ({q})")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000}))
@@ -252,10 +257,26 @@ std::string scenarios_for_row(const std::string& row) {
   return out;
 }
 
-std::string format_text(const ConformReport& r, const std::string& command, bool full) {
+// The options a run's cases depend on, printed in every report so that the run can be repeated
+// from its output alone (the same client, these options, the same scenarios).
+struct RunSettings {
+  std::uint64_t seed = kDefaultSeed;
+  double idle_s = kDefaultIdleSeconds;
+  int cases = 0;
+  std::int64_t q = 0, threshold = 0;
+};
+
+std::string settings_text(const RunSettings& s) {
+  return absl::StrCat("--seed ", s.seed, " --idle ", s.idle_s, " --cases ", s.cases, " --q ", s.q,
+                      " --threshold ", s.threshold);
+}
+
+std::string format_text(const ConformReport& r, const std::string& command,
+                        const RunSettings& settings, bool full) {
   std::ostringstream o;
   o << "permitcheck conform: " << command << "\n";
-  o << "Judged as: " << r.applicable_rules << "\n\n";
+  o << "Judged as: " << r.applicable_rules << "\n";
+  o << "Settings: " << settings_text(settings) << " (these options repeat this run's cases)\n\n";
   if (r.interrupted) {
     o << "INTERRUPTED by a signal: the report of the " << r.scenarios.size()
       << " scenario(s) that finished before it; the others did not finish.\n\n";
@@ -367,9 +388,16 @@ std::string format_text(const ConformReport& r, const std::string& command, bool
   return o.str();
 }
 
-std::string format_json(const ConformReport& r, const std::string& command) {
+std::string format_json(const ConformReport& r, const std::string& command,
+                        const RunSettings& settings) {
   using Json = nlohmann::ordered_json;
   Json report = {{"client", command},
+                 {"settings",
+                  {{"seed", settings.seed},
+                   {"idle_seconds", settings.idle_s},
+                   {"cases", settings.cases},
+                   {"q", settings.q},
+                   {"threshold", settings.threshold}}},
                  {"ok", r.passed()},
                  {"outcome", std::string(spec::outcome_name(r.outcome()))},
                  {"interrupted", r.interrupted},
@@ -620,11 +648,16 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
 
   // SIGINT/SIGTERM: the report of every scenario finished so far, marked interrupted, then exit
   // 130/143 (conformance::set_interrupted_report); kept up to date as scenarios finish.
-  const auto interrupted_text = [this](conformance::ConformReport so_far) {
+  const RunSettings settings{.seed = seed_,
+                             .idle_s = idle_s_,
+                             .cases = cases_,
+                             .q = q_,
+                             .threshold = options.client.t.value_or(0)};
+  const auto interrupted_text = [this, settings](conformance::ConformReport so_far) {
     so_far.interrupted = true;
-    if (format_ == "json") return format_json(so_far, client_);
+    if (format_ == "json") return format_json(so_far, client_, settings);
     if (format_ == "junit") return format_junit(so_far);
-    return format_text(so_far, client_, /*full=*/true);
+    return format_text(so_far, client_, settings, /*full=*/true);
   };
   conformance::set_interrupted_report(interrupted_text(ConformReport{}), output_);
   const auto total_scenarios = static_cast<std::int64_t>(
@@ -652,12 +685,12 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     }
   }
   std::string text;
-  if (format_ == "json") text = format_json(report, client_);
+  if (format_ == "json") text = format_json(report, client_, settings);
   else if (format_ == "junit") text = format_junit(report);
-  else text = format_text(report, client_, /*full=*/true);
+  else text = format_text(report, client_, settings, /*full=*/true);
   if (!output_.empty()) {
     if (!write_report(output_, out, text, "conform", err)) return kExitBadInput;
-    if (format_ != "text") err << format_text(report, client_, /*full=*/false);
+    if (format_ != "text") err << format_text(report, client_, settings, /*full=*/false);
   } else if (!write_report("", out, text, "conform", err)) {
     return kExitBadInput;
   }

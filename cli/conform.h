@@ -17,6 +17,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include "cli/options.h"
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -33,11 +34,11 @@ class ConformCommand {
   CLI::App* sub_ = nullptr;
   std::string client_;
   std::string scenarios_;
-  std::uint64_t seed_ = 1;
+  std::uint64_t seed_ = kDefaultSeed;
   int cases_ = 1;
   int jobs_ = 4;
   double timeout_s_ = 20;
-  double idle_s_ = 1.5;
+  double idle_s_ = kDefaultIdleSeconds;
   double startup_s_ = 0;  // 0: 10 s, or the preset's own bound
   int start_attempts_ = 3;
   double deadline_s_ = 900;  // the whole run (ConformOptions::deadline)

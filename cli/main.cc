@@ -53,11 +53,13 @@ const std::map<std::string, std::string, std::less<>> kExamples = {
     {"matrix", "  permitcheck matrix --out matrix-report"},
     {"tap",
      "  permitcheck tap --listen 127.0.0.1:6651 --upstream broker.example:6650 --threshold 5\n"
-     "  # then point the client at pulsar://127.0.0.1:6651; SIGINT ends it with a summary"},
+     "  # then point the client at pulsar://127.0.0.1:6651; SIGINT ends it with a summary\n"
+     "  permitcheck tap --listen 127.0.0.1:6651 --upstream broker.example:6650 --format junit \\\n"
+     "    --trace-out tap.jsonl --pcap tap.pcap > tap.xml"},
     {"validate",
      "  permitcheck validate client.jsonl\n"
      "  permitcheck validate --format junit -o validate.xml traces/*.jsonl\n"
-     "  permitcheck validate run.pcap --threshold 5"},
+     "  permitcheck validate run.pcap --threshold 5 --trace-out wire.jsonl"},
     {"render",
      "  permitcheck render counterexample.jsonl --format text\n"
      "  permitcheck render counterexample.jsonl --format mermaid"},

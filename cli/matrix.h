@@ -19,6 +19,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include "cli/options.h"
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -47,12 +48,12 @@ class MatrixCommand {
   bool no_expect_ = false;
   bool progress_ = false;
   bool no_progress_ = false;
-  std::uint64_t seed_ = 1;
+  std::uint64_t seed_ = kDefaultSeed;
   int cases_ = 1;
   int max_shrinks_ = 12;
   std::int64_t q_ = 10;
   double timeout_s_ = 20;
-  double idle_s_ = 1.5;
+  double idle_s_ = kDefaultIdleSeconds;
   double deadline_s_ = 3600;
   std::vector<std::string> merge_dirs_;
   std::string merge_out_;

@@ -416,6 +416,8 @@ matrix::Matrix run_matrix(const MatrixPlan& plan, const MatrixSettings& settings
                           const std::vector<CellKey>& cells, const MatrixProgress& progress) {
   matrix::Matrix m = plan.matrix;
   m.jobs = settings.jobs;
+  m.seed = settings.seed;
+  m.idle_seconds = settings.idle_s;
   const Clock::time_point t0 = Clock::now();
   const Clock::time_point until =
       t0 + std::chrono::milliseconds(static_cast<std::int64_t>(settings.deadline_s * 1000));

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include "cli/options.h"
 #include <string_view>
 #include <vector>
 
@@ -50,12 +51,12 @@ struct MatrixSettings {
   std::vector<std::string> scenarios;  // scenario names; empty: all
   bool catalogue_releases = false;     // every installed release, not only the newest
   int jobs = 4;                        // cells side by side
-  std::uint64_t seed = 1;
+  std::uint64_t seed = kDefaultSeed;
   int cases = 1;                       // random parameter sets per cell after the fixed ones
   int max_shrinks = 12;
   std::int64_t q = 10;
   double timeout_s = 20;               // one client run
-  double idle_s = 1.5;
+  double idle_s = kDefaultIdleSeconds;
   double deadline_s = 3600;            // the whole matrix: no cell starts after it
   std::string root;                    // where conformance/clients/ is (presets_root())
   // The broker axis: "conformance" and/or pulsar_broker_name(root); empty: conformance only.

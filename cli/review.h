@@ -17,6 +17,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include "cli/options.h"
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -35,7 +36,7 @@ class ReviewCommand {
   std::string to_ = "rev-d";
   bool findings_ = false;
   std::string format_ = "text";
-  std::uint64_t seed_ = 491;
+  std::uint64_t seed_ = kDefaultSeed;
   int cases_ = 0;    // 0: the default search budget
   int bound_ = 64;
   std::string trace_dir_;

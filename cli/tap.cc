@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/options.h"
 #include "cli/report.h"
 #include "spec/outcome.h"
 #include "trace/writer.h"
@@ -13,6 +14,48 @@
 #endif
 
 namespace permitcheck::cli {
+
+#ifdef PERMITCHECK_HAVE_TAP
+namespace {
+
+// The tap's run as a JUnit report: one test case, failing with the violations (FAIL), in error
+// when it is INCOMPLETE or checked nothing (as validate's), the known deviations and the
+// settings in its system-out.
+std::string tap_junit(const std::string& listen, const std::string& upstream,
+                      const std::string& verdict, const capture::WireChecker& checker,
+                      const std::string& why_not, double idle) {
+  JunitSuite suite{.name = "permitcheck tap", .suite = "tap"};
+  JunitCase c{.classname = "permitcheck.tap", .name = absl::StrCat(listen, " -> ", upstream)};
+  if (!checker.violations().empty()) {
+    std::string body;
+    for (const spec::Finding& f : checker.violations()) {
+      absl::StrAppend(&body, spec::format_finding(f), "\n");
+    }
+    c.failure = JunitCase::Failure{
+        "violation",
+        absl::StrCat(checker.violations().size(), " violation(s); first: ",
+                     spec::format_finding(checker.violations().front())),
+        body};
+  } else if (verdict == "INCOMPLETE") {
+    std::string body;
+    for (const capture::NotUnderstood& n : checker.not_understood()) {
+      absl::StrAppend(&body, "connection ", n.connection, " from ",
+                      capture::format_capture_time(n.time), ": ", n.reason, "\n");
+    }
+    c.error = JunitCase::Failure{"incomplete", "a connection was not understood to its end", body};
+  } else if (verdict == "NOT-EXERCISED") {
+    c.error = JunitCase::Failure{"nothing checked", why_not, ""};
+  }
+  absl::StrAppend(&c.system_out, "verdict: ", verdict, "\nsettings: --idle ", idle, "\n");
+  for (const spec::Finding& f : checker.deviations()) {
+    absl::StrAppend(&c.system_out, "known deviation: ", spec::format_finding(f), "\n");
+  }
+  suite.cases.push_back(std::move(c));
+  return format_junit(suite);
+}
+
+}  // namespace
+#endif
 
 TapCommand::TapCommand(CLI::App& app) {
   command_ = app.add_subcommand(
@@ -27,14 +70,21 @@ TapCommand::TapCommand(CLI::App& app) {
   command_->add_option("--listen", listen_, "ADDR:PORT to accept clients on (port 0: any)")
       ->required();
   command_->add_option("--upstream", upstream_, "HOST:PORT of the broker")->required();
-  command_->add_option("--format", format_, "How findings are printed")
-      ->check(CLI::IsMember({"text", "json"}))
+  command_->add_option("--format", format_,
+                       "text and json (one JSON object a line) print each finding when it "
+                       "happens and a summary at the end; junit writes one JUnit XML report at "
+                       "the end (for CI test reports)")
+      ->check(CLI::IsMember({"text", "json", "junit"}))
       ->capture_default_str();
-  command_->add_option("--trace", trace_, "Write the wire trace (trace format) to this file");
+  CLI::Option* trace_out =
+      command_->add_option("--trace-out", trace_, "Write the wire trace (trace format) to this file");
+  add_deprecated_alias(command_, trace_out, "--trace", trace_);
   command_->add_option("--pcap", pcap_, "Write a capture (pcap, raw IP) of the traffic here");
-  command_->add_option("--idle", idle_, "Seconds of silence that, with everything "
-                                        "acknowledged, make a consumer quiescent")
-      ->check(CLI::Range(0.0, 3600.0))
+  command_->add_option("--idle", idle_,
+                       "Seconds of silence that, with everything acknowledged, make a consumer "
+                       "quiescent (the same default in conform, matrix and validate; the "
+                       "summary prints it)")
+      ->check(FiniteRange(0.0, 3600.0))
       ->capture_default_str();
   command_->add_option("--max-memory", max_memory_,
                        "Most the decoding may hold for all connections together (bytes waiting "
@@ -63,17 +113,19 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
   if (!trace_.empty()) {
     trace_file.open(trace_, std::ios::binary);
     if (!trace_file.is_open()) {
-      err << "permitcheck tap: --trace: cannot write " << trace_ << "\n";
+      err << "permitcheck tap: --trace-out: cannot write " << trace_ << "\n";
       return kExitBadInput;
     }
   }
   const bool json = format_ == "json";
+  const bool junit = format_ == "junit";  // one report at the end, nothing printed live
   const spec::TraceHeader header{.source = spec::TraceSource::kWire, .q = q_, .t = t_};
   capture::WireChecker checker(
       header, trace_file.is_open() ? &trace_file : nullptr,
       [&](const capture::WireFinding& f) {
         const char* kind = f.deviation ? "deviation" : "violation";
-        if (json) {
+        if (junit) {
+        } else if (json) {
           out << "{\"finding\":\"" << kind << "\",\"rule\":\"" << spec::rule_name(f.finding.rule)
               << "\",\"line\":" << f.finding.line << ",\"connection\":"
               << trace::json_string(f.connection) << ",\"time\":\""
@@ -86,7 +138,8 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
         if (trace_file.is_open()) trace_file.flush();
       },
       [&](const capture::NotUnderstood& n) {
-        if (json) {
+        if (junit) {
+        } else if (json) {
           out << "{\"not_understood\":" << trace::json_string(n.connection) << ",\"time\":\""
               << capture::format_capture_time(n.time)
               << "\",\"reason\":" << trace::json_string(n.reason) << "}\n"
@@ -104,7 +157,8 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
                         ", bypassing the tap: that traffic is not checked");
   };
   auto on_bypass = [&](const capture::LookupBypass& b) {
-    if (json) {
+    if (junit) {
+    } else if (json) {
       out << "{\"warning\":\"lookup_bypass\",\"address\":" << trace::json_string(b.address)
           << ",\"connection\":" << trace::json_string(b.connection) << ",\"time\":\""
           << capture::format_capture_time(b.time)
@@ -153,7 +207,8 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
                          absl::StrJoin(st.bypassed, ", "));
   if (json) {
     out << "{\"summary\":{\"ok\":" << (outcome == spec::Outcome::kPass ? "true" : "false")
-        << ",\"verdict\":\"" << verdict << "\",\"connections\":" << st.connections
+        << ",\"verdict\":\"" << verdict << "\",\"idle_seconds\":" << idle_
+        << ",\"connections\":" << st.connections
         << ",\"pulsar_connections\":" << st.pulsar_connections
         << ",\"bytes_to_broker\":" << st.bytes_to_broker
         << ",\"bytes_to_client\":" << st.bytes_to_client << ",\"events\":" << checker.events()
@@ -169,8 +224,16 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
     if (ok && !exercised && !incomplete) {
       out << ",\"not_exercised\":" << trace::json_string(why_not);
     }
-    out << "}}\n";
+    // The findings once more, as every JSON report writes them (docs/schemas/finding.schema.json).
+    out << ",\"findings\":[";
+    for (std::size_t i = 0; i < checker.violations().size(); ++i) {
+      out << (i ? "," : "") << finding_json(checker.violations()[i]);
+    }
+    out << "]}}\n";
+  } else if (junit) {
+    out << tap_junit(listen_, upstream_, verdict, checker, why_not, idle_);
   } else {
+    out << "settings: --idle " << idle_ << " --max-memory " << max_memory_ << "\n";
     out << "tap: " << st.connections << " connection(s) (" << st.pulsar_connections
         << " Pulsar), " << st.bytes_to_broker << " bytes to the broker, " << st.bytes_to_client
         << " to clients, " << checker.events() << " wire events, "

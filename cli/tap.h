@@ -13,6 +13,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include "cli/options.h"
 
 #include "CLI/CLI.hpp"
 
@@ -27,7 +28,7 @@ class TapCommand {
  private:
   CLI::App* command_ = nullptr;
   std::string listen_, upstream_, format_ = "text", trace_, pcap_;
-  double idle_ = 1.0;
+  double idle_ = kDefaultIdleSeconds;
   std::string max_memory_ = "1G";  // the decoder's bytes held for all connections
   std::optional<std::int64_t> q_, t_;
 };

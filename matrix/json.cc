@@ -5,11 +5,26 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "spec/absl_view.h"
+#include "spec/rule_id.h"
+#include "validate/report.h"
 
 namespace permitcheck::matrix {
 namespace {
 
 using nlohmann::ordered_json;
+
+// A finding as every JSON report writes one (validate::finding_object,
+// docs/schemas/finding.schema.json); a rule that is no rule ID (never made by the runs) keeps
+// the same four fields.
+ordered_json finding_json(const CellFinding& f) {
+  if (std::optional<spec::RuleId> rule = spec::parse_rule_id(f.rule)) {
+    return validate::finding_object(*rule, f.line, f.explanation);
+  }
+  return {{"line", f.line},
+          {"rule", f.rule},
+          {"text", f.explanation},
+          {"message", absl::StrCat("line ", f.line, ": ", f.rule, " ", f.explanation)}};
+}
 
 ordered_json cell_json(const Cell& c) {
   ordered_json j;
@@ -24,9 +39,7 @@ ordered_json cell_json(const Cell& c) {
   j["cases_passed"] = c.cases_passed;
   j["reason"] = c.reason;
   ordered_json findings = ordered_json::array();
-  for (const CellFinding& f : c.findings) {
-    findings.push_back({{"rule", f.rule}, {"line", f.line}, {"explanation", f.explanation}});
-  }
+  for (const CellFinding& f : c.findings) findings.push_back(finding_json(f));
   j["findings"] = std::move(findings);
   j["original"] = c.original;
   j["minimal"] = c.minimal;
@@ -84,7 +97,7 @@ Cell cell_from(const ordered_json& j) {
     CellFinding cf;
     get(f, "rule", cf.rule);
     get(f, "line", cf.line);
-    get(f, "explanation", cf.explanation);
+    get(f, "text", cf.explanation);
     c.findings.push_back(std::move(cf));
   }
   get(j, "original", c.original);
@@ -115,6 +128,7 @@ std::string to_json(const Matrix& m) {
   if (m.shard) j["shard"] = {{"index", m.shard->index}, {"count", m.shard->count}};
   j["wall_seconds"] = m.wall_seconds;
   j["jobs"] = m.jobs;
+  j["settings"] = {{"seed", m.seed}, {"idle_seconds", m.idle_seconds}};
   ordered_json scenarios = ordered_json::array();
   for (const ScenarioColumn& s : m.scenarios) {
     scenarios.push_back({{"name", s.name}, {"rule", s.rule}, {"summary", s.summary}});
@@ -174,6 +188,8 @@ absl::StatusOr<Matrix> from_json(std::string_view text) {
     }
     get(j, "wall_seconds", m.wall_seconds);
     get(j, "jobs", m.jobs);
+    get(j.at("settings"), "seed", m.seed);
+    get(j.at("settings"), "idle_seconds", m.idle_seconds);
     for (const ordered_json& s : j.at("scenarios")) {
       ScenarioColumn c;
       get(s, "name", c.name);

@@ -20,7 +20,7 @@
 
 namespace permitcheck::matrix {
 
-inline constexpr std::string_view kSchema = "permitcheck-matrix/1";
+inline constexpr std::string_view kSchema = "permitcheck-matrix/2";
 
 std::string to_json(const Matrix& m);
 absl::StatusOr<Matrix> from_json(std::string_view text);

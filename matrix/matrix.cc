@@ -89,6 +89,8 @@ absl::StatusOr<Matrix> merge(std::vector<Matrix> shards) {
   Matrix out;
   out.scenarios = shards.front().scenarios;
   out.plan = shards.front().plan;
+  out.seed = shards.front().seed;
+  out.idle_seconds = shards.front().idle_seconds;
   std::map<CellKey, std::size_t> position;
   for (std::size_t p = 0; p < out.plan.size(); ++p) position[out.plan[p]] = p;
   std::vector<std::optional<Cell>> cells(out.plan.size());
@@ -112,6 +114,12 @@ absl::StatusOr<Matrix> merge(std::vector<Matrix> shards) {
     }
     out.wall_seconds = std::max(out.wall_seconds, m.wall_seconds);
     out.jobs = std::max(out.jobs, m.jobs);
+    if (s > 0 && (m.seed != out.seed || m.idle_seconds != out.idle_seconds)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shard ", s + 1, " ran with --seed ", m.seed, " --idle ", m.idle_seconds,
+          ", shard 1 with --seed ", out.seed, " --idle ", out.idle_seconds,
+          ": the shards of one matrix run with the same options"));
+    }
     for (Cell& c : m.cells) {
       auto it = position.find(c.key);
       if (it == position.end()) {

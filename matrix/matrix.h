@@ -42,10 +42,12 @@ struct CellKey {
   std::string id() const;
 };
 
+// Written in matrix.json as every report's finding (validate::finding_object: line, rule,
+// text, message; docs/schemas/finding.schema.json).
 struct CellFinding {
   std::string rule;          // "E5"
   std::uint64_t line = 0;    // line of the trace (trace.jsonl) that exposed it; 0: the run
-  std::string explanation;   // with its numbers
+  std::string explanation;   // with its numbers ("text" in the JSON)
 };
 
 // How the cell compares with its client's expectations (expectations.h).
@@ -124,6 +126,10 @@ struct Matrix {
   std::vector<ClientSummary> summaries;   // per client row (apply_expectations)
   double wall_seconds = 0;                // of the run (merge: the longest shard)
   int jobs = 0;                           // cells run side by side
+  // The settings the cells' runs depend on, printed so that the run can be repeated (0: not
+  // known); every shard of one run has the same.
+  std::uint64_t seed = 0;
+  double idle_seconds = 0;
 };
 
 // The cells of `plan` in shard i of n: plan positions p with p % n == i - 1, in plan order.

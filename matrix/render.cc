@@ -87,6 +87,7 @@ std::string counts_line(const Matrix& m) {
     absl::StrAppend(&s, "; ", seconds_text(m.wall_seconds), " s wall time");
     if (m.jobs > 0) absl::StrAppend(&s, ", ", m.jobs, " cell(s) side by side");
   }
+  if (m.seed != 0) absl::StrAppend(&s, "; --seed ", m.seed, " --idle ", m.idle_seconds);
   return s;
 }
 

@@ -28,6 +28,7 @@ std::string describe_header(const FileResult& r) {
                                av(spec::ruleset(h.ruleset).name));
   if (h.q) absl::StrAppend(&s, ", q ", *h.q);
   if (h.t) absl::StrAppend(&s, ", t ", *h.t);
+  if (r.idle_seconds) absl::StrAppend(&s, ", idle ", *r.idle_seconds, " s");
   absl::StrAppend(&s, ", ", plural(r.events, "event", "events"));
   return s;
 }
@@ -109,6 +110,7 @@ std::string json(const std::vector<FileResult>& results) {
       if (h.q) absl::StrAppend(&out, ",\"q\":", *h.q);
       if (h.t) absl::StrAppend(&out, ",\"t\":", *h.t);
     }
+    if (r.idle_seconds) absl::StrAppend(&out, ",\"idle_seconds\":", *r.idle_seconds);
     absl::StrAppend(&out, ",\"events\":", r.events, ",\"event_families\":{\"wire\":",
                     r.families.wire, ",\"client\":", r.families.client, ",\"broker\":",
                     r.families.broker, ",\"extension\":", r.families.extension, "}");

@@ -99,6 +99,8 @@ struct FileResult {
   // seen, but not everything was seen, so the verdict is INCOMPLETE rather than PASS.
   std::vector<std::string> incomplete;
   double seconds = 0;
+  // A capture's quiescence silence (--idle), printed so the run can be repeated; none for a trace.
+  std::optional<double> idle_seconds;
 
   // "<stdin>" for "-", else the name.
   std::string display_name() const;

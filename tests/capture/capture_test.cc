@@ -473,7 +473,7 @@ TEST(CaptureCli, ExitCodesOnCaptures) {
   testing::write_file(cut, good_bytes.substr(0, good_bytes.size() - 5));
   testing::write_file(garbage, std::string("\xa1\xb2\xc3\xd4", 4) + std::string(100, 'x'));
   std::string err;
-  EXPECT_EQ(run(good + " --emit-trace " + trace, &err), 0) << err;
+  EXPECT_EQ(run(good + " --trace-out " + trace, &err), 0) << err;
   EXPECT_EQ(run(bad, &err), 1) << err;
   EXPECT_EQ(run(cut, &err), 2);
   EXPECT_NE(err.find(cut), std::string::npos) << err;

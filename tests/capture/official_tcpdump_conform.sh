@@ -27,7 +27,7 @@ conform_rules=$(monitor_rules "$dir/traces")
 trace_rc=$(monitor_verdict "$dir/traces")
 # T as conform judged the client; Q from the first Flow.
 "$permitcheck" validate "$dir/run.pcap" --idle 0.2 --threshold 5 --format json \
-  --emit-trace "$dir/run.jsonl" >"$dir/validate.json" 2>"$dir/validate.err"
+  --trace-out "$dir/run.jsonl" >"$dir/validate.json" 2>"$dir/validate.err"
 validate_rc=$?
 validate_rules=$(violation_rules <"$dir/validate.json" | sort -u | paste -sd, -)
 consumers=$(grep -c '"subscribe_ok"' "$dir/run.jsonl")

@@ -309,6 +309,54 @@ TEST(TapLookup, PastTheMemoryLimitTheRunIsIncompleteNotPass) {
   EXPECT_NE(r.out.find("memory limit of 100 bytes (--max-memory)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verdict: INCOMPLETE"), std::string::npos) << r.out;
 }
+
+// What python3's XML parser makes of `xml`: "ROOT-TAG tests=N failures=N errors=N", or the
+// parser's complaint.
+std::string parse_junit(const std::string& xml) {
+  const std::string stem = ::testing::TempDir() + "/tap-junit-" + std::to_string(::getpid());
+  std::ofstream(stem + ".xml") << xml;
+  const std::string command =
+      "python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); "
+      "s = r.find(\"testsuite\"); print(r.tag, \"tests=\" + s.get(\"tests\"), "
+      "\"failures=\" + s.get(\"failures\"), \"errors=\" + s.get(\"errors\"), end=\"\")' " +
+      stem + ".xml > " + stem + ".txt 2>&1";
+  (void)std::system(command.c_str());
+  std::ifstream in(stem + ".txt");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// --format junit prints nothing while it runs and one JUnit XML document at the end, which an
+// XML parser reads: a checked consumer is one passing test case, with the idle in system-out.
+TEST(TapLookup, JunitReportOfAPassingRunParsesAsOnePassingCase) {
+  const CliRun r = tap_cli({{frames::connect(), frames::connected()},
+                            {frames::subscribe(0, 1), frames::success(1)},
+                            {frames::flow(0, 10), frames::message(0, 1, 1)},
+                            {frames::ack(0, 1), ""}},
+                           "junit");
+  EXPECT_EQ(r.exit, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("<?xml", 0), 0u) << r.out;
+  EXPECT_EQ(parse_junit(r.out), "testsuites tests=1 failures=0 errors=0") << r.out;
+  EXPECT_NE(r.out.find("settings: --idle 0.1"), std::string::npos) << r.out;
+}
+
+// A Flow before the subscribe succeeded (N4): the JUnit case fails naming the rule, and the
+// JSON summary lists the finding as every report's finding object (line, rule, text, message).
+TEST(TapLookup, N4_JunitFailsTheCaseAndJsonSummaryListsTheFinding) {
+  const std::vector<std::pair<std::string, std::string>> steps = {
+      {frames::connect(), frames::connected()},
+      {frames::subscribe(0, 1) + frames::flow(0, 10), frames::success(1)}};
+  const CliRun junit = tap_cli(steps, "junit");
+  EXPECT_EQ(junit.exit, 1) << junit.out;
+  EXPECT_EQ(parse_junit(junit.out), "testsuites tests=1 failures=1 errors=0") << junit.out;
+  EXPECT_NE(junit.out.find("N4"), std::string::npos) << junit.out;
+  const CliRun json = tap_cli(steps, "json");
+  EXPECT_EQ(json.exit, 1) << json.out;
+  const std::size_t summary = json.out.find("{\"summary\":");
+  ASSERT_NE(summary, std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"idle_seconds\":0.1", summary), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"findings\":[{\"line\":", summary), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"rule\":\"N4\"", summary), std::string::npos) << json.out;
+}
 #endif
 }  // namespace
 }  // namespace permitcheck::capture

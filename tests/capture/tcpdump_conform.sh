@@ -47,7 +47,7 @@ conform_rules=$(monitor_rules "$dir/traces")
 
 # T as the conform run declared it (its trace header), Q from the first Flow.
 "$permitcheck" validate "$dir/run.pcap" --idle 0.2 --threshold 5 --format json \
-  --emit-trace "$dir/run.jsonl" >"$dir/validate.json" 2>"$dir/validate.err"
+  --trace-out "$dir/run.jsonl" >"$dir/validate.json" 2>"$dir/validate.err"
 validate_rc=$?
 validate_rules=$(validate_json_rules <"$dir/validate.json")
 

@@ -1,5 +1,5 @@
 // One JSON shape for a finding across commands (issue 35): every finding in the JSON reports of
-// validate, replay, conform and check validates against docs/schemas/finding.schema.json
+// validate, replay, conform, check and matrix validates against docs/schemas/finding.schema.json
 // (python3-jsonschema), and the schema refuses a finding without its rule.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,8 +83,18 @@ TEST_F(FindingSchema, ConformFindingsMatchIt) {
   if (c.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
   EXPECT_EQ(c.code, 1) << c.err;
   expect_valid("conform", c.out, 1);
+  // The settings the cases depend on are in the report, the defaults included.
+  EXPECT_THAT(c.out, ::testing::HasSubstr(
+                         R"("settings":{"seed":491,"idle_seconds":0.8,"cases":0,"q":10,)"));
 }
 #endif
+
+// The matrix's cells write every report's finding object (matrix/json.cc): its golden
+// matrix.json, the one tests/matrix/render_test.cc produces from the code, has two.
+TEST_F(FindingSchema, MatrixFindingsMatchIt) {
+  const std::string golden = testing::source_dir() + "/tests/matrix/golden/matrix.json";
+  expect_valid("matrix", testing::read_file(golden), 2);
+}
 
 TEST_F(FindingSchema, RefusesAFindingWithoutItsRule) {
   const std::string bad =

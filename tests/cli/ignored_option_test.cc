@@ -1,5 +1,6 @@
 // An option that a mode would ignore is refused, never dropped silently (issue 35): validate's
-// capture-only options (--q, --threshold, --port, --idle, --emit-trace) on trace files.
+// capture-only options (--q, --threshold, --port, --idle, --trace-out and its old spelling
+// --emit-trace) on trace files.
 #include <string>
 #include <vector>
 
@@ -17,7 +18,8 @@ std::string trace() { return testing::source_dir() + "/docs/examples/client-pass
 TEST(IgnoredOption, CaptureOnlyOptionsOnTracesAreUsageErrors) {
   for (const std::vector<std::string>& extra :
        {std::vector<std::string>{"--q", "5"}, {"--threshold", "2"}, {"--port", "6650"},
-        {"--idle", "2"}, {"--emit-trace", "/tmp/unused.jsonl"}}) {
+        {"--idle", "2"}, {"--trace-out", "/tmp/unused.jsonl"},
+        {"--emit-trace", "/tmp/unused.jsonl"}}) {
     std::vector<std::string> args = {"validate"};
     args.insert(args.end(), extra.begin(), extra.end());
     args.push_back(trace());

@@ -206,5 +206,22 @@ TEST(Merge, RefusesAMissingShardADuplicateOrAnotherPlan) {
   EXPECT_FALSE(merge(shards).ok());
 }
 
+// The seed and idle the cells ran with go into the merged matrix; shards that ran with another
+// seed or idle are not one run, and the merge says which.
+TEST(Merge, KeepsTheSettingsAndRefusesShardsRunWithOtherSettings) {
+  const Matrix m = testing::sample_matrix();
+  std::vector<Matrix> shards = shards_of(m, 2);
+  absl::StatusOr<Matrix> merged = merge(shards);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->seed, 491u);
+  EXPECT_EQ(merged->idle_seconds, 1.5);
+  shards[1].seed = 1;
+  absl::StatusOr<Matrix> other = merge(shards);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("shard 2 ran with --seed 1 --idle 1.5"),
+            std::string::npos)
+      << other.status();
+}
+
 }  // namespace
 }  // namespace permitcheck::matrix

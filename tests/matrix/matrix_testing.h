@@ -72,6 +72,8 @@ inline Matrix sample_matrix() {
   m.cells.push_back(incomplete);
   m.wall_seconds = 12.25;
   m.jobs = 4;
+  m.seed = 491;
+  m.idle_seconds = 1.5;
   m.notes = {"not installed, not run: java 4.2.4 (Maven)"};
   return m;
 }

@@ -97,7 +97,7 @@ TEST(MatrixJson, RoundTripRendersTheSameReports) {
 
 TEST(MatrixJson, RefusesAnotherSchemaVersionOrAMissingField) {
   std::string other = to_json(sample_matrix());
-  other.replace(other.find("permitcheck-matrix/1"), 20, "permitcheck-matrix/9");
+  other.replace(other.find("permitcheck-matrix/2"), 20, "permitcheck-matrix/9");
   const absl::StatusOr<Matrix> v9 = from_json(other);
   ASSERT_FALSE(v9.ok());
   EXPECT_NE(v9.status().message().find("permitcheck-matrix/9"), std::string::npos) << v9.status();
