@@ -13,8 +13,9 @@
 #include <optional>
 #include <ostream>
 #include <string>
-#include "cli/options.h"
 #include <vector>
+
+#include "cli/options.h"
 
 namespace permitcheck::cli {
 

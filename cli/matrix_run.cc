@@ -1,7 +1,10 @@
 #include "cli/matrix_run.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -195,9 +198,7 @@ void run_real_cells([[maybe_unused]] const MatrixPlan& plan,
     for (std::size_t i : order) {
       Cell& c = results[i];
       c.key = cells[i];
-      c.capture_note =
-          "a real-broker cell keeps no trace file; permitcheck real-broker --trace/--pcap writes "
-          "the tap's record of the wire";
+      c.capture_note = "the tap wrote no capture of this run";
       const MatrixPlan::Row* row = plan_row(plan, c.key);
       const realbroker::FidelityPair* pair = realbroker::find_pair_by_conformance(c.key.scenario);
       if (row == nullptr || pair == nullptr) {
@@ -222,14 +223,12 @@ void run_real_cells([[maybe_unused]] const MatrixPlan& plan,
                 .tap_port = *tap_port,
                 .timeout = std::chrono::milliseconds(
                     static_cast<std::int64_t>(settings.real_broker_timeout_s * 1000)),
+                .trace_path = (dir / "trace.jsonl").string(),
+                .pcap_path = (dir / "capture.pcap").string(),
                 .log_dir = dir.string(),
                 .keep_client_log = true});
         fill_from_real_broker(c, o);
-        for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-          if (e.path().extension() == ".log") {
-            c.logs.push_back(fs::relative(e.path(), out, ec).generic_string());
-          }
-        }
+        keep_cell_files(c, dir, out);
       }
       done();
     }
@@ -279,23 +278,54 @@ void fill_from_real_broker(Cell& c, const realbroker::RealBrokerOutcome&) {
 }
 #endif
 
-bool preset_installed(std::string_view name, std::string_view version, bool is_default,
-                      std::string_view root) {
-  const fs::path dir = fs::path(std::string(root)) / "conformance/clients" / std::string(name);
-  const std::string v(version);
+void keep_cell_files(Cell& c, const fs::path& dir, const fs::path& out) {
   std::error_code ec;
-  if (name == "cpp") return fs::exists(dir / (is_default ? ".venv" : ".venv-" + v) / "bin/python", ec);
-  if (name == "go") {
-    return fs::exists(dir / (is_default ? "permitcheck-go-consumer" : "permitcheck-go-consumer-" + v), ec);
+  const auto relative = [&](const fs::path& p) {
+    return fs::relative(p, out, ec).generic_string();
+  };
+  if (c.trace.empty() && fs::is_regular_file(dir / "trace.jsonl", ec)) {
+    c.trace_file = relative(dir / "trace.jsonl");
   }
-  if (name == "java") return fs::exists(dir / (is_default ? "target" : "target-" + v) / "consumer.jar", ec);
-  if (name == "pulsar-flex") return fs::exists(dir / "node_modules/pulsar-flex", ec);
-  if (name == "reference") {
-    const char* build = std::getenv("PERMITCHECK_BUILD_DIR");
-    const fs::path b = build ? fs::path(build) : fs::path(std::string(root)) / "build";
-    return fs::exists(b / "conformance/permitcheck-reference-client", ec);
+  if (fs::is_regular_file(dir / "capture.pcap", ec)) {
+    c.capture = relative(dir / "capture.pcap");
+    c.capture_note.clear();
   }
-  return true;
+  std::vector<std::string> logs;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".log") logs.push_back(relative(e.path()));
+  }
+  std::sort(logs.begin(), logs.end());
+  for (std::string& l : logs) {
+    if (std::find(c.logs.begin(), c.logs.end(), l) == c.logs.end()) c.logs.push_back(std::move(l));
+  }
+}
+
+absl::Status preset_installed(std::string_view name, std::string_view version, bool is_default,
+                              std::string_view root) {
+  const fs::path run = fs::path(std::string(root)) / "conformance/clients" / std::string(name) / "run";
+  std::error_code ec;
+  if (!fs::exists(run, ec)) {
+    return absl::NotFoundError(absl::StrCat("no run script ", run.string()));
+  }
+  // The run script's own check, the one a client run makes first: exit 0 when what it starts
+  // is there, else its message. Single-quoted for the shell ('\'' for a quote in the path).
+  std::string quoted = "'";
+  for (char ch : run.string()) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  quoted += "'";
+  std::string command = "PERMITCHECK_CHECK_INSTALLED=1 ";
+  if (!is_default) {
+    absl::StrAppend(&command, "PERMITCHECK_CLIENT_VERSION='", std::string(version), "' ");
+  }
+  absl::StrAppend(&command, quoted, " </dev/null 2>&1");
+  FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) return absl::InternalError(absl::StrCat("cannot run ", run.string()));
+  std::string said;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) said += buf;
+  const int status = ::pclose(p);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  return absl::NotFoundError(said.empty() ? absl::StrCat(run.string(), " failed its check") : said);
 }
 
 namespace {
@@ -384,8 +414,10 @@ absl::StatusOr<MatrixPlan> plan_matrix(const MatrixSettings& settings) {
     }
     for (const std::string& v : versions) {
       const bool is_default = v == p.default_version;
-      if (!preset_installed(p.name, v, is_default, settings.root)) {
-        m.notes.push_back(absl::StrCat("not installed, not run: ", p.name, " ", v, " (", p.library, ")"));
+      if (absl::Status installed = preset_installed(p.name, v, is_default, settings.root);
+          !installed.ok()) {
+        m.notes.push_back(absl::StrCat("not installed, not run: ", p.name, " ", v, " (", p.library,
+                                       "): ", installed.message()));
         continue;
       }
       absl::StatusOr<conformance::ResolvedPreset> r =

@@ -21,13 +21,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
-#include "cli/options.h"
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cli/options.h"
 #include "matrix/matrix.h"
 
 namespace permitcheck::conformance {
@@ -82,11 +83,13 @@ struct MatrixPlan {
 // and no cells.
 absl::StatusOr<MatrixPlan> plan_matrix(const MatrixSettings& settings);
 
-// Whether the preset's release is installed under `root` (its run script would find it).
-// A preset this command does not know how to check is taken as installed: its cells then say
-// INCOMPLETE if it cannot start.
-bool preset_installed(std::string_view name, std::string_view version, bool is_default,
-                      std::string_view root);
+// Whether the preset's release is installed under `root`, asked of its own run script
+// (ROOT/conformance/clients/NAME/run with PERMITCHECK_CHECK_INSTALLED=1, and
+// PERMITCHECK_CLIENT_VERSION=VERSION unless `is_default`): the check a client run makes before
+// it starts, which exits 0 when what it starts is there. NotFound with the script's message
+// ("... is not built (run ci/install-go-client.sh)") otherwise, or without a run script.
+absl::Status preset_installed(std::string_view name, std::string_view version, bool is_default,
+                              std::string_view root);
 
 // The cell of a one-scenario conform report: its outcome is the scenario's own (spec::Outcome,
 // decided by conform), with the rules, findings, counterexample and reason the page shows.
@@ -99,6 +102,13 @@ using MatrixProgress = std::function<void(int done, int total, double elapsed_s)
 matrix::Matrix run_matrix(const MatrixPlan& plan, const MatrixSettings& settings,
                           const std::vector<matrix::CellKey>& cells,
                           const MatrixProgress& progress = {});
+
+// The files a cell's run left in its folder `dir` (under the output folder `out`), linked
+// from the cell by paths relative to `out`: trace.jsonl (when the cell holds no counterexample
+// trace of its own) as trace_file, capture.pcap as capture, the *.log files as logs. A file
+// that is not there is not linked.
+void keep_cell_files(matrix::Cell& c, const std::filesystem::path& dir,
+                     const std::filesystem::path& out);
 
 // A real-broker cell from its run (realbroker/run.h): the outcome, the sorted distinct rule IDs,
 // a finding per "RULE: text" of the run (line 0: the run), the stats comparisons as windows,

@@ -78,7 +78,8 @@ template <typename T>
 CLI::Option* add_deprecated_alias(CLI::App* sub, CLI::Option* current, const std::string& old_name,
                                   T& target) {
   const std::string current_name = "--" + current->get_lnames().front();
-  CLI::Option* old = sub->add_option(old_name, target, std::string(kDeprecatedPrefix) + current_name);
+  CLI::Option* old =
+      sub->add_option(old_name, target, std::string(kDeprecatedPrefix) + current_name);
   old->group("");
   return old;
 }

@@ -17,10 +17,10 @@
 #include <optional>
 #include <ostream>
 #include <string>
-#include "cli/options.h"
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "cli/options.h"
 
 namespace permitcheck::cli {
 

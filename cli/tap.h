@@ -13,9 +13,9 @@
 #include <optional>
 #include <ostream>
 #include <string>
-#include "cli/options.h"
 
 #include "CLI/CLI.hpp"
+#include "cli/options.h"
 
 namespace permitcheck::cli {
 

@@ -49,6 +49,7 @@ ordered_json cell_json(const Cell& c) {
   j["deviations"] = c.deviations;
   j["prose"] = c.prose;
   j["trace"] = c.trace;
+  j["trace_file"] = c.trace_file;
   j["logs"] = c.logs;
   j["capture"] = c.capture;
   j["capture_note"] = c.capture_note;
@@ -108,6 +109,7 @@ Cell cell_from(const ordered_json& j) {
   get(j, "deviations", c.deviations);
   get(j, "prose", c.prose);
   get(j, "trace", c.trace);
+  get(j, "trace_file", c.trace_file);
   get(j, "logs", c.logs);
   get(j, "capture", c.capture);
   get(j, "capture_note", c.capture_note);

@@ -71,6 +71,8 @@ struct Cell {
   std::vector<std::string> deviations;  // known deviations, "X1: ..."
   std::string prose;                  // the counterexample explained
   std::string trace;                  // the counterexample's trace, JSON Lines
+  std::string trace_file;             // the run's whole wire trace as a file, relative path
+                                      // (a real-broker cell: the tap's); empty: none
   std::vector<std::string> logs;      // the client's logs, paths relative to the output
   std::string capture;                // a pcap of the run, relative path; empty: none
   std::string capture_note;           // why there is none

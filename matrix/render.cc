@@ -254,6 +254,10 @@ void details(std::string* out, const Cell& c, std::size_t i) {
     absl::StrAppend(out, "<li><a class=\"trace\" href=\"cells/", h(c.key.id()),
                     "/trace.jsonl\">trace.jsonl</a> (permitcheck validate, render and replay read it)</li>\n");
   }
+  if (!c.trace_file.empty()) {
+    absl::StrAppend(out, "<li><a class=\"trace\" href=\"", h(c.trace_file),
+                    "\">the run's wire trace</a> (permitcheck validate reads it)</li>\n");
+  }
   if (!c.capture.empty()) {
     absl::StrAppend(out, "<li><a class=\"capture\" href=\"", h(c.capture), "\">capture (pcap)</a></li>\n");
   } else {

@@ -14,13 +14,15 @@
 #include "cli/matrix_run.h"
 #include "gtest/gtest.h"
 #include "realbroker/run.h"
+#include "tests/cli/cli_testing.h"
 
 namespace permitcheck::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A source tree with the Go preset "installed" (an empty binary) and, when `pulsar`, the
+// A source tree with the Go preset "installed" (its run script and an empty executable, which
+// the script's installed check accepts) and, when `pulsar`, the
 // broker's pom and classpath: enough for the plan, nothing to run.
 class FakeRoot {
  public:
@@ -28,7 +30,11 @@ class FakeRoot {
     dir_ = fs::temp_directory_path() /
            ("permitcheck-broker-axis-" + std::to_string(::getpid()) + (pulsar ? "-p" : "-n"));
     fs::create_directories(dir_ / "conformance/clients/go");
-    std::ofstream(dir_ / "conformance/clients/go/permitcheck-go-consumer") << "";
+    fs::copy_file(testing::source_dir() + "/conformance/clients/go/run",
+                  dir_ / "conformance/clients/go/run");
+    const fs::path go = dir_ / "conformance/clients/go/permitcheck-go-consumer";
+    std::ofstream(go) << "";
+    fs::permissions(go, fs::perms::owner_all);
     fs::create_directories(dir_ / "brokers/pulsar/target");
     std::ofstream(dir_ / "brokers/pulsar/pom.xml")
         << "<project><properties><pulsar.version>4.2.4</pulsar.version></properties></project>\n";
@@ -96,6 +102,41 @@ TEST(MatrixBrokerAxis, AnUnknownBrokerIsRefusedAndOneNotInstalledIsANote) {
   ASSERT_FALSE(plan->matrix.notes.empty());
   EXPECT_TRUE(absl::StrContains(plan->matrix.notes.back(), "not installed, not run: broker "
                                                            "pulsar-4.2.4"));
+}
+
+// Installed means what the preset's run script says (PERMITCHECK_CHECK_INSTALLED=1), not a
+// guess at a path: the Go consumer is installed while its binary can be run, not once it
+// cannot, nor at a release that was never built; the plan's note carries the script's reason.
+TEST(MatrixPlanPresets, PresetInstalledIsTheRunScriptsOwnCheck) {
+  FakeRoot root(false);
+  EXPECT_TRUE(preset_installed("go", "v0.21.0", true, root.path()).ok());
+  const absl::Status other = preset_installed("go", "v0.12.0", false, root.path());
+  EXPECT_TRUE(absl::IsNotFound(other)) << other;
+  EXPECT_TRUE(absl::StrContains(other.message(), "permitcheck-go-consumer-v0.12.0 is not built "
+                                                 "(run ci/install-go-client.sh)"))
+      << other;
+  EXPECT_TRUE(absl::IsNotFound(preset_installed("rust", "6.9.1", true, root.path())));
+  fs::permissions(fs::path(root.path()) / "conformance/clients/go/permitcheck-go-consumer",
+                  fs::perms::owner_read);
+  const absl::Status gone = preset_installed("go", "v0.21.0", true, root.path());
+  EXPECT_TRUE(absl::StrContains(gone.message(), "is not built")) << gone;
+  absl::StatusOr<MatrixPlan> plan = plan_matrix(settings(root.path(), {}));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->matrix.plan.empty());
+  ASSERT_FALSE(plan->matrix.notes.empty());
+  EXPECT_TRUE(absl::StrContains(plan->matrix.notes.front(), "not installed, not run: go v0.21.0"))
+      << plan->matrix.notes.front();
+  EXPECT_TRUE(absl::StrContains(plan->matrix.notes.front(), "is not built"))
+      << plan->matrix.notes.front();
+}
+
+// Every shipped run script answers the check at once, installed or saying why not.
+TEST(MatrixPlanPresets, EveryShippedRunScriptAnswersTheInstalledCheck) {
+  for (const char* name : {"cpp", "go", "java", "pulsar-flex", "reference", "rust"}) {
+    const absl::Status s = preset_installed(name, "", true, testing::source_dir());
+    EXPECT_TRUE(s.ok() || (absl::IsNotFound(s) && absl::StrContains(s.message(), "run")))
+        << name << ": " << s;
+  }
 }
 
 TEST(MatrixBrokerAxis, ARealBrokerRunBecomesACellWithItsRulesAndStats) {
