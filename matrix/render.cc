@@ -55,6 +55,60 @@ std::string short_text(const Cell& c) {
   return s;
 }
 
+// The distinct brokers of the rows, in row order.
+std::vector<std::string> brokers_of(const std::vector<RowKey>& rows) {
+  std::vector<std::string> brokers;
+  for (const RowKey& r : rows) {
+    if (std::find(brokers.begin(), brokers.end(), r.broker) == brokers.end()) {
+      brokers.push_back(r.broker);
+    }
+  }
+  return brokers;
+}
+
+// The per-client rows across brokers (only when the matrix has more than one broker): each
+// client release once, in row order.
+std::vector<RowKey> across_rows(const std::vector<RowKey>& rows) {
+  std::vector<RowKey> out;
+  if (brokers_of(rows).size() < 2) return out;
+  for (const RowKey& r : rows) {
+    RowKey k{std::string(kAllBrokers), r.client, r.version};
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(std::move(k));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<AcrossBrokers> across_brokers(const Matrix& m, std::string_view client,
+                                            std::string_view version, std::string_view scenario) {
+  std::optional<AcrossBrokers> a;
+  std::vector<std::string> parts;
+  bool differ = false;
+  std::string first;
+  for (const Cell& c : m.cells) {
+    if (c.key.client != client || c.key.version != version || c.key.scenario != scenario) continue;
+    const std::string text = short_text(c);
+    if (!a) {
+      a = AcrossBrokers{.outcome = c.outcome};
+      first = text;
+    } else {
+      a->outcome = spec::combine(a->outcome, c.outcome);
+      differ = differ || text != first;
+    }
+    if (c.verdict == Verdict::kUnexpected) a->unexpected = true;
+    parts.push_back(absl::StrCat(c.key.broker, " ", text));
+  }
+  if (a) {
+    a->text = differ ? absl::StrCat(av(outcome_name(a->outcome)), " (", absl::StrJoin(parts, "; "),
+                                    ")")
+                     : first;
+  }
+  return a;
+}
+
+namespace {
+
 std::string md_escape(std::string_view s) {
   return absl::StrReplaceAll(av(s), {{"|", "\\|"}, {"\n", " "}});
 }
@@ -131,8 +185,28 @@ std::string render_markdown(const Matrix& m) {
     }
     out += "\n";
   }
+  for (const RowKey& r : across_rows(rows_of(m))) {
+    const ClientSummary* s = summary_of(m, r);
+    absl::StrAppend(&out, "| ", md_escape(r.broker), " | ", md_escape(r.client), " | ",
+                    md_escape(r.version), " | ", s ? s->text() : "not judged", " |");
+    for (const ScenarioColumn& col : m.scenarios) {
+      const std::optional<AcrossBrokers> a = across_brokers(m, r.client, r.version, col.name);
+      if (!a) {
+        out += " - |";
+      } else {
+        absl::StrAppend(&out, a->unexpected ? " **" : " ", md_escape(a->text),
+                        a->unexpected ? "** |" : " |");
+      }
+    }
+    out += "\n";
+  }
   out += "\nA bold cell is unexpected: its client's expectations say otherwise. A cell not run "
-         "is `-`.\n\n## Scenarios\n\n";
+         "is `-`.";
+  if (brokers_of(rows_of(m)).size() > 1) {
+    absl::StrAppend(&out, " A row `", av(kAllBrokers), "` gives each client release across the "
+                    "brokers: the worst outcome, and each broker's when they differ.");
+  }
+  out += "\n\n## Scenarios\n\n";
   for (const ScenarioColumn& s : m.scenarios) {
     absl::StrAppend(&out, "- `", s.name, "` (", s.rule, "): ", md_escape(s.summary), "\n");
   }
@@ -304,6 +378,24 @@ std::string render_html(const Matrix& m) {
       if (c->verdict == Verdict::kAsPinned) cls += " pinned";
       absl::StrAppend(&out, "<td class=\"", cls, "\" title=\"", h(col.name), ": ", h(c->reason),
                       "\"><a href=\"#", cell_anchor(index[c]), "\">", h(short_text(*c)), "</a></td>");
+    }
+    out += "</tr>\n";
+  }
+  for (const RowKey& r : across_rows(rows_of(m))) {
+    const ClientSummary* s = summary_of(m, r);
+    absl::StrAppend(&out, "<tr class=\"across\"><th class=\"row\">", h(r.broker),
+                    "</th><th class=\"row\">", h(r.client), "</th><th class=\"row\">",
+                    h(r.version), "</th><td class=\"summary ", conformance_class(s), "\">",
+                    h(s ? s->text() : "not judged"), "</td>");
+    for (const ScenarioColumn& col : m.scenarios) {
+      const std::optional<AcrossBrokers> a = across_brokers(m, r.client, r.version, col.name);
+      if (!a) {
+        out += "<td class=\"missing\">-</td>";
+        continue;
+      }
+      absl::StrAppend(&out, "<td class=\"cell ", av(outcome_name(a->outcome)),
+                      a->unexpected ? " unexpected" : "", "\" title=\"", h(col.name),
+                      " across the brokers\">", h(a->text), "</td>");
     }
     out += "</tr>\n";
   }

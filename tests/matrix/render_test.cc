@@ -176,3 +176,59 @@ TEST(MatrixJunit, PinnedCellIsSkippedAndUnexpectedCellFails) {
 
 }  // namespace
 }  // namespace permitcheck::matrix
+
+namespace permitcheck::matrix {
+namespace {
+
+// The sample on two brokers: the same cells on pulsar-4.2.4, where go's partial_batches
+// passes and its stale_epoch did not run.
+Matrix two_brokers() {
+  Matrix m = testing::sample_matrix();
+  const std::vector<Cell> conformance = m.cells;
+  for (Cell c : conformance) {
+    if (c.key.scenario == "stale_epoch" && c.key.client == "go") continue;
+    c.key.broker = "pulsar-4.2.4";
+    if (c.key.scenario == "partial_batches") {
+      c.outcome = Outcome::kPass;
+      c.rules.clear();
+    }
+    m.plan.push_back(c.key);
+    m.cells.push_back(c);
+  }
+  return m;
+}
+
+// A client release across brokers: the same word when every broker agrees, the worst with each
+// broker's when they differ, a scenario one broker did not run taken from the one that did.
+TEST(MatrixAcrossBrokers, EachScenarioIsTheWorstWithEachBrokersWhenTheyDiffer) {
+  const Matrix m = two_brokers();
+  const std::optional<AcrossBrokers> same = across_brokers(m, "go", "v0.21.0", "complete_batches");
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(same->outcome, Outcome::kPass);
+  EXPECT_EQ(same->text, "PASS");
+  const std::optional<AcrossBrokers> differ = across_brokers(m, "go", "v0.21.0", "partial_batches");
+  ASSERT_TRUE(differ.has_value());
+  EXPECT_EQ(differ->outcome, Outcome::kFail);
+  EXPECT_EQ(differ->text, "FAIL (conformance FAIL E2,E5; pulsar-4.2.4 PASS)");
+  const std::optional<AcrossBrokers> one = across_brokers(m, "go", "v0.21.0", "stale_epoch");
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->outcome, Outcome::kIncomplete);
+  EXPECT_FALSE(across_brokers(m, "java", "4.2.4", "stale_epoch").has_value());
+}
+
+// The row is on the page and in the markdown only when there is more than one broker.
+TEST(MatrixAcrossBrokers, ThePageAndTheTableHaveARowPerClientAcrossBrokers) {
+  const Matrix m = two_brokers();
+  const std::string md = render_markdown(m);
+  EXPECT_NE(md.find("| all brokers | go | v0.21.0 | "), std::string::npos) << md;
+  EXPECT_NE(md.find(" FAIL (conformance FAIL E2,E5; pulsar-4.2.4 PASS) |"), std::string::npos)
+      << md;
+  const std::string html = render_html(m);
+  EXPECT_NE(html.find("<tr class=\"across\"><th class=\"row\">all brokers</th>"),
+            std::string::npos);
+  EXPECT_EQ(render_markdown(testing::sample_matrix()).find("all brokers"), std::string::npos);
+  EXPECT_EQ(render_html(testing::sample_matrix()).find("class=\"across\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace permitcheck::matrix
