@@ -155,7 +155,10 @@ MatrixCommand::MatrixCommand(CLI::App& app) {
       ->excludes("--expect");
   sub_->add_flag("--progress", progress_, "Progress line on stderr even when it is no terminal");
   sub_->add_flag("--no-progress", no_progress_, "No progress line")->excludes("--progress");
-  sub_->add_option("--seed", seed_, "Random seed")->capture_default_str();
+  sub_->add_option("--seed", seed_,
+                   "Seed of the drawn cases (the same default in conform, check and review; the "
+                   "reports print it)")
+      ->capture_default_str();
   sub_->add_option("--cases", cases_, "Random parameter sets per cell, after its fixed cases")
       ->check(IntRange(0, 1000))
       ->capture_default_str();
@@ -168,7 +171,9 @@ MatrixCommand::MatrixCommand(CLI::App& app) {
   sub_->add_option("--timeout", timeout_s_, "Seconds one client run may take")
       ->check(FiniteRange(1.0, 3600.0))
       ->capture_default_str();
-  sub_->add_option("--idle", idle_s_, "Seconds of silence that count as quiescence")
+  sub_->add_option("--idle", idle_s_,
+                   "Seconds of silence that count as quiescence (the same default in conform, "
+                   "tap and validate; the reports print it)")
       ->check(FiniteRange(0.1, 60.0))
       ->capture_default_str();
   sub_->add_option("--deadline", deadline_s_,
