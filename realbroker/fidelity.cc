@@ -207,7 +207,11 @@ std::string render_fidelity_table(const std::vector<FidelityRow>& rows) {
                                           "; Pulsar: ", r.real_broker.detail, ")");
     }
     absl::StrAppend(&out, "| ", md(r.client), " | ", md(scenarios), " | ", md(cell(r.conformance)),
-                    " | ", md(cell(r.real_broker)), " | ", r.same ? "same" : "different", " | ",
+                    " | ", md(cell(r.real_broker)), " | ",
+                    !r.same                                  ? "different"
+                    : r.conformance.verdict == "INCOMPLETE" ? "no verdict on either"
+                                                             : "same",
+                    " | ",
                     md(difference), " |\n");
   }
   return out;

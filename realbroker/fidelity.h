@@ -91,6 +91,7 @@ FidelityRow compare_verdicts(std::string client, const FidelityPair& pair,
 bool fidelity_holds(const std::vector<FidelityRow>& rows);
 
 // The table, markdown: client | scenarios | conformance | real broker | same | difference.
+// Two INCOMPLETE verdicts are the same but measure nothing: "no verdict on either".
 std::string render_fidelity_table(const std::vector<FidelityRow>& rows);
 
 struct FidelityOptions {

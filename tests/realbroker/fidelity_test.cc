@@ -105,6 +105,13 @@ TEST(RealBrokerFidelityTable, OnlyTheSameVerdictWithTheSameRulesIsTheSame) {
   const FidelityRow other_verdict =
       compare_verdicts("go@v0.21.0", batches, {.verdict = "PASS"}, {.verdict = "INCOMPLETE"});
   EXPECT_FALSE(other_verdict.same);
+  // Two INCOMPLETE verdicts are the same, and the table says they measure nothing.
+  const FidelityRow none =
+      compare_verdicts("java", batches, {.verdict = "INCOMPLETE"}, {.verdict = "INCOMPLETE"});
+  EXPECT_TRUE(none.same);
+  EXPECT_NE(render_fidelity_table({none}).find("| INCOMPLETE | INCOMPLETE | no verdict on either |"),
+            std::string::npos)
+      << render_fidelity_table({none});
 }
 
 // A difference no known difference matches is unexplained: fidelity does not hold and the
