@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <mutex>
 #include <ostream>
 #include <streambuf>
@@ -218,15 +219,21 @@ absl::Status Session::publish(int entries) {
 absl::Status Session::start_tap() {
   const spec::TraceHeader header{.source = spec::TraceSource::kWire, .q = run_.q, .t = run_.t};
   checker_ = std::make_unique<capture::WireChecker>(
-      header, &trace_stream_, [this](const capture::WireFinding& f) {
-        if (f.deviation) return;
+      header, &trace_stream_,
+      [this](const capture::WireFinding& f) {
         std::lock_guard<std::mutex> lock(findings_mu_);
+        if (f.deviation) {
+          out_.deviations.push_back(spec::format_finding(f.finding));
+          return;
+        }
         out_.findings.push_back(spec::format_finding(f.finding));
         const std::string rule(spec::rule_name(f.finding.rule));
         if (std::find(out_.rules.begin(), out_.rules.end(), rule) == out_.rules.end()) {
           out_.rules.push_back(rule);
         }
-      });
+      },
+      std::function<void(const capture::NotUnderstood&)>{},
+      /*sends_span_frames=*/true);  // Pulsar writes a dispatch's entries in one go (X7)
   const BrokerEndpoint e = broker_.endpoint();
   tap_ = std::make_unique<capture::Tap>(
       capture::TapOptions{.listen = absl::StrCat("127.0.0.1:", run_.tap_port),
@@ -415,6 +422,13 @@ void Session::shut_down() {
     out_.acks = checker_->acks();
   }
   out_.peak_available = balance().peak_available();
+  if (!run_.trace_path.empty()) {
+    std::ofstream trace_file(run_.trace_path);
+    trace_file << trace_.complete_lines();
+    if (!trace_file) {
+      out_.notes.push_back(absl::StrCat("the trace could not be written to ", run_.trace_path));
+    }
+  }
   (void)admin().delete_subscription(topic_, kSubscription);
 }
 

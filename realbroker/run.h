@@ -103,6 +103,9 @@ struct RealBrokerOutcome {
   std::vector<std::string> rules;      // the distinct rule IDs of the findings, in order
   std::vector<std::string> findings;   // "C1: ..." (wire) and "B4: ..." (stats), as found
   std::vector<std::string> notes;      // why INCOMPLETE, bypassed lookups, client failures
+  // Known deviations (docs/rules.md, X): reported apart, never a failure. On a real broker:
+  // X7, frames that may continue a multi-entry send that began positive (B12 undecided).
+  std::vector<std::string> deviations;
   std::vector<StatsComparison> comparisons;
   std::int64_t published = 0;  // messages
   std::uint64_t consumers = 0, flows = 0, messages = 0, acks = 0;  // what the tap checked
