@@ -165,6 +165,28 @@ TEST(RealBrokerClients, X7_PulsarWritesAFailoverReadAsOneSendAndTheGoClientIsCle
   EXPECT_FALSE(o->broker_above_q());
 }
 
+// docs/findings/rust-active-consumer-change-counted-as-message.md on the real broker: Pulsar
+// tells a Failover consumer it is active (AbstractDispatcherSingleActiveConsumer.java:91-95 in
+// 4.2.4), the crate counts that notification as a message, and its Flows give back one permit
+// the broker never took: the broker's own availablePermits end at 11 for a queue of 10, as on
+// the wire. On Exclusive (no notification) the same consumer ends at 10.
+TEST(RealBrokerClients, E2_E5_RustCountsTheFailoverActiveConsumerNoticeAsAMessage) {
+  std::optional<RealBrokerOutcome> o = run("rust", "failover", "rust/permitcheck-rust-consumer");
+  if (!o) GTEST_SKIP() << "the broker or the Rust client is not installed";
+  EXPECT_EQ(o->sub_type, "Failover");
+  EXPECT_EQ(o->verdict, "FAIL") << describe(*o);
+  EXPECT_EQ(o->rules, (std::vector<std::string>{"E2", "E5"})) << describe(*o);
+  ASSERT_FALSE(o->comparisons.empty());
+  EXPECT_EQ(o->comparisons.back().broker_available, 11) << describe(*o);
+  EXPECT_TRUE(o->comparisons.back().matches()) << describe(*o);
+  std::optional<RealBrokerOutcome> exclusive =
+      run("rust", "exclusive", "rust/permitcheck-rust-consumer");
+  ASSERT_TRUE(exclusive.has_value());
+  EXPECT_EQ(exclusive->verdict, "PASS") << describe(*exclusive);
+  ASSERT_FALSE(exclusive->comparisons.empty());
+  EXPECT_EQ(exclusive->comparisons.back().broker_available, 10);
+}
+
 }  // namespace
 }  // namespace permitcheck::realbroker
 
