@@ -260,18 +260,8 @@ absl::Status Session::start_client() {
                             {"{subscription}", kSubscription},
                             {"{q}", absl::StrCat(run_.q)},
                             {"{delay_ms}", "0"},
-                            {"{nack_every}", absl::StrCat(info_.nack_every)},
-                            {"{sub_type}", info_.sub_type},
-                            {"{batch_index_ack}", info_.batch_index_ack ? "1" : "0"},
-                            {"{reopen_after}", absl::StrCat(info_.reopen_after)}});
-  // Exported only when the scenario needs them: the other scenarios run the client exactly
-  // as `permitcheck conform` does.
-  std::string exports;
-  if (info_.batch_index_ack) absl::StrAppend(&exports, " PERMITCHECK_BATCH_INDEX_ACK=1");
-  if (info_.reopen_after > 0) {
-    absl::StrAppend(&exports, " PERMITCHECK_REOPEN_AFTER=", info_.reopen_after);
-  }
-  if (!exports.empty()) command = absl::StrCat("export", exports, "; ", command);
+                            {"{nack_every}", absl::StrCat(info_.nack_every)}});
+  command = with_client_inputs(command, info_);
   client_log_ = absl::StrCat(run_.log_dir, "/permitcheck-real-broker-", ::getpid(), "-",
                              info_.name, ".log");
   client_ = std::make_unique<GroupProcess>();
@@ -496,6 +486,21 @@ RealBrokerOutcome run_on_real_broker(BrokerControl& broker, const RealBrokerRun&
   if (out.consumers == 0) out.notes.push_back("no consumer subscribed through the tap");
   out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return out;
+}
+
+std::string with_client_inputs(const std::string& command, const ScenarioInfo& info) {
+  std::string out = absl::StrReplaceAll(
+      command, {{"{sub_type}", info.sub_type},
+                {"{batch_index_ack}", info.batch_index_ack ? "1" : "0"},
+                {"{reopen_after}", absl::StrCat(info.reopen_after)}});
+  // Exported only when the scenario needs them: the other scenarios run the client exactly
+  // as `permitcheck conform` does.
+  std::string exports;
+  if (info.batch_index_ack) absl::StrAppend(&exports, " PERMITCHECK_BATCH_INDEX_ACK=1");
+  if (info.reopen_after > 0) {
+    absl::StrAppend(&exports, " PERMITCHECK_REOPEN_AFTER=", info.reopen_after);
+  }
+  return exports.empty() ? out : absl::StrCat("export", exports, "; ", out);
 }
 
 }  // namespace permitcheck::realbroker

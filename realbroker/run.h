@@ -46,6 +46,11 @@ struct ScenarioInfo {
 const std::vector<ScenarioInfo>& real_broker_scenarios();
 const ScenarioInfo* find_real_broker_scenario(std::string_view name);
 
+// `command` with the scenario's client inputs: the placeholders {sub_type}, {batch_index_ack},
+// {reopen_after} replaced and, only when the scenario needs them, PERMITCHECK_BATCH_INDEX_ACK=1
+// and PERMITCHECK_REOPEN_AFTER=N exported before it (the other placeholders are left).
+std::string with_client_inputs(const std::string& command, const ScenarioInfo& info);
+
 // The broker a run talks to: the standalone started here, or the user's own (no restart).
 class BrokerControl {
  public:
