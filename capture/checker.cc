@@ -25,9 +25,11 @@ std::string format_capture_time(double t) {
 
 WireChecker::WireChecker(const spec::TraceHeader& header, std::ostream* trace_out,
                          std::function<void(const WireFinding&)> on_finding,
-                         std::function<void(const NotUnderstood&)> on_not_understood)
+                         std::function<void(const NotUnderstood&)> on_not_understood,
+                         bool sends_span_frames)
     : header_(header),
-      monitor_(header, spec::MonitorOptions{.retain_ledger = false}),
+      monitor_(header, spec::MonitorOptions{.retain_ledger = false,
+                                            .sends_span_frames = sends_span_frames}),
       trace_out_(trace_out),
       on_finding_(std::move(on_finding)),
       on_not_understood_(std::move(on_not_understood)) {

@@ -48,10 +48,12 @@ std::string format_capture_time(double seconds_since_epoch);
 class WireChecker {
  public:
   // `trace_out`, when not null, receives the header and every event (one per line).
-  // `on_finding`, when set, is called for every finding as it is found.
+  // `on_finding`, when set, is called for every finding as it is found. `sends_span_frames`:
+  // the broker may write one send as several MESSAGE frames (spec::MonitorOptions).
   WireChecker(const spec::TraceHeader& header, std::ostream* trace_out,
               std::function<void(const WireFinding&)> on_finding = {},
-              std::function<void(const NotUnderstood&)> on_not_understood = {});
+              std::function<void(const NotUnderstood&)> on_not_understood = {},
+              bool sends_span_frames = false);
 
   ~WireChecker();
 

@@ -105,6 +105,7 @@ void write_text(const std::vector<RealBrokerOutcome>& runs, const std::string& b
           << (c.matches() ? "  match" : "  MISMATCH") << "\n";
     }
     for (const std::string& f : o.findings) out << "  finding: " << f << "\n";
+    for (const std::string& d : o.deviations) out << "  known deviation: " << d << "\n";
     for (const std::string& n : o.notes) out << "  note: " << n << "\n";
   }
 }
@@ -125,7 +126,7 @@ void write_json(const std::vector<RealBrokerOutcome>& runs, const std::string& b
     }
     report["runs"].push_back({{"scenario", o.scenario}, {"client", o.client},
                               {"verdict", o.verdict}, {"rules", o.rules},
-                              {"findings", o.findings}, {"notes", o.notes},
+                              {"findings", o.findings}, {"deviations", o.deviations}, {"notes", o.notes},
                               {"stats", comparisons}, {"published", o.published},
                               {"consumers", o.consumers}, {"flows", o.flows},
                               {"messages", o.messages}, {"acks", o.acks},

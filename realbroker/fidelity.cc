@@ -100,6 +100,12 @@ const FidelityPair* find_pair_by_conformance(std::string_view name) {
   return nullptr;
 }
 
+std::string conformance_command(const std::string& client_command, const FidelityPair& pair) {
+  const ScenarioInfo* info = find_real_broker_scenario(pair.real_broker);
+  if (info == nullptr) return absl::StrReplaceAll(client_command, {{"{sub_type}", "Shared"}});
+  return with_client_inputs(client_command, *info);
+}
+
 ScenarioParams conformance_params(const FidelityPair& pair, int batch_size, int entries) {
   ScenarioParams p;
   p.kind = conformance::parse_scenario(pair.conformance).value_or(ScenarioKind::kCompleteBatches);
@@ -207,7 +213,11 @@ std::string render_fidelity_table(const std::vector<FidelityRow>& rows) {
                                           "; Pulsar: ", r.real_broker.detail, ")");
     }
     absl::StrAppend(&out, "| ", md(r.client), " | ", md(scenarios), " | ", md(cell(r.conformance)),
-                    " | ", md(cell(r.real_broker)), " | ", r.same ? "same" : "different", " | ",
+                    " | ", md(cell(r.real_broker)), " | ",
+                    !r.same                                  ? "different"
+                    : r.conformance.verdict == "INCOMPLETE" ? "no verdict on either"
+                                                             : "same",
+                    " | ",
                     md(difference), " |\n");
   }
   return out;
@@ -244,7 +254,7 @@ std::vector<FidelityRow> run_fidelity(BrokerControl& broker, const FidelityOptio
       progress(absl::StrCat("fidelity: ", av(p->conformance), " on the conformance broker ...\n"));
     }
     conformance::ClientSpec client{
-        .command = absl::StrReplaceAll(options.client_command, {{"{sub_type}", "Shared"}}),
+        .command = conformance_command(options.client_command, *p),
         .q = options.q,
         .t = options.t,
         .knows_message_permits = options.knows_message_permits,

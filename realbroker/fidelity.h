@@ -47,6 +47,11 @@ const FidelityPair* find_pair_by_conformance(std::string_view name);
 conformance::ScenarioParams conformance_params(const FidelityPair& pair, int batch_size = 10,
                                                int entries = 6);
 
+// The client's command for the conformance run of `pair`: the real scenario's client inputs
+// (its subscription type, PERMITCHECK_BATCH_INDEX_ACK, PERMITCHECK_REOPEN_AFTER), as the real
+// run gives them, so both brokers judge the same client behaviour.
+std::string conformance_command(const std::string& client_command, const FidelityPair& pair);
+
 // One broker's verdict on the client: "PASS", "FAIL", "INCOMPLETE" or "NOT-APPLICABLE", the
 // sorted distinct rule IDs of its findings, and one line saying why.
 struct SideVerdict {
@@ -91,6 +96,7 @@ FidelityRow compare_verdicts(std::string client, const FidelityPair& pair,
 bool fidelity_holds(const std::vector<FidelityRow>& rows);
 
 // The table, markdown: client | scenarios | conformance | real broker | same | difference.
+// Two INCOMPLETE verdicts are the same but measure nothing: "no verdict on either".
 std::string render_fidelity_table(const std::vector<FidelityRow>& rows);
 
 struct FidelityOptions {

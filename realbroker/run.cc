@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <mutex>
 #include <ostream>
 #include <streambuf>
@@ -218,15 +219,21 @@ absl::Status Session::publish(int entries) {
 absl::Status Session::start_tap() {
   const spec::TraceHeader header{.source = spec::TraceSource::kWire, .q = run_.q, .t = run_.t};
   checker_ = std::make_unique<capture::WireChecker>(
-      header, &trace_stream_, [this](const capture::WireFinding& f) {
-        if (f.deviation) return;
+      header, &trace_stream_,
+      [this](const capture::WireFinding& f) {
         std::lock_guard<std::mutex> lock(findings_mu_);
+        if (f.deviation) {
+          out_.deviations.push_back(spec::format_finding(f.finding));
+          return;
+        }
         out_.findings.push_back(spec::format_finding(f.finding));
         const std::string rule(spec::rule_name(f.finding.rule));
         if (std::find(out_.rules.begin(), out_.rules.end(), rule) == out_.rules.end()) {
           out_.rules.push_back(rule);
         }
-      });
+      },
+      std::function<void(const capture::NotUnderstood&)>{},
+      /*sends_span_frames=*/true);  // Pulsar writes a dispatch's entries in one go (X7)
   const BrokerEndpoint e = broker_.endpoint();
   tap_ = std::make_unique<capture::Tap>(
       capture::TapOptions{.listen = absl::StrCat("127.0.0.1:", run_.tap_port),
@@ -253,18 +260,8 @@ absl::Status Session::start_client() {
                             {"{subscription}", kSubscription},
                             {"{q}", absl::StrCat(run_.q)},
                             {"{delay_ms}", "0"},
-                            {"{nack_every}", absl::StrCat(info_.nack_every)},
-                            {"{sub_type}", info_.sub_type},
-                            {"{batch_index_ack}", info_.batch_index_ack ? "1" : "0"},
-                            {"{reopen_after}", absl::StrCat(info_.reopen_after)}});
-  // Exported only when the scenario needs them: the other scenarios run the client exactly
-  // as `permitcheck conform` does.
-  std::string exports;
-  if (info_.batch_index_ack) absl::StrAppend(&exports, " PERMITCHECK_BATCH_INDEX_ACK=1");
-  if (info_.reopen_after > 0) {
-    absl::StrAppend(&exports, " PERMITCHECK_REOPEN_AFTER=", info_.reopen_after);
-  }
-  if (!exports.empty()) command = absl::StrCat("export", exports, "; ", command);
+                            {"{nack_every}", absl::StrCat(info_.nack_every)}});
+  command = with_client_inputs(command, info_);
   client_log_ = absl::StrCat(run_.log_dir, "/permitcheck-real-broker-", ::getpid(), "-",
                              info_.name, ".log");
   client_ = std::make_unique<GroupProcess>();
@@ -415,6 +412,13 @@ void Session::shut_down() {
     out_.acks = checker_->acks();
   }
   out_.peak_available = balance().peak_available();
+  if (!run_.trace_path.empty()) {
+    std::ofstream trace_file(run_.trace_path);
+    trace_file << trace_.complete_lines();
+    if (!trace_file) {
+      out_.notes.push_back(absl::StrCat("the trace could not be written to ", run_.trace_path));
+    }
+  }
   (void)admin().delete_subscription(topic_, kSubscription);
 }
 
@@ -482,6 +486,21 @@ RealBrokerOutcome run_on_real_broker(BrokerControl& broker, const RealBrokerRun&
   if (out.consumers == 0) out.notes.push_back("no consumer subscribed through the tap");
   out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return out;
+}
+
+std::string with_client_inputs(const std::string& command, const ScenarioInfo& info) {
+  std::string out = absl::StrReplaceAll(
+      command, {{"{sub_type}", info.sub_type},
+                {"{batch_index_ack}", info.batch_index_ack ? "1" : "0"},
+                {"{reopen_after}", absl::StrCat(info.reopen_after)}});
+  // Exported only when the scenario needs them: the other scenarios run the client exactly
+  // as `permitcheck conform` does.
+  std::string exports;
+  if (info.batch_index_ack) absl::StrAppend(&exports, " PERMITCHECK_BATCH_INDEX_ACK=1");
+  if (info.reopen_after > 0) {
+    absl::StrAppend(&exports, " PERMITCHECK_REOPEN_AFTER=", info.reopen_after);
+  }
+  return exports.empty() ? out : absl::StrCat("export", exports, "; ", out);
 }
 
 }  // namespace permitcheck::realbroker

@@ -46,6 +46,11 @@ struct ScenarioInfo {
 const std::vector<ScenarioInfo>& real_broker_scenarios();
 const ScenarioInfo* find_real_broker_scenario(std::string_view name);
 
+// `command` with the scenario's client inputs: the placeholders {sub_type}, {batch_index_ack},
+// {reopen_after} replaced and, only when the scenario needs them, PERMITCHECK_BATCH_INDEX_ACK=1
+// and PERMITCHECK_REOPEN_AFTER=N exported before it (the other placeholders are left).
+std::string with_client_inputs(const std::string& command, const ScenarioInfo& info);
+
 // The broker a run talks to: the standalone started here, or the user's own (no restart).
 class BrokerControl {
  public:
@@ -103,6 +108,9 @@ struct RealBrokerOutcome {
   std::vector<std::string> rules;      // the distinct rule IDs of the findings, in order
   std::vector<std::string> findings;   // "C1: ..." (wire) and "B4: ..." (stats), as found
   std::vector<std::string> notes;      // why INCOMPLETE, bypassed lookups, client failures
+  // Known deviations (docs/rules.md, X): reported apart, never a failure. On a real broker:
+  // X7, frames that may continue a multi-entry send that began positive (B12 undecided).
+  std::vector<std::string> deviations;
   std::vector<StatsComparison> comparisons;
   std::int64_t published = 0;  // messages
   std::uint64_t consumers = 0, flows = 0, messages = 0, acks = 0;  // what the tap checked

@@ -31,6 +31,7 @@ void Monitor::on_event(const Event& event, std::uint64_t line) {
   if (state_->wire_write_failed) {
     if (const auto* m = std::get_if<Message>(&event)) state_->check_after_write_failure(*m);
   }
+  if (state_->options.sends_span_frames) state_->end_frame_run(event);
   std::visit([this](const auto& e) { state_->on(e); }, event);
   if (!std::holds_alternative<Skip>(event)) state_->last_skip.reset();
   if (!state_->compact_due.empty()) state_->compact_ended();

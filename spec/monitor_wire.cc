@@ -244,7 +244,13 @@ void Monitor::State::on(const Message& e) {
   }
   if (WireIncarnation* w = live_wire(key); w != nullptr && w->subscribed_ok) {
     // A command of a recorded send was judged at the send's start (B9, B12).
-    if (!c.send_judged) check_back_pressure(*w, key, cmd_name(c));
+    if (!c.send_judged) {
+      if (options.sends_span_frames) {
+        check_frame_back_pressure(*w, key, cmd_name(c));
+      } else {
+        check_back_pressure(*w, key, cmd_name(c));
+      }
+    }
     if (debit) {
       w->debited = sat_add(w->debited, *debit);
     } else {
@@ -271,6 +277,32 @@ void Monitor::State::check_back_pressure(const WireIncarnation& w, const Consume
                                        " (not positive: a send starts only while available > 0; "
                                        "B9's overdraft happens only inside a send that started "
                                        "positive)"));
+}
+
+// B12 when a send may span several frames (MonitorOptions::sends_span_frames): a frame that
+// continues a run begun at positive available may belong to that send (B9), so its start is
+// not known and B12 is not decided: known deviation X7 with the overdraft. A run's first frame
+// is judged as a send's start.
+void Monitor::State::check_frame_back_pressure(const WireIncarnation& w, const ConsumerKey& key,
+                                               const std::string& what) {
+  const std::int64_t available = sat_sub(w.granted, w.debited);
+  auto run = frame_runs.find(key.cnx);
+  if (run == frame_runs.end() || !(run->second.key == key)) {
+    frame_runs.insert_or_assign(key.cnx, FrameRun{key, available, what});
+    check_back_pressure(w, key, what);
+    return;
+  }
+  if (!w.precise || available > 0) return;
+  if (run->second.start_available <= 0) {
+    check_back_pressure(w, key, what);
+    return;
+  }
+  deviation(RuleId::kX7,
+            absl::StrCat(what, " sent to ", describe(key), " at available permits ", available,
+                         " follows ", run->second.first, ", sent at ",
+                         run->second.start_available, ", with no other broker frame between: "
+                         "it may be a frame of that send (B9), so B12 is not decided from the "
+                         "wire (the trace records no sends)"));
 }
 
 // The command is acknowledged: a wire-only one is done (released).

@@ -75,9 +75,10 @@ constexpr std::array kRules = {
     RuleInfo{RuleId::kX4, "X4", "chunk failure branches return nothing", kAccepted, true},
     RuleInfo{RuleId::kX5, "X5", "custom processor output count may differ from P", kAccepted, true},
     RuleInfo{RuleId::kX6, "X6", "early failure, field absent, counts ack_set bits beyond B", kAccepted, true},
+    RuleInfo{RuleId::kX7, "X7", "wire only: a MESSAGE at available <= 0 may be a frame of a send that began positive", kAccepted, true},
 };
 
-static_assert(static_cast<std::size_t>(RuleId::kX6) + 1 == kRules.size(),
+static_assert(static_cast<std::size_t>(RuleId::kX7) + 1 == kRules.size(),
               "every RuleId has exactly one RuleInfo, in enum order");
 
 }  // namespace

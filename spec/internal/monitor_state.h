@@ -393,6 +393,15 @@ struct Monitor::State {
 
   absl::flat_hash_map<ConsumerKey, WireIncarnation> wire;
   absl::flat_hash_map<Id, bool> cnx_sent_field;  // W3: the broker sent the field on it
+  // MonitorOptions::sends_span_frames: per connection, the MESSAGE frames written back to back
+  // to one consumer so far (a run ends at a frame to another consumer or any other broker
+  // frame on the connection), and the available at the run's first frame (X7, B12).
+  struct FrameRun {
+    ConsumerKey key;
+    std::int64_t start_available = 0;
+    std::string first;  // the run's first command, for the report
+  };
+  absl::flat_hash_map<Id, FrameRun> frame_runs;
   // Node-based: a command keeps a pointer to its incarnation (Command::inc_state). Current
   // states, and in streaming mode the ended ones a command in flight points to or the event
   // now judged named (revived from `ended_incs`); whole-trace mode keeps every state here.
@@ -554,6 +563,17 @@ struct Monitor::State {
 
   // B12: a send (or, on the wire, a MESSAGE outside a recorded send) starts only while the
   // wire-derived available of its consumer is positive.
+  // A broker frame other than a MESSAGE ends its connection's run (sends_span_frames).
+  void end_frame_run(const Event& event) {
+    const Id* cnx = nullptr;
+    if (const auto* e = std::get_if<SubscribeOk>(&event)) cnx = &e->cnx;
+    if (const auto* e = std::get_if<SubscribeFail>(&event)) cnx = &e->cnx;
+    if (const auto* e = std::get_if<CloseConsumer>(&event)) cnx = &e->cnx;
+    if (const auto* e = std::get_if<Disconnect>(&event)) cnx = &e->cnx;
+    if (cnx != nullptr) frame_runs.erase(*cnx);
+  }
+  void check_frame_back_pressure(const WireIncarnation& w, const ConsumerKey& key,
+                                 const std::string& what);
   void check_back_pressure(const WireIncarnation& w, const ConsumerKey& key,
                            const std::string& what);
 

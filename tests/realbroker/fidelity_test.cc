@@ -56,6 +56,21 @@ TEST(RealBrokerFidelityTable, TheConformanceRunGetsTheRealBrokersWorkload) {
             conformance::ScenarioKind::kReconnect);
 }
 
+// The conformance run's client gets the real run's inputs: partial_redelivery turns on the
+// client's batch-index acknowledgement on both brokers (without it the conformance broker
+// sees no acknowledged index and redelivers whole entries, a difference of input, not of
+// broker); batches gets none, and both run Shared.
+TEST(RealBrokerFidelityTable, TheConformanceRunGetsTheRealRunsClientInputs) {
+  const std::string cmd = "run {url} {sub_type} {batch_index_ack} {reopen_after}";
+  EXPECT_EQ(conformance_command(cmd, *find_fidelity_pair("partial_redelivery")),
+            "export PERMITCHECK_BATCH_INDEX_ACK=1; run {url} Shared 1 0");
+  EXPECT_EQ(conformance_command(cmd, *find_fidelity_pair("batches")), "run {url} Shared 0 0");
+  const ScenarioInfo* real = find_real_broker_scenario("partial_redelivery");
+  ASSERT_NE(real, nullptr);
+  EXPECT_EQ(with_client_inputs(cmd, *real),
+            conformance_command(cmd, *find_fidelity_pair("partial_redelivery")));
+}
+
 TEST(RealBrokerFidelityTable, AConformanceOutcomeBecomesOneVerdictWithSortedRules) {
   conformance::ScenarioOutcome fail;
   fail.violations = {spec::Finding{.rule = spec::RuleId::kE5, .line = 3, .explanation = "late"},
@@ -105,6 +120,13 @@ TEST(RealBrokerFidelityTable, OnlyTheSameVerdictWithTheSameRulesIsTheSame) {
   const FidelityRow other_verdict =
       compare_verdicts("go@v0.21.0", batches, {.verdict = "PASS"}, {.verdict = "INCOMPLETE"});
   EXPECT_FALSE(other_verdict.same);
+  // Two INCOMPLETE verdicts are the same, and the table says they measure nothing.
+  const FidelityRow none =
+      compare_verdicts("java", batches, {.verdict = "INCOMPLETE"}, {.verdict = "INCOMPLETE"});
+  EXPECT_TRUE(none.same);
+  EXPECT_NE(render_fidelity_table({none}).find("| INCOMPLETE | INCOMPLETE | no verdict on either |"),
+            std::string::npos)
+      << render_fidelity_table({none});
 }
 
 // A difference no known difference matches is unexplained: fidelity does not hold and the

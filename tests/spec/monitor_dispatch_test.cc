@@ -204,5 +204,52 @@ RC_GTEST_PROP(MonitorDeviation, X4_E5_DeviationExcusesExactlyItsUnits, ()) {
   RC_ASSERT((count(r.violations, RuleId::kE5) > 0) == (lost > 0));
 }
 
+
+// ---- X7: a real broker's sends seen through a tap (MonitorOptions::sends_span_frames) ----
+
+MonitorReport check_spanning(const TraceHeader& h, const Trace& t) {
+  Monitor m(h, MonitorOptions{.sends_span_frames = true});
+  for (std::size_t i = 0; i < t.events().size(); ++i) m.on_event(t.events()[i], i + 2);
+  m.finish();
+  return {m.violations(), m.deviations()};
+}
+
+// Pulsar 4.2.4's single-active dispatcher, measured: Flow 10, then six entries of 10 written
+// in one dispatch. Frames 2-6 follow frame 1 (sent at 10) with nothing between: B12 is not
+// decided, each is known deviation X7 with its overdraft. Judged as one send per frame (the
+// option off), the same trace is B12.
+TEST(MonitorWire, X7_FramesFollowingAFrameSentAtPositiveAvailableAreNotB12) {
+  Trace t;
+  t.wire_subscribed(10);
+  for (std::uint64_t cmd = 1; cmd <= 6; ++cmd) t.add(message(cmd, std::nullopt, {}, 10));
+  const MonitorReport r = check_spanning(wire(10, 5, RulesetId::kLegacy), t);
+  EXPECT_EQ(count(r.violations, RuleId::kB12), 0) << dump(r);
+  EXPECT_EQ(count(r.deviations, RuleId::kX7), 5) << dump(r);
+  EXPECT_TRUE(Reports(r.deviations, RuleId::kX7,
+                      {"command 2 sent to consumer 0", "at available permits 0",
+                       "follows command 1", "sent at 10", "B12 is not decided"}));
+  EXPECT_EQ(count(check(wire(10, 5, RulesetId::kLegacy), t).violations, RuleId::kB12), 5);
+}
+
+// A run ends at any other broker frame on the connection: a MESSAGE after it at available 0
+// starts a send of its own, and that is B12. So is a run whose first frame was sent at 0.
+TEST(MonitorWire, B12_AFrameAfterAnotherBrokerFrameOrARunBegunAtZeroIsStillReported) {
+  Trace other;  // consumer 1's frame on the same connection ends consumer 0's run
+  other.wire_subscribed(10)
+      .add(Subscribe{.cnx = s("c1"), .consumer = 1})
+      .add(SubscribeOk{.cnx = s("c1"), .consumer = 1})
+      .add(Flow{.cnx = s("c1"), .consumer = 1, .permits = 10})
+      .add(message(1, std::nullopt, {}, 10))
+      .add(Message{.cnx = s("c1"), .consumer = 1, .cmd = n(2), .batch_size = 1})
+      .add(message(3, std::nullopt, {}, 10));
+  EXPECT_TRUE(FirstViolation(check_spanning(wire(10, 5, RulesetId::kLegacy), other), RuleId::kB12,
+                             {"command 3 sent to consumer 0", "available permits are 0"}));
+  Trace zero;  // no Flow: the run's first frame is sent at 0
+  zero.wire_subscribed(std::nullopt).add(message(1, 1)).add(message(2, 1));
+  const MonitorReport r = check_spanning(wire(4, 2), zero);
+  EXPECT_EQ(count(r.violations, RuleId::kB12), 2) << dump(r);
+  EXPECT_EQ(count(r.deviations, RuleId::kX7), 0) << dump(r);
+}
+
 }  // namespace
 }  // namespace permitcheck::spec

@@ -1,10 +1,13 @@
 //! A small consumer over the Rust Pulsar client `pulsar` (crates.io 6.9.1, unmodified, pinned by
 //! Cargo.toml and Cargo.lock) for `permitcheck conform`, on its public API only: it subscribes
-//! Shared with receiver queue Q and batch size Q (the window of its Flows), processes each
-//! message (sleeps DELAY_MS), then acknowledges it, or negatively acknowledges every
-//! NACK_EVERY-th one (0: never).
+//! SUB_TYPE (Exclusive, Failover, Shared or Key_Shared; default Shared, as `permitcheck
+//! real-broker` passes it) with receiver queue Q and batch size Q (the window of its Flows),
+//! processes each message (sleeps DELAY_MS), then acknowledges it, or negatively acknowledges
+//! every NACK_EVERY-th one (0: never). PERMITCHECK_REOPEN_AFTER=N closes the consumer after its
+//! N-th message and subscribes again on the same client (its pooled connection), once.
+//! PERMITCHECK_BATCH_INDEX_ACK is not taken: the crate has no batch-index acknowledgement.
 //!
-//!     permitcheck-rust-consumer URL TOPIC SUBSCRIPTION Q [DELAY_MS] [NACK_EVERY]
+//!     permitcheck-rust-consumer URL TOPIC SUBSCRIPTION Q [DELAY_MS] [NACK_EVERY] [SUB_TYPE]
 //!
 //! A per-message error the client's stream yields (a payload it could not decode) is logged
 //! and consuming goes on, as an application would; the stream's end, or failing to connect or
@@ -32,7 +35,9 @@ impl log::Log for StderrLogger {
 static LOGGER: StderrLogger = StderrLogger;
 
 fn usage() -> ! {
-    eprintln!("usage: permitcheck-rust-consumer URL TOPIC SUBSCRIPTION Q [DELAY_MS] [NACK_EVERY]");
+    eprintln!(
+        "usage: permitcheck-rust-consumer URL TOPIC SUBSCRIPTION Q [DELAY_MS] [NACK_EVERY] [SUB_TYPE]"
+    );
     std::process::exit(2);
 }
 
@@ -61,6 +66,25 @@ async fn main() {
     if q == 0 || q > u64::from(u32::MAX) {
         usage(); // the client maps a receiver queue of 0 to 1000 (consumer/options.rs:85)
     }
+    let sub_type = match args.get(6).map(String::as_str) {
+        None | Some("Shared") => SubType::Shared,
+        Some("Exclusive") => SubType::Exclusive,
+        Some("Failover") => SubType::Failover,
+        Some("Key_Shared") => SubType::KeyShared,
+        Some(other) => {
+            eprintln!(
+                "permitcheck-rust-consumer: SUB_TYPE {other:?}: want Exclusive, Failover, Shared or Key_Shared"
+            );
+            std::process::exit(2);
+        }
+    };
+    let reopen_after: u64 = match std::env::var("PERMITCHECK_REOPEN_AFTER") {
+        Err(_) => 0,
+        Ok(v) => v.parse().unwrap_or_else(|_| {
+            eprintln!("permitcheck-rust-consumer: PERMITCHECK_REOPEN_AFTER={v:?}: want a count");
+            std::process::exit(2);
+        }),
+    };
     let level = match std::env::var("PERMITCHECK_RUST_LOG").as_deref() {
         Ok("trace") => log::LevelFilter::Trace,
         Ok("debug") => log::LevelFilter::Debug,
@@ -84,16 +108,20 @@ async fn main() {
         .build()
         .await
         .unwrap_or_else(|e| fail("client", e));
-    let mut consumer: Consumer<Vec<u8>, TokioExecutor> = pulsar
-        .consumer()
-        .with_topic(topic)
-        .with_subscription(subscription)
-        .with_subscription_type(SubType::Shared)
-        .with_batch_size(q as u32)
-        .with_options(ConsumerOptions::default().with_receiver_queue_size(q as u32))
-        .build()
-        .await
-        .unwrap_or_else(|e| fail("subscribe", e));
+    let subscribe = || async {
+        let consumer: Consumer<Vec<u8>, TokioExecutor> = pulsar
+            .consumer()
+            .with_topic(topic.clone())
+            .with_subscription(subscription.clone())
+            .with_subscription_type(sub_type)
+            .with_batch_size(q as u32)
+            .with_options(ConsumerOptions::default().with_receiver_queue_size(q as u32))
+            .build()
+            .await
+            .unwrap_or_else(|e| fail("subscribe", e));
+        consumer
+    };
+    let mut consumer = subscribe().await;
 
     let mut received: u64 = 0;
     while let Some(item) = consumer.next().await {
@@ -115,6 +143,14 @@ async fn main() {
         };
         if let Err(e) = res {
             eprintln!("permitcheck-rust-consumer: ack: {e}");
+        }
+        if reopen_after > 0 && received == reopen_after {
+            // Close and subscribe again on the same client: the new consumer uses the pooled
+            // connection (the same broker address).
+            if let Err(e) = consumer.close().await {
+                eprintln!("permitcheck-rust-consumer: close: {e}");
+            }
+            consumer = subscribe().await;
         }
     }
     fail("receive", "the consumer's stream ended");
