@@ -15,12 +15,11 @@ namespace {
 using spec::RuleId;
 using testing::batch;
 using testing::dump;
-using testing::opened;
 using testing::has;
+using testing::opened;
 using testing::params;
 using testing::reference_client;
 using testing::reference_command;
-
 
 TEST(ReferenceClient, ActiveConsumerChangeReturnsNoPermit) {
   for (const ScenarioParams& p : fixed_cases(ScenarioKind::kActiveConsumerChange, 10, 5)) {

@@ -16,11 +16,10 @@ namespace {
 using spec::RuleId;
 using testing::batch;
 using testing::dump;
-using testing::opened;
 using testing::has;
+using testing::opened;
 using testing::reference_client;
 using testing::reference_command;
-
 
 TEST(ReferenceClient, DropBeforeAckCreditsNothingToTheReplacement) {
   for (const ScenarioParams& p : fixed_cases(ScenarioKind::kDropBeforeAck, 10, 5)) {

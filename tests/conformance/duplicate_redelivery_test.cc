@@ -18,7 +18,6 @@ using testing::opened;
 using testing::params;
 using testing::reference_client;
 
-
 TEST(ReferenceClient, DuplicatesInTheAckWindowReturnExactlyTheirP) {
   ScenarioOutcome o = run_scenario(reference_client(),
                                    params(ScenarioKind::kDuplicateRedelivery, {batch(5)}));

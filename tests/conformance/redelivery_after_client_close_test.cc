@@ -16,8 +16,8 @@ namespace permitcheck::conformance {
 namespace {
 
 using testing::dump;
-using testing::opened;
 using testing::faulty_batch;
+using testing::opened;
 using testing::params;
 using testing::reference_client;
 using testing::reference_command;
@@ -30,7 +30,6 @@ int extensions(const ScenarioOutcome& o, std::string_view prefix) {
   }
   return n;
 }
-
 
 // Revision C's client closes its pooled connection on an inconsistent batch (F4): each
 // replacement gets the entry again, and closes again, until the broker stops at 3.
