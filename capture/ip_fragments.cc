@@ -97,7 +97,10 @@ bool IpDefragmenter::add(double time, const TcpSegment& f, TcpSegment* whole,
                          std::vector<FragmentProblem>* problems) {
   if (expiry_due(time)) expire(time, problems);
   const Key key = key_of(f);
-  auto [it, fresh] = datagrams_.try_emplace(key);
+  // (Not a structured binding: the lambdas below capture the iterator.)
+  const auto emplaced = datagrams_.try_emplace(key);
+  const auto it = emplaced.first;
+  const bool fresh = emplaced.second;
   Datagram& d = it->second;
   if (fresh) {
     d.src = f.src;
