@@ -796,6 +796,29 @@ TEST(CaptureHonest, ValidateMaxMemoryAppliesToCaptures) {
   EXPECT_EQ(validate("", &text), 3) << text;  // every frame cut by the end of the capture
   EXPECT_EQ(text.find("--max-memory"), std::string::npos) << text;
 }
+
+// `permitcheck validate` of a capture whose segments are IP-fragmented: exit 0 for the correct
+// run whole; a fragment missing: exit 3 (INCOMPLETE) naming the fragmented segment.
+TEST(CaptureHonest, ValidateOfAFragmentedCaptureExitsPassOrIncomplete) {
+  const std::string path = ::testing::TempDir() + "/capture-honest-fragments.pcap";
+  const std::string err = ::testing::TempDir() + "/capture-honest-fragments.err";
+  auto validate = [&](const std::vector<testing::Frame>& frames, std::string* text) {
+    testing::write_file(path, testing::pcap_of_frames(LinkKind::kEthernet, frames));
+    const int rc = std::system((std::string(PERMITCHECK_BIN) + " validate --no-progress " + path +
+                                " >/dev/null 2>" + err).c_str());
+    std::ifstream f(err);
+    *text = std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  std::vector<testing::Frame> f = testing::frames_of(LinkKind::kEthernet, run(true).packets(), 32);
+  std::string text;
+  EXPECT_EQ(validate(f, &text), 0) << text;
+  const std::vector<std::size_t> frags = fragments_of(f, false, 2);
+  ASSERT_GE(frags.size(), 2u);
+  f.erase(f.begin() + static_cast<long>(frags[1]));
+  EXPECT_EQ(validate(f, &text), 3) << text;
+  EXPECT_NE(text.find("IP-fragmented segment"), std::string::npos) << text;
+}
 #endif
 
 }  // namespace capture_honest
