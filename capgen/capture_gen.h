@@ -1,9 +1,10 @@
 // capgen: synthetic captures for the capture tests and benchmarks. Pulsar frames built with
 // the project's encoder (protocol/frame.h), carried by a synthetic TCP conversation (handshake,
 // segments of at most `mss` bytes with consistent acks, FIN), then altered by the caller
-// (reordered, duplicated, dropped, cut by a snap length, overlapping, started mid-stream) and
-// written as a pcap file of any link type we read, over IPv4 or IPv6. Header-only; the bytes
-// written are exactly those asked for (no randomness here: callers seed their own).
+// (reordered, duplicated, dropped, cut by a snap length, overlapping, started mid-stream,
+// IP-fragmented: frames_of) and written as a pcap file of any link type we read, over IPv4 or
+// IPv6. Header-only; the bytes written are exactly those asked for (no randomness here:
+// callers seed their own).
 //
 //   Conversation c(endpoint("10.0.0.1", 40000), endpoint("10.0.0.2", 6650));
 //   c.handshake();
@@ -13,6 +14,7 @@
 #ifndef PERMITCHECK_CAPGEN_CAPTURE_GEN_H_
 #define PERMITCHECK_CAPGEN_CAPTURE_GEN_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -235,22 +237,96 @@ inline std::uint32_t linktype(LinkKind k) {
   return 1;
 }
 
-inline std::string link_frame(LinkKind k, const Packet& p) {
-  const std::string ip = ip_packet(p);
-  const std::uint16_t type = p.src.v6 ? 0x86DD : 0x0800;
+// The link-layer header of link type `k` before an IPv4 (or, `v6`, IPv6) packet.
+inline std::string link_header(LinkKind k, bool v6) {
+  const std::uint16_t type = v6 ? 0x86DD : 0x0800;
   switch (k) {
     case LinkKind::kEthernet:
-      return std::string("\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12) + be16(type) + ip;
+      return std::string("\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12) + be16(type);
     case LinkKind::kSll:
       return be16(0) + be16(1) + be16(6) + std::string("\x02\x00\x00\x00\x00\x01\x00\x00", 8) +
-             be16(type) + ip;
+             be16(type);
     case LinkKind::kSll2:
       return be16(type) + be16(0) + be32(1) + be16(1) + std::string("\x00\x06", 2) +
-             std::string("\x02\x00\x00\x00\x00\x01\x00\x00", 8) + ip;
-    case LinkKind::kNull: return le32(p.src.v6 ? 10 : 2) + ip;
-    case LinkKind::kRaw: return ip;
+             std::string("\x02\x00\x00\x00\x00\x01\x00\x00", 8);
+    case LinkKind::kNull: return le32(v6 ? 10 : 2);
+    case LinkKind::kRaw: return "";
   }
-  return ip;
+  return "";
+}
+
+inline std::string link_frame(LinkKind k, const Packet& p) {
+  return link_header(k, p.src.v6) + ip_packet(p);
+}
+
+// The IP fragments carrying `p` (its IP packet's payload: the TCP header and data), each with
+// at most `max_data` bytes of it (rounded down to a multiple of 8, at least 8), identification
+// `id`: IPv4 fragments, or IPv6 packets with a Fragment header. One fragment when it fits.
+inline std::vector<std::string> ip_fragments(const Packet& p, std::size_t max_data,
+                                             std::uint32_t id) {
+  const std::string whole = ip_packet(p);
+  const std::size_t header = p.src.v6 ? 40 : 20;
+  const std::string body = whole.substr(header);
+  const std::size_t step = std::max<std::size_t>(8, max_data / 8 * 8);
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at == 0 || at < body.size(); at += step) {
+    const std::string piece = body.substr(at, step);
+    const bool more = at + step < body.size();
+    std::string h = whole.substr(0, header);
+    if (!p.src.v6) {
+      h.replace(2, 2, be16(static_cast<std::uint16_t>(20 + piece.size())));
+      h.replace(4, 2, be16(static_cast<std::uint16_t>(id)));
+      h.replace(6, 2, be16(static_cast<std::uint16_t>((more ? 0x2000 : 0) | (at / 8))));
+      out.push_back(h + piece);
+    } else {
+      h.replace(4, 2, be16(static_cast<std::uint16_t>(8 + piece.size())));
+      h[6] = 44;  // a Fragment header follows
+      const std::string frag = std::string("\x06\x00", 2) +
+                               be16(static_cast<std::uint16_t>(at | (more ? 1 : 0))) + be32(id);
+      out.push_back(h + frag + piece);
+    }
+  }
+  return out;
+}
+
+// A captured link-layer frame: what pcap_of_frames writes.
+struct Frame {
+  double time = 0;
+  std::string bytes;
+};
+
+// The frames of `packets` on link type `k`; with `fragment_data` > 0, every packet whose IP
+// payload is longer than that is sent as IP fragments of at most that many bytes each
+// (ip_fragments; identifications counting up from 1), in order.
+inline std::vector<Frame> frames_of(LinkKind k, const std::vector<Packet>& packets,
+                                    std::size_t fragment_data = 0) {
+  std::vector<Frame> out;
+  std::uint32_t id = 1;
+  for (const Packet& p : packets) {
+    if (fragment_data == 0 || 20 + p.payload.size() <= fragment_data) {
+      out.push_back(Frame{p.time, link_frame(k, p)});
+      continue;
+    }
+    for (std::string& f : ip_fragments(p, fragment_data, id++)) {
+      out.push_back(Frame{p.time, link_header(k, p.src.v6) + f});
+    }
+  }
+  return out;
+}
+
+// The pcap file (little-endian, microseconds) of `frames` of link type `k`, each captured whole.
+inline std::string pcap_of_frames(LinkKind k, const std::vector<Frame>& frames) {
+  std::string out = le32(0xA1B2C3D4) + le16(2) + le16(4) + le32(0) + le32(0) + le32(262144) +
+                    le32(linktype(k));
+  for (const Frame& f : frames) {
+    const auto secs = static_cast<std::uint32_t>(f.time);
+    const auto usecs = static_cast<std::uint32_t>((f.time - secs) * 1e6 + 0.5);
+    out += le32(secs) + le32(std::min<std::uint32_t>(usecs, 999999)) +
+           le32(static_cast<std::uint32_t>(f.bytes.size())) +
+           le32(static_cast<std::uint32_t>(f.bytes.size()));
+    out += f.bytes;
+  }
+  return out;
 }
 
 // The pcap file (little-endian, microseconds) of `packets` as frames of link type `k`.

@@ -125,9 +125,15 @@ bool parse_ipv4(std::string_view b, TcpSegment* seg) {
   std::memcpy(seg->src.addr.data(), b.data() + 12, 4);
   std::memcpy(seg->dst.addr.data(), b.data() + 16, 4);
   const std::uint16_t frag = be16(b, 6);
-  if ((frag & 0x2000) != 0 || (frag & 0x1FFF) != 0) {  // a fragment: reported, not read
+  if ((frag & 0x2000) != 0 || (frag & 0x1FFF) != 0) {  // a fragment: to be reassembled
     seg->ip_fragment = true;
-    if ((frag & 0x1FFF) == 0 && b.size() >= ihl + 4 && total >= ihl + 4) {
+    seg->fragment_id = be16(b, 4);
+    seg->fragment_offset = std::uint32_t{frag & 0x1FFFu} * 8;
+    seg->more_fragments = (frag & 0x2000) != 0;
+    const std::size_t data = total - ihl;
+    seg->payload = b.substr(ihl, std::min(b.size(), total) - ihl);
+    seg->missing = static_cast<std::uint32_t>(data - seg->payload.size());
+    if ((frag & 0x1FFF) == 0 && seg->payload.size() >= 4) {
       seg->src.port = be16(b, ihl);
       seg->dst.port = be16(b, ihl + 2);
     }
@@ -160,10 +166,16 @@ bool parse_ipv6(std::string_view b, TcpSegment* seg) {
     rest.remove_prefix(len);
     announced -= len;
   }
-  if (next == 44 && rest.size() >= 8 && static_cast<std::uint8_t>(rest[0]) == kIpProtoTcp) {
-    // A fragment of a TCP segment: reported, not read (the first one names the ports).
+  if (next == 44 && rest.size() >= 8 && announced >= 8 &&
+      static_cast<std::uint8_t>(rest[0]) == kIpProtoTcp) {
+    // A fragment of a TCP datagram: to be reassembled (the first one names the ports).
     seg->ip_fragment = true;
-    if ((be16(rest, 2) & 0xFFF8) == 0 && rest.size() >= 12) {
+    seg->fragment_offset = be16(rest, 2) & 0xFFF8u;
+    seg->more_fragments = (be16(rest, 2) & 1) != 0;
+    seg->fragment_id = be32(rest, 4);
+    seg->payload = rest.substr(8);
+    seg->missing = static_cast<std::uint32_t>(announced - 8 - seg->payload.size());
+    if (seg->fragment_offset == 0 && seg->payload.size() >= 4) {
       seg->src.port = be16(rest, 8);
       seg->dst.port = be16(rest, 10);
     }
@@ -280,6 +292,35 @@ bool tcp_checksum_good(const TcpSegment& s) {
   sum = ones_sum(s.payload, sum);
   while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
   return sum == 0xFFFF;  // the same in either byte order
+}
+
+bool tcp_checksum_offloaded(const TcpSegment& s) {
+  if (s.tcp_header.size() < 18) return false;
+  const std::uint16_t field = be16(s.tcp_header, 16);
+  if (field == 0) return true;
+  // The stack leaves the pseudo-header's sum (with the segment's length; some leave the length
+  // out), not complemented, for the card to add the segment's sum to; either byte order.
+  const std::size_t n = s.src.v6 ? 16 : 4;
+  auto addr = [n](const Endpoint& e) {
+    return std::string_view(reinterpret_cast<const char*>(e.addr.data()), n);
+  };
+  for (std::size_t len : {s.tcp_header.size() + s.payload.size(), std::size_t{0}}) {
+    std::uint64_t sum = header_sum(addr(s.src), addr(s.dst), len, {});
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    const auto host = static_cast<std::uint16_t>(sum);
+    const auto swapped = static_cast<std::uint16_t>((host >> 8) | (host << 8));
+    for (std::uint16_t v : {host, swapped}) {
+      if (field == v || field == static_cast<std::uint16_t>(~v)) return true;
+    }
+  }
+  return false;
+}
+
+bool parse_tcp_datagram(std::string_view tcp, TcpSegment* seg) {
+  if (!parse_tcp(tcp, tcp.size(), seg)) return false;
+  seg->checksum_known = true;
+  seg->tcp_header = tcp.substr(0, tcp.size() - seg->payload.size());
+  return true;
 }
 
 std::optional<TcpSegment> parse_packet(LinkType link, std::string_view b,

@@ -57,9 +57,15 @@ struct TcpSegment {
   bool syn = false, fin = false, rst = false, has_ack = false;
   std::string_view payload;
   std::uint32_t missing = 0;
-  // An IP fragment of a TCP segment (not reassembled): the addresses, and the ports when it
-  // is the first fragment (else 0); nothing else is set.
+  // An IP fragment of a TCP datagram (IPv4, or IPv6 with a Fragment header), to reassemble
+  // (capture/ip_fragments.h): the addresses, the ports when it is the first fragment (else 0),
+  // the datagram's identification, this fragment's byte offset in the datagram and whether
+  // more follow; `payload` is the fragment's data as captured, `missing` its bytes the
+  // capture does not hold. Nothing else is set.
   bool ip_fragment = false;
+  std::uint32_t fragment_id = 0;
+  std::uint32_t fragment_offset = 0;
+  bool more_fragments = false;
   // When the capture holds the whole segment: its checksum can be verified
   // (tcp_checksum_good), from its addresses, its TCP header (`tcp_header`, in the captured
   // bytes like `payload`) and payload, summed only when asked: a side whose checksums are
@@ -75,15 +81,25 @@ struct TcpSegment {
 // never filled in (a sender's own capture with checksum offload). O(payload).
 bool tcp_checksum_good(const TcpSegment& s);
 
+// Whether the checksum field of `s` (checksum_known) looks left for the network card to fill
+// in (checksum offload on the capturing sender): zero, or the pseudo-header's sum as the
+// stack leaves it. A bad checksum that looks so says nothing about the bytes. O(header).
+bool tcp_checksum_offloaded(const TcpSegment& s);
+
 // The TCP segment in one captured frame, or nullopt when it holds none we can attribute
 // (another protocol, headers cut short by the snap length, garbage). An IP fragment of a TCP
-// segment is returned as such (TcpSegment::ip_fragment), for its connection to be reported.
+// datagram is returned as such (TcpSegment::ip_fragment), to be reassembled.
 // `wire_length` is the frame's original length (pcap's len), `captured` its first caplen bytes.
 std::optional<TcpSegment> parse_packet(LinkType link, std::string_view captured,
                                        std::uint32_t wire_length);
 // The same into *out (a reader's one segment, reused for every packet); false for nullopt.
 bool parse_packet_into(LinkType link, std::string_view captured, std::uint32_t wire_length,
                        TcpSegment* out);
+
+// The TCP segment in `tcp` (a reassembled IP datagram's payload, all of it) into *out, whose
+// addresses are already set: ports, sequence numbers, flags, payload and header as views of
+// `tcp`, checksum_known. False when `tcp` holds no valid TCP header.
+bool parse_tcp_datagram(std::string_view tcp, TcpSegment* out);
 
 // The IP packet (IPv4 or IPv6, as the endpoints are) carrying `segment`: what a raw-IP
 // capture holds. The payload is cut to what fits one IP packet. Checksums are left zero.

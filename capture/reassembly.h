@@ -2,8 +2,13 @@
 // stream in sequence order out. Out-of-order segments wait (bounded), retransmissions and
 // overlaps are trimmed to the bytes not yet delivered, once compared with the copy already
 // taken: the last kCompareBytes delivered are kept, and two copies of the same bytes that
-// differ (one corrupted: checksums are not verified) are a gap, since which copy the receiver
-// took is unknown; a copy older than what is kept is compared where it can be, and said
+// differ are resolved by their TCP checksums where the caller verified them (CopyCheck): a
+// copy whose checksum fails (and does not look offloaded) is not delivered but waits for
+// another copy, and of two copies that differ the one that verifies is believed, the other
+// dropped (counted: take_resolved). When neither or both verify, or it cannot be verified,
+// the conflict is a gap, since which copy the receiver took is unknown. A direction whose
+// checksums mostly fail (not a corrupted copy: a capture whose checksums are not filled in) is
+// not judged by them. A copy older than what is kept is compared where it can be, and said
 // (take_uncompared). The bytes are kept by reference when the segments say where the capture
 // holds them (their origin, with a PayloadSource to read them there again: nothing is copied
 // unless a copy comes), else copied. What cannot be recovered (a segment the
@@ -47,6 +52,11 @@ struct StreamChunk {
   std::string_view bytes() const { return owned.empty() ? borrowed : std::string_view(owned); }
 };
 
+// What the TCP checksum of a copy shows, as the caller verified it (tcp_checksum_good): kBad
+// only for a checksum that fails without looking offloaded (tcp_checksum_offloaded); kUnknown
+// when it was not verified (the segment cut by the snap length, a side not judged by them).
+enum class CopyCheck : std::uint8_t { kUnknown, kGood, kBad };
+
 // Reads the `n` bytes of the capture at `origin` (a segment's payload, read again to compare a
 // later copy with it) into `out`; false when they cannot be read (the file shrank).
 using PayloadSource = std::function<bool(std::uint64_t origin, std::size_t n, char* out)>;
@@ -66,10 +76,11 @@ class StreamReassembler {
   // as views of it, when nothing waits). Returns the reason when
   // the stream has a gap from here on (nothing more is delivered after one).
   // `origin`: where the capture holds `payload` (read with the source given to use_source),
-  // or kNoOrigin.
+  // or kNoOrigin. `check`: what its TCP checksum shows.
   std::optional<std::string> add(double time, std::uint32_t seq, std::string_view payload,
                                  std::uint32_t missing, std::vector<StreamChunk>* out,
-                                 std::uint64_t origin = kNoOrigin);
+                                 std::uint64_t origin = kNoOrigin,
+                                 CopyCheck check = CopyCheck::kUnknown);
 
   // Where segments with an origin are read again. REQUIRES: `source` outlives this (it may be
   // empty: then every byte kept is copied).
@@ -78,7 +89,11 @@ class StreamReassembler {
   // The peer acknowledged, at `time`, every byte before `ack`: one the capture never held is a
   // gap. With later bytes waiting behind a hole the capture may merely have reordered them,
   // so the gap is declared when the hole stays open for kReorderSeconds after such an ack.
-  std::optional<std::string> acknowledged(double time, std::uint32_t ack);
+  // A copy waiting on its failed checksum that the peer acknowledges was taken by it: this
+  // direction's checksums, as captured, are not believed from then on, and the bytes waiting
+  // are appended to `out` (when given).
+  std::optional<std::string> acknowledged(double time, std::uint32_t ack,
+                                          std::vector<StreamChunk>* out = nullptr);
   static constexpr double kReorderSeconds = 0.5;
 
   // The sender's FIN comes after the byte before `seq`. Bytes before it not captured yet are
@@ -100,6 +115,14 @@ class StreamReassembler {
   bool comparing() const { return compare_; }
   // Whether a copy older than the bytes kept came since the last call (not wholly compared).
   bool take_uncompared() { return std::exchange(uncompared_, false); }
+  // Copies dropped since the last call because they differ from a copy whose TCP checksum
+  // verifies while theirs fails (the one that verifies believed).
+  std::uint64_t take_resolved() { return std::exchange(resolved_, 0); }
+  // Copies seen whose checksum verified / failed (CopyCheck), and whether this direction's
+  // checksums are no longer believed (most fail: not filled in by the capture).
+  std::uint64_t good_checksums() const { return good_; }
+  std::uint64_t bad_checksums() const { return bad_; }
+  bool distrusts_checksums() const { return distrust_; }
 
   // Delivered bytes kept to compare a later copy with.
   static constexpr std::size_t kCompareBytes = 16 * 1024;
@@ -131,6 +154,7 @@ class StreamReassembler {
     std::string bytes;
     bool cut = false;  // the segment's tail was not captured
     std::uint64_t origin = kNoOrigin;  // where the capture holds `bytes`
+    CopyCheck check = CopyCheck::kUnknown;  // kBad: not delivered, waits for another copy
   };
   // Delivered bytes at stream offset `at`, held by the capture at `origin`.
   struct Ref {
@@ -144,7 +168,10 @@ class StreamReassembler {
   std::optional<std::string> flush(std::vector<StreamChunk>* out, std::size_t first_new);
   // `bytes`, a copy of stream offset `at` onwards (before next_), against the bytes delivered
   // there: the gap when they differ or are no longer kept.
-  std::optional<std::string> compare(std::uint64_t at, std::string_view bytes);
+  // `check`: what the copy's checksum shows; a difference is resolved in favour of the bytes
+  // delivered when they verified and this copy fails (resolved_now_ set, no gap).
+  std::optional<std::string> compare(std::uint64_t at, std::string_view bytes,
+                                     CopyCheck check = CopyCheck::kUnknown);
   // Records `bytes`, just delivered (next_ is past them), among the last kCompareBytes: by
   // reference while every segment has an origin (and there is a source), else in the ring.
   void keep(std::string_view bytes, std::uint64_t origin);
@@ -155,7 +182,17 @@ class StreamReassembler {
   // Compares `bytes` (a copy of stream offset `at` on, within what is kept) with the bytes
   // kept: by reading them again through the source, or in the ring.
   std::optional<std::string> compare_kept(std::uint64_t at, std::string_view bytes);
-  std::optional<std::string> differ(std::uint64_t at);
+  std::optional<std::string> differ(std::uint64_t at, CopyCheck check);
+  // Whether the delivered byte at stream offset `at` came from a copy whose checksum verified.
+  bool delivered_good(std::uint64_t at) const;
+  // Records delivered bytes [at, at + n) as from a copy that verified (bounded: the oldest
+  // ranges are forgotten, never made up).
+  void mark_good(std::uint64_t at, std::size_t n);
+  // Counts a copy's check; past kDistrustBad failures that are most of them, the direction's
+  // checksums are no longer believed and the copies waiting on theirs are released.
+  void count_check(CopyCheck check);
+  // Why the hole at next_ is a gap, when the copy waiting there failed its checksum.
+  std::string hole_note() const;
 
   std::size_t max_pending_;
   bool started_ = false;
@@ -177,6 +214,15 @@ class StreamReassembler {
   const PayloadSource* source_ = nullptr;
   bool compare_ = true;
   bool uncompared_ = false;
+  // Checksums: copies that verified / failed, whether they are believed no more, conflicts
+  // resolved by them, and where the delivered bytes verified ([from, to) ranges, in order,
+  // within what is kept; at most kGoodRanges).
+  std::uint64_t good_ = 0, bad_ = 0, resolved_ = 0;
+  bool distrust_ = false;
+  bool resolved_now_ = false;
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> good_ranges_;
+  static constexpr std::size_t kGoodRanges = 256;
+  static constexpr std::uint64_t kDistrustBad = 3;
 };
 
 }  // namespace permitcheck::capture

@@ -63,7 +63,11 @@ struct WireTraceBuilder::Connection {
 };
 
 WireTraceBuilder::WireTraceBuilder(CaptureOptions options, WireSink sink)
-    : options_(options), sink_(std::move(sink)) {}
+    : options_(options),
+      sink_(std::move(sink)),
+      fragments_(IpDefragmenter::Limits{.max_bytes_per_flow = options.max_pending_bytes,
+                                        .max_bytes = options.max_memory,
+                                        .max_datagrams = 4096}) {}
 
 WireTraceBuilder::~WireTraceBuilder() = default;
 
@@ -85,6 +89,14 @@ void WireTraceBuilder::on_segment(double capture_time, const TcpSegment& s) {
   if (stats_.packets == 1) stats_.first_time = time;
   stats_.last_time = time;  // monotonic: never below the last
   if (s.ip_fragment) return on_fragment(time, s);
+  if (fragments_.expiry_due(time)) {
+    fragments_.expire(time, &fragment_problems_);
+    report_fragments(fragment_problems_);
+  }
+  on_whole_segment(time, s);
+}
+
+void WireTraceBuilder::on_whole_segment(double time, const TcpSegment& s) {
   if (options_.port && s.src.port != *options_.port && s.dst.port != *options_.port) return;
   if (time - last_sweep_ >= kExpirySeconds) sweep(time, /*ended_too=*/false);
   const auto key = before(s.src, s.dst) ? std::make_pair(s.src, s.dst) : std::make_pair(s.dst, s.src);
@@ -150,15 +162,16 @@ void WireTraceBuilder::feed_and_release(Connection* conn, const std::pair<Endpoi
   c.last_seen = time;
   c.bytes_seen = c.bytes_seen || !s.payload.empty() || s.missing > 0;
   if (s.syn && !c.syn_seq[from]) c.syn_seq[from] = s.seq;
+  CopyCheck check = CopyCheck::kUnknown;
   if (s.checksum_known) {
-    const bool bad = bad_checksum(c.checksums[from], s);
+    const bool bad = bad_checksum(c.checksums[from], s, &check);
     if (c.checksums[from].believed && c.dir[from].comparing()) c.dir[from].stop_comparing();
     if (bad) {
       ++stats_.bad_checksums;  // a segment its receiver dropped: skipped as it did
       return;
     }
   }
-  feed(c, from, time, s);
+  feed(c, from, time, s, check);
   account(c, time);
   const bool done = c.ended() && (s.rst || (c.fin[0] && c.fin[1]));
   if (done) {
@@ -167,7 +180,7 @@ void WireTraceBuilder::feed_and_release(Connection* conn, const std::pair<Endpoi
   }
 }
 
-bool WireTraceBuilder::bad_checksum(ChecksumSide& k, const TcpSegment& s) {
+bool WireTraceBuilder::bad_checksum(ChecksumSide& k, const TcpSegment& s, CopyCheck* check) {
   // A side's checksums are believed when they are good (a capture between the hosts, or on the
   // receiver): learnt from its first kChecksumSample segments that have one, the bad ones among
   // them skipped once kChecksumGood were good and at most one in 8 bad. A side whose checksums
@@ -175,6 +188,9 @@ bool WireTraceBuilder::bad_checksum(ChecksumSide& k, const TcpSegment& s) {
   // judged by them, and no longer summed: copies that differ are reported by the reassembly.
   if (k.decided && !k.believed) return false;
   const bool good = tcp_checksum_good(s);
+  *check = good                        ? CopyCheck::kGood
+           : tcp_checksum_offloaded(s) ? CopyCheck::kUnknown
+                                       : CopyCheck::kBad;
   if (k.decided) return !good;
   ++k.sampled;
   k.good += good ? 1 : 0;
@@ -237,33 +253,57 @@ void WireTraceBuilder::sweep(double now, bool ended_too) {
 
 void WireTraceBuilder::on_fragment(double time, const TcpSegment& s) {
   ++stats_.fragments;
-  // The first fragment names the ports; a later one only the addresses: every connection
-  // between them that is still being read loses this segment's bytes.
-  const bool ports = s.src.port != 0 || s.dst.port != 0;
-  if (ports && options_.port && s.src.port != *options_.port && s.dst.port != *options_.port) {
-    return;
+  TcpSegment whole;
+  const bool done = fragments_.add(time, s, &whole, &fragment_problems_);
+  // The fragments held count in the memory of all connections (--max-memory).
+  stats_.memory = stats_.memory - fragments_accounted_ + fragments_.memory();
+  fragments_accounted_ = fragments_.memory();
+  stats_.peak_memory = std::max(stats_.peak_memory, stats_.memory);
+  if (stats_.memory > options_.max_memory && fragments_.memory() > 0) {
+    fragments_.drop_all(time,
+                        absl::StrCat("memory limit of ", options_.max_memory,
+                                     " bytes (--max-memory) reached"),
+                        &fragment_problems_);
+    stats_.memory -= fragments_accounted_;
+    fragments_accounted_ = 0;
   }
-  const std::string reason =
-      "IP-fragmented segment (fragments are not reassembled): its bytes are not read";
-  if (ports) {
-    auto it = table_.find(before(s.src, s.dst) ? std::make_pair(s.src, s.dst)
-                                                : std::make_pair(s.dst, s.src));
-    if (it != table_.end() && !it->second->ended()) give_up(*it->second, time, reason);
-    return;
-  }
-  auto same_hosts = [](const Endpoint& x, const Endpoint& y) {
-    return x.v6 == y.v6 && x.word(0) == y.word(0) && x.word(1) == y.word(1);
-  };
-  for (Connection* c : in_order()) {
-    if (c->ended()) continue;
-    if ((same_hosts(c->side[0], s.src) && same_hosts(c->side[1], s.dst)) ||
-        (same_hosts(c->side[0], s.dst) && same_hosts(c->side[1], s.src))) {
-      give_up(*c, time, reason);
-    }
+  report_fragments(fragment_problems_);
+  if (done) {
+    ++stats_.reassembled;
+    on_whole_segment(time, whole);
   }
 }
 
-void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegment& s) {
+void WireTraceBuilder::report_fragments(std::vector<FragmentProblem>& problems) {
+  if (problems.empty()) return;
+  stats_.memory = stats_.memory - fragments_accounted_ + fragments_.memory();
+  fragments_accounted_ = fragments_.memory();
+  auto same_hosts = [](const Endpoint& x, const Endpoint& y) {
+    return x.v6 == y.v6 && x.word(0) == y.word(0) && x.word(1) == y.word(1);
+  };
+  for (const FragmentProblem& p : problems) {
+    // With the ports (the first fragment came): its connection; without: every connection
+    // between the two addresses that is still being read may have lost these bytes.
+    if (p.ports_known) {
+      if (options_.port && p.src.port != *options_.port && p.dst.port != *options_.port) continue;
+      auto it = table_.find(before(p.src, p.dst) ? std::make_pair(p.src, p.dst)
+                                                  : std::make_pair(p.dst, p.src));
+      if (it != table_.end() && !it->second->ended()) give_up(*it->second, p.time, p.reason);
+      continue;
+    }
+    for (Connection* c : in_order()) {
+      if (c->ended()) continue;
+      if ((same_hosts(c->side[0], p.src) && same_hosts(c->side[1], p.dst)) ||
+          (same_hosts(c->side[0], p.dst) && same_hosts(c->side[1], p.src))) {
+        give_up(*c, p.time, p.reason);
+      }
+    }
+  }
+  problems.clear();
+}
+
+void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegment& s,
+                            CopyCheck check) {
   using State = Connection::State;
   if (c.state == State::kIgnored || c.state == State::kBroken) {
     c.fin[from] = c.fin[from] || s.fin;
@@ -287,7 +327,14 @@ void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegme
   }
   // The ack first: bytes of the peer it acknowledges come before this segment's own.
   if (s.has_ack) {
-    if (std::optional<std::string> gap = c.dir[1 - from].acknowledged(time, s.ack)) {
+    // (Bytes the ack shows were taken, waiting on a checksum the capture got wrong, come out.)
+    std::vector<StreamChunk>& taken = c.chunks;
+    taken.clear();
+    std::optional<std::string> gap = c.dir[1 - from].acknowledged(time, s.ack, &taken);
+    deliver(c, 1 - from, taken);
+    taken.clear();
+    if (c.state == State::kBroken || c.state == State::kIgnored) return;
+    if (gap) {
       give_up(c, time, absl::StrCat(c.client == -1 || 1 - from == c.client ? "client" : "broker",
                                     " stream: ", *gap));
       return;
@@ -298,8 +345,13 @@ void WireTraceBuilder::feed(Connection& c, int from, double time, const TcpSegme
     c.quiet_reported = false;
     std::vector<StreamChunk>& chunks = c.chunks;
     chunks.clear();
-    std::optional<std::string> gap = c.dir[from].add(time, s.seq, s.payload, s.missing, &chunks, s.origin);
+    std::optional<std::string> gap =
+        c.dir[from].add(time, s.seq, s.payload, s.missing, &chunks, s.origin, check);
     if (c.dir[from].take_uncompared()) ++stats_.uncompared_copies;
+    if (const std::uint64_t resolved = c.dir[from].take_resolved()) {
+      stats_.checksum_resolved += resolved;  // the copy that verifies believed
+      stats_.bad_checksums += resolved;
+    }
     deliver(c, from, chunks);
     chunks.clear();
     if (gap && c.state != State::kBroken && c.state != State::kIgnored) {
@@ -329,12 +381,17 @@ void WireTraceBuilder::deliver(Connection& c, int from, std::vector<StreamChunk>
   using State = Connection::State;
   if (chunks.empty()) return;
   if (c.state == State::kProbing) {
-    if (c.probe[from].empty()) c.probe_time[from] = chunks.front().time;
-    for (StreamChunk& chunk : chunks) {
-      if (c.probe[from].size() <= kMaxProbeBytes) c.probe[from] += chunk.bytes();
+    // Decided chunk by chunk: bytes that come together (released by a hole filled) after the
+    // first frame keep their own times instead of the probe's.
+    std::size_t used = 0;
+    while (used < chunks.size() && c.state == State::kProbing) {
+      if (c.probe[from].empty()) c.probe_time[from] = chunks[used].time;
+      if (c.probe[from].size() <= kMaxProbeBytes) c.probe[from] += chunks[used].bytes();
+      ++used;
+      decide(c);
     }
-    decide(c);
-    return;
+    if (c.state != State::kPulsar || used == chunks.size()) return;
+    chunks.erase(chunks.begin(), chunks.begin() + static_cast<std::ptrdiff_t>(used));
   }
   if (c.state != State::kPulsar) return;
   const Direction d = from == c.client ? Direction::kToServer : Direction::kToClient;
@@ -451,7 +508,11 @@ void WireTraceBuilder::give_up(Connection& c, double time, const std::string& re
   c.held.clear();  // not known to be in order: dropped, never reported
   ++stats_.not_understood;
   if (sink_.not_understood) {
-    sink_.not_understood(c.label.empty() ? c.pair_label() : c.label, time, reason);
+    // A gap may be a fragment the capture lacks: said with it.
+    const std::string fragment =
+        fragments_.datagrams() > 0 ? fragments_.incomplete_between(c.side[0], c.side[1]) : "";
+    sink_.not_understood(c.label.empty() ? c.pair_label() : c.label, time,
+                         fragment.empty() ? reason : absl::StrCat(reason, "; ", fragment));
   }
   c.state = State::kBroken;
   c.pulsar.reset();
@@ -517,6 +578,9 @@ void WireTraceBuilder::tick(double wall_time) {
 }
 
 void WireTraceBuilder::finish() {
+  // Datagrams still incomplete: their connections lose those bytes before being judged.
+  fragments_.finish(stats_.last_time, &fragment_problems_);
+  report_fragments(fragment_problems_);
   for (Connection* conn : in_order()) {
     Connection& c = *conn;
     if (c.state == Connection::State::kPulsar) {

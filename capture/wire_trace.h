@@ -6,8 +6,9 @@
 // reported, so a lost segment never becomes a false violation. While one direction waits for
 // a missing segment, the other's events wait too, so events keep their order.
 // Whatever is not followed is said (WireSink::not_understood), never dropped without a word:
-// a connection the full table cannot follow, an IP fragment, conflicting copies, the memory
-// limit. A SYN with a new sequence number on the addresses of an ended connection starts a new
+// a connection the full table cannot follow, IP fragments that cannot be reassembled,
+// conflicting copies, the memory limit. IP fragments are reassembled (capture/ip_fragments.h),
+// their bytes counted in options.max_memory. A SYN with a new sequence number on the addresses of an ended connection starts a new
 // one. Bounds: options.max_connections entries (SYN-only ones expire after kExpirySeconds),
 // options.max_memory bytes held for all connections together (plus one segment).
 //
@@ -26,6 +27,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "capture/ip_fragments.h"
 #include "capture/packet.h"
 #include "capture/pulsar_connection.h"
 #include "capture/reassembly.h"
@@ -74,12 +76,16 @@ struct CaptureStats {
   double clock_shift = 0;  // seconds added to the times after the steps
   std::uint64_t expired = 0;     // entries dropped after kExpirySeconds with no byte seen
   std::uint64_t overflowed = 0;  // segments of connections the full table could not follow
-  std::uint64_t fragments = 0;   // IP fragments of TCP segments (not reassembled)
+  std::uint64_t fragments = 0;   // IP fragments of TCP datagrams
+  std::uint64_t reassembled = 0;  // TCP segments reassembled from them (capture/ip_fragments.h)
   // Copies of bytes older than those kept to compare (StreamReassembler::kCompareBytes): a
   // retransmission from far back, believed identical to the first without a comparison.
   std::uint64_t uncompared_copies = 0;
-  // Segments skipped for a bad TCP checksum, on a side whose checksums are otherwise good.
+  // Segments skipped for a bad TCP checksum, on a side whose checksums are otherwise good,
+  // and copies dropped because they differ from one whose checksum verifies while theirs
+  // fails (StreamReassembler::take_resolved; also counted in bad_checksums).
   std::uint64_t bad_checksums = 0;
+  std::uint64_t checksum_resolved = 0;
   std::size_t memory = 0, peak_memory = 0;  // bytes held (CaptureOptions::max_memory)
 };
 
@@ -124,8 +130,9 @@ class WireTraceBuilder {
   static constexpr std::uint32_t kChecksumSample = 32;
   static constexpr std::uint32_t kChecksumGood = 8;
   // Whether `s` (checksum_known) has a bad checksum on a side whose checksums are believed:
-  // a segment its receiver dropped. Updates what the side has shown.
-  static bool bad_checksum(ChecksumSide& k, const TcpSegment& s);
+  // a segment its receiver dropped. Updates what the side has shown; *check says what the
+  // checksum showed when it was verified (for the reassembly to tell copies apart by it).
+  static bool bad_checksum(ChecksumSide& k, const TcpSegment& s, CopyCheck* check);
   using Table = absl::flat_hash_map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Connection>>;
   // Whether `s` opens a new connection on the addresses of `c`, which ended: a SYN with
   // another sequence number than the side's first.
@@ -135,12 +142,16 @@ class WireTraceBuilder {
   void account(Connection& c, double time);
   // Drops entries that only saw a SYN for kExpirySeconds (and, with `ended_too`, ended ones).
   void sweep(double now, bool ended_too);
-  // An IP fragment of a TCP segment: the connections it belongs to are not understood.
+  // An IP fragment of a TCP datagram: reassembled, the segment once whole fed as any other.
   void on_fragment(double time, const TcpSegment& s);
+  // Datagrams that could not be reassembled: their connections are not understood.
+  void report_fragments(std::vector<FragmentProblem>& problems);
+  // A whole segment (captured so, or reassembled), at a monotonic `time`.
+  void on_whole_segment(double time, const TcpSegment& s);
   // Feeds `s` to the connection at `key`, released once it has ended.
   void feed_and_release(Connection* c, const std::pair<Endpoint, Endpoint>& key, double time,
                         const TcpSegment& s);
-  void feed(Connection& c, int from, double time, const TcpSegment& s);
+  void feed(Connection& c, int from, double time, const TcpSegment& s, CopyCheck check);
   void deliver(Connection& c, int from, std::vector<StreamChunk>& chunks);
   void decide(Connection& c);
   void emit(Connection& c, std::vector<TimedEvent>& events, int from);
@@ -168,6 +179,9 @@ class WireTraceBuilder {
   Table table_;
   double last_sweep_ = 0, last_full_sweep_ = 0;
   absl::flat_hash_set<std::pair<Endpoint, Endpoint>> overflow_reported_;
+  IpDefragmenter fragments_;
+  std::size_t fragments_accounted_ = 0;  // fragments_.memory() counted in stats_.memory
+  std::vector<FragmentProblem> fragment_problems_;
   // The last segment's connection (null when it was erased): the next segment is usually of
   // the same one (a write in several segments, the peer's ack), found without hashing.
   std::pair<Endpoint, Endpoint> last_key_;

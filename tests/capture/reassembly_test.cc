@@ -116,8 +116,8 @@ TEST(KeptBytes, AChangedCopyOfBytesKeptByReferenceIsAGapAtItsFirstDifferingByte)
   EXPECT_EQ(f.r.memory(), 0u + 2 * 24) << "two references, no byte copied";
   f.add(3, 5, "56789abXde", kNoOrigin);
   EXPECT_EQ(f.said, "deliver 0123456789\ndeliver abcdefghij\ngap: two copies of stream offset 12 "
-                    "differ (one corrupted? checksums are not verified): which the receiver "
-                    "took is unknown\n");
+                    "differ (one corrupted? their TCP checksums cannot be verified): which "
+                    "the receiver took is unknown\n");
 }
 
 // One-byte segments: their references would take more than the ring, which takes over (the
