@@ -217,7 +217,7 @@ absl::Status ConformanceBroker::close_consumer() {
     impl_->end_live();
   }
   impl_->cv.notify_all();
-  asio::post(impl_->io, [this, conn, bytes = encode_command(out)]() mutable {
+  asio::post(impl_->io, [this, conn, bytes = protocol::encode_command(out)]() mutable {
     impl_->write(conn, std::move(bytes));
   });
   return absl::OkStatus();

@@ -105,9 +105,9 @@ void ConformanceBroker::Impl::read(const std::shared_ptr<Conn>& conn) {
             return;
           }
           if (!f->has_value()) break;
-          absl::StatusOr<Frame> frame = decode_frame(**f);
+          absl::StatusOr<protocol::Frame> frame = protocol::decode_frame(**f);
           if (!frame.ok()) {
-            if (std::optional<UnknownCommand> u = unknown_command(**f)) {
+            if (std::optional<protocol::UnknownCommand> u = protocol::unknown_command(**f)) {
               answer_unimplemented(conn, *u);
               continue;
             }
@@ -179,10 +179,10 @@ void ConformanceBroker::Impl::write(const std::shared_ptr<Conn>& conn, std::stri
 
 void ConformanceBroker::Impl::send(const std::shared_ptr<Conn>& conn,
     const wire::BaseCommand& cmd) {
-  write(conn, encode_command(cmd));
+  write(conn, protocol::encode_command(cmd));
 }
 
-void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Frame& frame) {
+void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const protocol::Frame& frame) {
   const wire::BaseCommand& in = frame.command;
   wire::BaseCommand out;
   bool flood = false;
@@ -442,7 +442,7 @@ void ConformanceBroker::Impl::answer_unimplemented(const std::shared_ptr<Conn>& 
 }
 
 void ConformanceBroker::Impl::answer_unimplemented(const std::shared_ptr<Conn>& conn,
-    const UnknownCommand& u) {
+    const protocol::UnknownCommand& u) {
   answer_unimplemented(conn, absl::StrCat("x-unsupported-command-", u.type),
                        absl::StrCat("command type ", u.type, " not implemented"), u.request_id);
 }

@@ -50,7 +50,7 @@ struct ConformanceBroker::Impl {
     int id = 0;
     asio::ip::tcp::socket socket;
     std::array<char, 65536> buffer{};
-    FrameSplitter splitter;
+    protocol::FrameSplitter splitter;
     internal::WriteQueue writes{socket, kMaxQueuedBytes};
     bool closed = false;
     explicit Conn(asio::io_context& io) : socket(io) {}
@@ -189,7 +189,7 @@ struct ConformanceBroker::Impl {
                           std::function<void()> done);
   void write(const std::shared_ptr<Conn>& conn, std::string bytes);
   void send(const std::shared_ptr<Conn>& conn, const wire::BaseCommand& cmd);
-  void handle(const std::shared_ptr<Conn>& conn, const Frame& frame);
+  void handle(const std::shared_ptr<Conn>& conn, const protocol::Frame& frame);
   // After a Subscribe's SUCCESS: the subscription type is kept; a Failover consumer is told
   // it is active, as a broker tells each Failover consumer on a membership change.
   void on_subscribed(const std::shared_ptr<Conn>& conn, const wire::CommandSubscribe& sub);
@@ -201,7 +201,7 @@ struct ConformanceBroker::Impl {
   void answer_unimplemented(const std::shared_ptr<Conn>& conn, const wire::BaseCommand& in);
   // A well-formed command of a type our proto does not know: the same, noted as
   // `x-unsupported-command-N`, the ERROR only when its body names a request id.
-  void answer_unimplemented(const std::shared_ptr<Conn>& conn, const UnknownCommand& u);
+  void answer_unimplemented(const std::shared_ptr<Conn>& conn, const protocol::UnknownCommand& u);
   // Both: the trace note `event`, then a protocol ERROR with `message` to `request_id` (none:
   // no answer); the connection stays open.
   void answer_unimplemented(const std::shared_ptr<Conn>& conn, std::string event,
