@@ -86,17 +86,17 @@ std::string message_frame(std::mt19937& rng, const std::string& pool, std::uint6
   std::string payload;
   if (b > 1) {
     meta.set_num_messages_in_batch(b);
-    std::vector<conformance::BatchMessage> msgs(static_cast<std::size_t>(b));
+    std::vector<protocol::BatchMessage> msgs(static_cast<std::size_t>(b));
     for (auto& x : msgs) {
       x.payload = slice(50 + rng() % 150);
       x.metadata.set_payload_size(static_cast<int>(x.payload.size()));
     }
-    payload = conformance::encode_batch(msgs);
+    payload = protocol::encode_batch(msgs);
   } else {
     const unsigned r = rng() % 100;
     payload = slice(r < 70 ? 64 + rng() % 448 : r < 95 ? 1024 + rng() % 3072 : 16384 + rng() % 49152);
   }
-  return conformance::encode_message(c, meta.SerializeAsString(), payload);
+  return protocol::encode_message(c, meta.SerializeAsString(), payload);
 }
 
 std::string ack_frame(std::uint64_t consumer, const std::vector<std::pair<std::uint64_t, std::vector<std::int64_t>>>& ids) {
@@ -394,7 +394,7 @@ TapRun measure(bool through_tap, int rounds, int messages) {
       c.mutable_message()->set_consumer_id(0);
       c.mutable_message()->mutable_message_id()->set_ledgerid(7);
       c.mutable_message()->mutable_message_id()->set_entryid(static_cast<std::uint64_t>(i + 1));
-      burst += conformance::encode_message(c, meta.SerializeAsString(), payload);
+      burst += protocol::encode_message(c, meta.SerializeAsString(), payload);
     }
   }
   std::thread broker([&] {

@@ -47,7 +47,7 @@ inline Endpoint endpoint6(std::uint8_t last, std::uint16_t port) {
 
 // Pulsar frames, encoded with protocol/frame.h.
 namespace frames {
-inline std::string command(const wire::BaseCommand& c) { return conformance::encode_command(c); }
+inline std::string command(const wire::BaseCommand& c) { return protocol::encode_command(c); }
 inline std::string connect() {
   wire::BaseCommand c;
   c.set_type(wire::BaseCommand::CONNECT);
@@ -106,14 +106,14 @@ inline std::string message(std::uint64_t consumer, std::uint64_t entry, int b,
   std::string payload = "m";
   if (b > 1) {
     meta.set_num_messages_in_batch(b);
-    std::vector<conformance::BatchMessage> msgs(static_cast<std::size_t>(b));
+    std::vector<protocol::BatchMessage> msgs(static_cast<std::size_t>(b));
     for (auto& x : msgs) {
       x.payload = "x";
       x.metadata.set_payload_size(1);
     }
-    payload = conformance::encode_batch(msgs);
+    payload = protocol::encode_batch(msgs);
   }
-  return conformance::encode_message(c, meta.SerializeAsString(), payload);
+  return protocol::encode_message(c, meta.SerializeAsString(), payload);
 }
 inline std::string ack(std::uint64_t consumer, std::uint64_t entry) {
   wire::BaseCommand c;

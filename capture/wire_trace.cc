@@ -527,7 +527,8 @@ void WireTraceBuilder::check_quiet(Connection& c, double now) {
   if (now - c.last_activity < options_.idle_seconds) return;
   c.quiet_reported = true;
   std::vector<TimedEvent> events;
-  c.pulsar->quiescent(c.last_activity + options_.idle_seconds, &events);
+  c.pulsar->quiescent(c.last_activity + options_.idle_seconds, options_.idle_seconds,
+                      wire::Patience{.settled = options_.idle_seconds}, &events);
   emit(c, events, 0);
 }
 
@@ -604,7 +605,9 @@ void WireTraceBuilder::finish() {
       if (c.state == Connection::State::kPulsar && !c.quiet_reported) {
         c.quiet_reported = true;
         std::vector<TimedEvent> events;
-        c.pulsar->quiescent(std::max(c.last_activity, stats_.last_time), &events);
+        c.pulsar->quiescent(std::max(c.last_activity, stats_.last_time),
+                            std::max(0.0, stats_.last_time - c.last_activity),
+                            wire::Patience{.settled = 0}, &events);
         emit(c, events, 0);
       }
     } else if (c.state == Connection::State::kProbing && options_.port &&

@@ -1,6 +1,7 @@
 // WireTraceBuilder: TCP segments in capture order in, the wire trace of every Pulsar
 // connection out. Connections are told apart by their address pairs; each direction is
-// reassembled (capture/reassembly.h) and decoded (capture/pulsar_connection.h). A connection is
+// reassembled (capture/reassembly.h), split into frames (capture/pulsar_connection.h) and each
+// frame turned into wire events by the wire observer (wire/observer.h). A connection is
 // Pulsar when its client's first frame is a CONNECT, on any port (`port` restricts). A gap in
 // either direction makes the connection "not understood from here on": nothing more of it is
 // reported, so a lost segment never becomes a false violation. While one direction waits for

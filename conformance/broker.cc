@@ -203,21 +203,23 @@ absl::Status ConformanceBroker::deliver(const Delivery& d) {
 absl::Status ConformanceBroker::close_consumer() {
   std::shared_ptr<Impl::Conn> conn;
   wire::BaseCommand out;
+  std::string bytes;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (!impl_->live) return absl::FailedPreconditionError("no live consumer");
     auto it = impl_->conns.find(impl_->live->cnx);
     if (it == impl_->conns.end()) return absl::FailedPreconditionError("connection gone");
     conn = it->second;
-    impl_->events.push_back(spec::CloseConsumer{cnx_id(impl_->live->cnx), impl_->live->consumer});
-    impl_->counters.last_activity = std::chrono::steady_clock::now();
     out.set_type(wire::BaseCommand::CLOSE_CONSUMER);
     out.mutable_close_consumer()->set_consumer_id(impl_->live->consumer);
     out.mutable_close_consumer()->set_request_id(impl_->next_request++);
+    bytes = protocol::encode_command(out);
+    impl_->observe(conn, wire::Direction::kToClient, bytes);  // close_consumer
+    impl_->counters.last_activity = std::chrono::steady_clock::now();
     impl_->end_live();
   }
   impl_->cv.notify_all();
-  asio::post(impl_->io, [this, conn, bytes = encode_command(out)]() mutable {
+  asio::post(impl_->io, [this, conn, bytes = std::move(bytes)]() mutable {
     impl_->write(conn, std::move(bytes));
   });
   return absl::OkStatus();

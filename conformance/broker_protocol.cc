@@ -1,7 +1,8 @@
 // The io thread's half of ConformanceBroker (the contract: conformance/internal/broker_impl.h):
 // accepting connections under the run's bounds, splitting and decoding frames, and answering
 // each command a client writes (the handshake, SUBSCRIBE, FLOW, ACK, REDELIVER, CLOSE_CONSUMER,
-// CONSUMER_STATS, GET_LAST_MESSAGE_ID; an ERROR for the rest), recording what crosses the wire.
+// CONSUMER_STATS, GET_LAST_MESSAGE_ID; an ERROR for the rest). The wire events of the client's
+// commands are recorded from the wire observer (observe()), not built here.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -14,22 +15,17 @@ using asio::ip::tcp;
 using internal::cnx_id;
 using internal::kLedger;
 
-namespace {
-
-
-
-std::optional<std::string> validation_error_name(wire::CommandAck::ValidationError e) {
-  switch (e) {
-    case wire::CommandAck::UncompressedSizeCorruption: return "uncompressed_size";
-    case wire::CommandAck::DecompressionError: return "decompression";
-    case wire::CommandAck::ChecksumMismatch: return "checksum";
-    case wire::CommandAck::BatchDeSerializeError: return "batch_deserialize";
-    case wire::CommandAck::DecryptionError: return "decryption";
-  }
-  return std::nullopt;
+wire::FrameFacts ConformanceBroker::Impl::observe(const std::shared_ptr<Conn>& conn,
+                                                  wire::Direction direction,
+                                                  std::string_view bytes,
+                                                  const wire::ServerKnowledge* server) {
+  observed.clear();
+  // The broker's trace has no times: the events' order is its clock.
+  const wire::FrameFacts facts =
+      conn->observer->on_frame(direction, 0, bytes, nullptr, &observed, server);
+  for (wire::TimedEvent& e : observed) events.push_back(std::move(e.event));
+  return facts;
 }
-
-}  // namespace
 
 bool ConformanceBroker::Impl::over_event_cap() {
   if (flooded) return true;
@@ -80,6 +76,9 @@ void ConformanceBroker::Impl::accept() {
       conn->id = ++counters.connections_opened;
       ++counters.live_connections;
       conns[conn->id] = conn;
+      conn->observer.emplace(cnx_id(conn->id), &conn->observer_cmds);
+      // Recorded when accepted, before any frame (the observer's `connect` is the CONNECT
+      // frame's, which the handshake answers without showing it the observer).
       events.push_back(spec::Connect{cnx_id(conn->id)});
     }
     cv.notify_all();
@@ -105,16 +104,16 @@ void ConformanceBroker::Impl::read(const std::shared_ptr<Conn>& conn) {
             return;
           }
           if (!f->has_value()) break;
-          absl::StatusOr<Frame> frame = decode_frame(**f);
+          absl::StatusOr<protocol::Frame> frame = protocol::decode_frame(**f);
           if (!frame.ok()) {
-            if (std::optional<UnknownCommand> u = unknown_command(**f)) {
+            if (std::optional<protocol::UnknownCommand> u = protocol::unknown_command(**f)) {
               answer_unimplemented(conn, *u);
               continue;
             }
             protocol_error(conn, std::string(frame.status().message()));
             return;
           }
-          handle(conn, *frame);
+          handle(conn, **f, *frame);
           if (conn->closed) return;
         }
         read(conn);
@@ -141,7 +140,9 @@ void ConformanceBroker::Impl::close(const std::shared_ptr<Conn>& conn, bool by_c
     conn->writes.close();
     --counters.live_connections;
     counters.last_activity = std::chrono::steady_clock::now();
-    events.push_back(spec::Disconnect{cnx_id(conn->id)});
+    observed.clear();
+    conn->observer->on_close(0, &observed);  // `disconnect`
+    for (wire::TimedEvent& e : observed) events.push_back(std::move(e.event));
     if (live && live->cnx == conn->id) {
       live->client_closed = by_client;
       end_live();
@@ -179,10 +180,11 @@ void ConformanceBroker::Impl::write(const std::shared_ptr<Conn>& conn, std::stri
 
 void ConformanceBroker::Impl::send(const std::shared_ptr<Conn>& conn,
     const wire::BaseCommand& cmd) {
-  write(conn, encode_command(cmd));
+  write(conn, protocol::encode_command(cmd));
 }
 
-void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Frame& frame) {
+void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, std::string_view bytes,
+                                     const protocol::Frame& frame) {
   const wire::BaseCommand& in = frame.command;
   wire::BaseCommand out;
   bool flood = false;
@@ -230,10 +232,13 @@ void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Fr
         send(conn, out);
         return;
       }
+      out.set_type(wire::BaseCommand::SUCCESS);
+      out.mutable_success()->set_request_id(in.subscribe().request_id());
+      std::string answer = protocol::encode_command(out);
       {
         std::lock_guard<std::mutex> lock(mu);
-        events.push_back(spec::Subscribe{cnx_id(conn->id), consumer, std::nullopt});
-        events.push_back(spec::SubscribeOk{cnx_id(conn->id), consumer});
+        observe(conn, wire::Direction::kToServer, bytes);    // subscribe
+        observe(conn, wire::Direction::kToClient, answer);   // subscribe_ok
         live = Live{.cnx = conn->id, .consumer = consumer};
         if (in.subscribe().has_consumer_epoch()) live->epoch = in.subscribe().consumer_epoch();
         if (in.subscribe().has_start_message_id()) {
@@ -243,9 +248,7 @@ void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Fr
         ++counters.subscribes;
       }
       cv.notify_all();
-      out.set_type(wire::BaseCommand::SUCCESS);
-      out.mutable_success()->set_request_id(in.subscribe().request_id());
-      send(conn, out);
+      write(conn, std::move(answer));
       on_subscribed(conn, in.subscribe());
       return;
     }
@@ -255,7 +258,7 @@ void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Fr
         std::lock_guard<std::mutex> lock(mu);
         const std::uint64_t consumer = in.flow().consumer_id();
         const std::int64_t permits = in.flow().messagepermits();
-        events.push_back(spec::Flow{cnx_id(conn->id), consumer, permits, std::nullopt});
+        observe(conn, wire::Direction::kToServer, bytes);  // flow
         if (live && live->cnx == conn->id && live->consumer == consumer) {
           live->granted += permits;
           ++live->flows;
@@ -267,7 +270,7 @@ void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Fr
       return;
     }
     case wire::BaseCommand::ACK: {
-      on_ack(conn, in.ack());
+      on_ack(conn, bytes, in.ack());
       if (in.ack().has_request_id()) {
         out.set_type(wire::BaseCommand::ACK_RESPONSE);
         out.mutable_ackresponse()->set_consumer_id(in.ack().consumer_id());
@@ -280,7 +283,7 @@ void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Fr
       {
         std::lock_guard<std::mutex> lock(mu);
         const auto& r = in.redeliverunacknowledgedmessages();
-        events.push_back(spec::Extension{"x-redeliver"});
+        observe(conn, wire::Direction::kToServer, bytes);  // x-redeliver
         if (r.message_ids_size() == 0) ++counters.redeliver_all_requests;
         // M2: a newer epoch; later MESSAGE commands carry it, older ones are stale.
         if (live && live->cnx == conn->id && live->consumer == r.consumer_id() &&
@@ -317,7 +320,7 @@ void ConformanceBroker::Impl::handle(const std::shared_ptr<Conn>& conn, const Fr
           close ? in.close_consumer().consumer_id() : in.unsubscribe().consumer_id();
       {
         std::lock_guard<std::mutex> lock(mu);
-        events.push_back(spec::CloseConsumer{cnx_id(conn->id), consumer});
+        observe(conn, wire::Direction::kToServer, bytes);  // close_consumer
         if (live && live->cnx == conn->id && live->consumer == consumer) end_live();
       }
       cv.notify_all();
@@ -442,7 +445,7 @@ void ConformanceBroker::Impl::answer_unimplemented(const std::shared_ptr<Conn>& 
 }
 
 void ConformanceBroker::Impl::answer_unimplemented(const std::shared_ptr<Conn>& conn,
-    const UnknownCommand& u) {
+    const protocol::UnknownCommand& u) {
   answer_unimplemented(conn, absl::StrCat("x-unsupported-command-", u.type),
                        absl::StrCat("command type ", u.type, " not implemented"), u.request_id);
 }
@@ -494,12 +497,14 @@ std::int64_t ConformanceBroker::Impl::apply_ack(Live& inc, const wire::CommandAc
   return newly;
 }
 
-void ConformanceBroker::Impl::on_ack(const std::shared_ptr<Conn>& conn,
+void ConformanceBroker::Impl::on_ack(const std::shared_ptr<Conn>& conn, std::string_view bytes,
     const wire::CommandAck& ack) {
   {
     std::lock_guard<std::mutex> lock(mu);
+    std::vector<std::optional<spec::Id>> names;  // the MESSAGE each id names, as we know it
+    names.reserve(static_cast<std::size_t>(ack.message_id_size()));
     for (const wire::MessageIdData& id : ack.message_id()) {
-      std::optional<spec::Id> cmd;
+      std::optional<spec::Id>& cmd = names.emplace_back();
       if (live && live->cnx == conn->id && live->consumer == ack.consumer_id()) {
         live->acked_messages += apply_ack(*live, ack, id, cmd, ack_timing);
         // A message of the previous incarnation, acknowledged by the replacement: it
@@ -514,12 +519,9 @@ void ConformanceBroker::Impl::on_ack(const std::shared_ptr<Conn>& conn,
         std::optional<spec::Id> ignored;
         (void)apply_ack(*ended, ack, id, ignored, ack_timing);
       }
-      std::optional<std::string> error;
-      if (ack.has_validation_error()) error = validation_error_name(ack.validation_error());
-      events.push_back(spec::Ack{cnx_id(conn->id), ack.consumer_id(),
-                                 cmd.value_or(spec::Id::text(absl::StrCat("e", id.entryid()))),
-                                 error});
     }
+    const wire::ServerKnowledge server{.acked_cmds = names};
+    observe(conn, wire::Direction::kToServer, bytes, &server);  // an ack per id
   }
   cv.notify_all();
 }

@@ -10,6 +10,7 @@
 #include "conformance/internal/process.h"
 #include "conformance/internal/scenario_driver.h"
 #include "conformance/scenario.h"
+#include "wire/quiescence.h"
 
 namespace permitcheck::conformance {
 namespace {
@@ -104,14 +105,21 @@ class Run {
     const milliseconds slow = broker_.view().slowest_ack - milliseconds(p_.delay_ms);
     return std::clamp(3 * slow, client_.idle, 2 * client_.idle);
   }
-  // Quiescence: everything acknowledged and a short silence (a third of the long one), or a
-  // long silence. Keep-alives are not activity (the broker does not count them).
+  // Quiescence (wire/quiescence.h decides it, as for a capture): everything acknowledged and a
+  // short silence (a third of the long one), or a long silence. Keep-alives are not activity
+  // (the broker does not count them).
   void settle() {
     const milliseconds quiet = flow_patience(client_.idle / 3);
     const milliseconds long_silence = std::max(quiet, ack_patience());
+    const wire::Patience patience{.settled = seconds_of(quiet),
+                                  .unsettled = seconds_of(long_silence)};
     wait([&](const BrokerView& v) {
-      return (v.outstanding == 0 && idle_for(v, quiet)) || idle_for(v, long_silence);
+      return wire::quiescent(v.outstanding, seconds_of(Clock::now() - v.last_activity), patience);
     }, client_.timeout);
+  }
+  template <typename Duration>
+  static double seconds_of(Duration d) {
+    return std::chrono::duration<double>(d).count();
   }
   static std::function<bool(const BrokerView&)> ready(int incarnation) {
     return [incarnation](const BrokerView& v) {

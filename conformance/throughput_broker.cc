@@ -36,7 +36,7 @@ struct ThroughputBroker::Impl {
     int id = 0;
     tcp::socket socket;
     std::array<char, 65536> buffer{};
-    FrameSplitter splitter;
+    protocol::FrameSplitter splitter;
     internal::WriteQueue writes{socket, 0};  // unbounded: the bench serves well-behaved clients
     bool closed = false;
     explicit Conn(asio::io_context& io) : socket(io) {}
@@ -108,7 +108,7 @@ struct ThroughputBroker::Impl {
           while (true) {
             absl::StatusOr<std::optional<std::string>> f = conn->splitter.next();
             if (f.ok() && !f->has_value()) break;
-            absl::StatusOr<Frame> frame = f.ok() ? decode_frame(**f) : f.status();
+            absl::StatusOr<protocol::Frame> frame = f.ok() ? protocol::decode_frame(**f) : f.status();
             if (!frame.ok()) {  // garbage: this bench serves well-formed clients only
               abort_session(conn->id, absl::StrCat("connection ", conn->id, ": ",
                                                    frame.status().message()));
@@ -146,7 +146,7 @@ struct ThroughputBroker::Impl {
       if (answer->has_lookuptopicresponse()) {
         answer->mutable_lookuptopicresponse()->set_proxy_through_service_url(true);
       }
-      write(conn, encode_command(*answer));
+      write(conn, protocol::encode_command(*answer));
       return;
     }
     wire::BaseCommand out;
@@ -164,7 +164,7 @@ struct ThroughputBroker::Impl {
         }
         out.set_type(wire::BaseCommand::SUCCESS);
         out.mutable_success()->set_request_id(in.subscribe().request_id());
-        write(conn, encode_command(out));
+        write(conn, protocol::encode_command(out));
         return;
       }
       case wire::BaseCommand::FLOW: {
@@ -195,7 +195,7 @@ struct ThroughputBroker::Impl {
           out.set_type(wire::BaseCommand::ACK_RESPONSE);
           out.mutable_ackresponse()->set_consumer_id(in.ack().consumer_id());
           out.mutable_ackresponse()->set_request_id(in.ack().request_id());
-          write(conn, encode_command(out));
+          write(conn, protocol::encode_command(out));
         }
         return;
       }
@@ -206,7 +206,7 @@ struct ThroughputBroker::Impl {
         out.set_type(wire::BaseCommand::SUCCESS);
         out.mutable_success()->set_request_id(close ? in.close_consumer().request_id()
                                                     : in.unsubscribe().request_id());
-        write(conn, encode_command(out));
+        write(conn, protocol::encode_command(out));
         return;
       }
       default:

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace permitcheck::conformance {
+namespace permitcheck::protocol {
 namespace {
 
 std::array<std::uint32_t, 256> make_crc_table() {
@@ -308,6 +308,17 @@ BatchParse parse_batch(std::string_view payload, int count) {
   return out;
 }
 
+std::optional<std::uint64_t> peek_command_type(std::string_view frame) {
+  if (frame.size() < 9 || static_cast<unsigned char>(frame[8]) != 0x08) return std::nullopt;
+  std::uint64_t v = 0;
+  for (std::size_t i = 9, shift = 0; i < frame.size() && shift < 64; ++i, shift += 7) {
+    const auto b = static_cast<unsigned char>(frame[i]);
+    v |= std::uint64_t{b & 0x7Fu} << shift;
+    if ((b & 0x80) == 0) return v;
+  }
+  return std::nullopt;
+}
+
 std::optional<UnknownCommand> unknown_command(std::string_view frame) {
   if (frame.size() < 8) return std::nullopt;
   const std::uint32_t command_size = read_u32(frame, 4);
@@ -344,4 +355,4 @@ std::optional<UnknownCommand> unknown_command(std::string_view frame) {
   return out;
 }
 
-}  // namespace permitcheck::conformance
+}  // namespace permitcheck::protocol

@@ -9,8 +9,13 @@
 //   FrameSplitter in;  in.append(bytes);
 //   absl::StatusOr<std::optional<std::string>> f = in.next();   // one whole frame
 //   absl::StatusOr<Frame> frame = decode_frame(**f);              // InvalidArgument on garbage
-#ifndef PERMITCHECK_CONFORMANCE_FRAME_H_
-#define PERMITCHECK_CONFORMANCE_FRAME_H_
+//
+// Guarantees: no decoder crashes or reads out of bounds on any input; decoding a frame is
+// O(its size); a FrameSplitter holds at most one frame (kMaxFrameSize) plus the bytes of one
+// append, or only a streamed frame's head. Namespace permitcheck::protocol; the messages of
+// our .proto are permitcheck::wire (proto/pulsar_wire.proto).
+#ifndef PERMITCHECK_PROTOCOL_FRAME_H_
+#define PERMITCHECK_PROTOCOL_FRAME_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -23,7 +28,7 @@
 #include "protocol/hot_command.h"
 #include "protocol/proto/pulsar_wire.pb.h"
 
-namespace permitcheck::conformance {
+namespace permitcheck::protocol {
 
 // Largest frame accepted: Pulsar's default 5 MiB message plus room for the headers.
 inline constexpr std::uint32_t kMaxFrameSize = 5 * 1024 * 1024 + 64 * 1024;
@@ -86,6 +91,21 @@ struct UnknownCommand {
   std::optional<std::uint64_t> request_id;
 };
 std::optional<UnknownCommand> unknown_command(std::string_view frame);
+
+// A big-endian uint32 at the start of `bytes` (the frame's size fields).
+// REQUIRES: bytes.size() >= 4.
+inline std::uint32_t read_be32(std::string_view bytes) {
+  return (std::uint32_t{static_cast<unsigned char>(bytes[0])} << 24) |
+         (std::uint32_t{static_cast<unsigned char>(bytes[1])} << 16) |
+         (std::uint32_t{static_cast<unsigned char>(bytes[2])} << 8) |
+         std::uint32_t{static_cast<unsigned char>(bytes[3])};
+}
+
+// The command type of a whole frame without parsing its command: field 1 of the BaseCommand,
+// which Pulsar serializes first. Works for types our .proto does not know (protobuf would
+// reject those). nullopt when the frame is shorter than 9 bytes or its command does not start
+// with the type. O(1).
+std::optional<std::uint64_t> peek_command_type(std::string_view frame);
 
 // Splits a byte stream into whole frames.
 class FrameSplitter {
@@ -255,6 +275,6 @@ struct BatchParse {
 };
 BatchParse parse_batch(std::string_view payload, int count);
 
-}  // namespace permitcheck::conformance
+}  // namespace permitcheck::protocol
 
-#endif  // PERMITCHECK_CONFORMANCE_FRAME_H_
+#endif  // PERMITCHECK_PROTOCOL_FRAME_H_

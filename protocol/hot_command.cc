@@ -1,6 +1,6 @@
 #include "protocol/hot_command.h"
 
-namespace permitcheck::conformance {
+namespace permitcheck::protocol {
 namespace {
 
 constexpr std::uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
@@ -362,4 +362,4 @@ std::optional<std::int32_t> hot_batch_size(std::string_view metadata) {
   return b;
 }
 
-}  // namespace permitcheck::conformance
+}  // namespace permitcheck::protocol

@@ -20,7 +20,7 @@
 
 #include "protocol/proto/pulsar_wire.pb.h"
 
-namespace permitcheck::conformance {
+namespace permitcheck::protocol {
 
 // A MessageIdData, as far as permits are concerned.
 struct HotMessageId {
@@ -61,6 +61,6 @@ bool hot_command_from(const wire::BaseCommand& command, HotCommand* out);
 // hand decoder does not take it (give it to protobuf); never a value protobuf would not give.
 std::optional<std::int32_t> hot_batch_size(std::string_view metadata);
 
-}  // namespace permitcheck::conformance
+}  // namespace permitcheck::protocol
 
 #endif  // PERMITCHECK_PROTOCOL_HOT_COMMAND_H_

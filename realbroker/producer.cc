@@ -48,9 +48,9 @@ std::string encode(const Command& command, const std::string& metadata = "",
     put_u32(checked, static_cast<std::uint32_t>(metadata.size()));
     checked += metadata;
     checked += payload;
-    tail.push_back(static_cast<char>(conformance::kMagicCrc32c >> 8));
-    tail.push_back(static_cast<char>(conformance::kMagicCrc32c & 0xff));
-    put_u32(tail, conformance::crc32c(checked));
+    tail.push_back(static_cast<char>(protocol::kMagicCrc32c >> 8));
+    tail.push_back(static_cast<char>(protocol::kMagicCrc32c & 0xff));
+    put_u32(tail, protocol::crc32c(checked));
     tail += checked;
   }
   std::string out;
@@ -167,7 +167,7 @@ absl::StatusOr<std::string> BatchProducer::read_command() {
     if (absl::Status s = fill(8); !s.ok()) return s;
     const std::uint32_t total = get_u32(buffer.data());
     const std::uint32_t cmd_size = get_u32(buffer.data() + 4);
-    if (total < 4 || total > conformance::kMaxFrameSize || cmd_size > total - 4) {
+    if (total < 4 || total > protocol::kMaxFrameSize || cmd_size > total - 4) {
       return absl::DataLossError("the broker sent a malformed frame");
     }
     if (absl::Status s = fill(std::size_t{total} + 4); !s.ok()) return s;
@@ -187,12 +187,12 @@ absl::StatusOr<std::string> BatchProducer::read_command() {
 absl::StatusOr<EntryPosition> BatchProducer::send_batch(int size) {
   if (size < 1 || size > 10000) return absl::InvalidArgumentError("batch size out of 1..10000");
   const std::uint64_t sequence = sequence_++;
-  std::vector<conformance::BatchMessage> messages(static_cast<std::size_t>(size));
+  std::vector<protocol::BatchMessage> messages(static_cast<std::size_t>(size));
   for (int i = 0; i < size; ++i) {
     messages[i].payload = absl::StrCat("permitcheck-", sequence, "-", i);
     messages[i].metadata.set_payload_size(static_cast<int>(messages[i].payload.size()));
   }
-  const std::string payload = conformance::encode_batch(messages);
+  const std::string payload = protocol::encode_batch(messages);
   permitcheck::wire::MessageMetadata meta;
   meta.set_producer_name(name_);
   meta.set_sequence_id(sequence);

@@ -3,6 +3,11 @@
 //                                   consumer closes, connection drops, the view and the trace;
 //   conformance/broker_protocol.cc  the io thread's side: accepting connections, reading
 //                                   frames and answering each command the client writes.
+// The broker serves; the wire events of the frames the client writes (and of the answers that
+// give them meaning: SUCCESS to a SUBSCRIBE, the broker's CLOSE_CONSUMER) are the wire observer's
+// (wire/observer.h), fed through observe(). What only the broker knows stays its own record:
+// the connection when accepted, each delivery (Send, and its Message with the B and epoch it
+// wrote, whatever fault the frame carries) and its `x-` notes.
 // Everything in it is guarded by `mu` unless it belongs to the io thread (sockets, write
 // queues); the io thread takes `mu` only around state changes, never across a socket call.
 // Bounds: kMaxLiveConnections, kMaxRecordedEvents, kMaxQueuedBytes, kMaxProtocolErrors per run.
@@ -35,6 +40,7 @@
 #include "conformance/internal/write_queue.h"
 #include "protocol/frame.h"
 #include "spec/events.h"
+#include "wire/observer.h"
 
 namespace permitcheck::conformance {
 
@@ -50,9 +56,13 @@ struct ConformanceBroker::Impl {
     int id = 0;
     asio::ip::tcp::socket socket;
     std::array<char, 65536> buffer{};
-    FrameSplitter splitter;
+    protocol::FrameSplitter splitter;
     internal::WriteQueue writes{socket, kMaxQueuedBytes};
     bool closed = false;
+    // The connection's wire observer, from its accept on (under mu). The broker records its
+    // MESSAGEs itself (deliver_locked) and never feeds it one: its numbering is unused.
+    std::optional<wire::Observer> observer;
+    std::uint64_t observer_cmds = 1;
     explicit Conn(asio::io_context& io) : socket(io) {}
   };
   struct EntryState {
@@ -120,6 +130,7 @@ struct ConformanceBroker::Impl {
   mutable std::mutex mu;
   std::condition_variable cv;
   std::vector<spec::Event> events;
+  std::vector<wire::TimedEvent> observed;  // observe()'s buffer, reused
   std::map<int, std::shared_ptr<Conn>> conns;
   std::optional<Live> live;
   std::optional<Live> ended;  // the last incarnation that ended, for the view after a crash
@@ -189,7 +200,13 @@ struct ConformanceBroker::Impl {
                           std::function<void()> done);
   void write(const std::shared_ptr<Conn>& conn, std::string bytes);
   void send(const std::shared_ptr<Conn>& conn, const wire::BaseCommand& cmd);
-  void handle(const std::shared_ptr<Conn>& conn, const Frame& frame);
+  // `bytes`: the whole frame `frame` was decoded from.
+  void handle(const std::shared_ptr<Conn>& conn, std::string_view bytes,
+              const protocol::Frame& frame);
+  // Feeds one whole frame of `conn` (`direction`: the client's, or the broker's answer) to its
+  // wire observer and records the events it emits. REQUIRES: mu held.
+  wire::FrameFacts observe(const std::shared_ptr<Conn>& conn, wire::Direction direction,
+                           std::string_view bytes, const wire::ServerKnowledge* server = nullptr);
   // After a Subscribe's SUCCESS: the subscription type is kept; a Failover consumer is told
   // it is active, as a broker tells each Failover consumer on a membership change.
   void on_subscribed(const std::shared_ptr<Conn>& conn, const wire::CommandSubscribe& sub);
@@ -201,7 +218,7 @@ struct ConformanceBroker::Impl {
   void answer_unimplemented(const std::shared_ptr<Conn>& conn, const wire::BaseCommand& in);
   // A well-formed command of a type our proto does not know: the same, noted as
   // `x-unsupported-command-N`, the ERROR only when its body names a request id.
-  void answer_unimplemented(const std::shared_ptr<Conn>& conn, const UnknownCommand& u);
+  void answer_unimplemented(const std::shared_ptr<Conn>& conn, const protocol::UnknownCommand& u);
   // Both: the trace note `event`, then a protocol ERROR with `message` to `request_id` (none:
   // no answer); the connection stays open.
   void answer_unimplemented(const std::shared_ptr<Conn>& conn, std::string event,
@@ -211,7 +228,10 @@ struct ConformanceBroker::Impl {
   static std::int64_t apply_ack(Live& inc, const wire::CommandAck& ack,
                                 const wire::MessageIdData& id, std::optional<spec::Id>& cmd,
                                 AckTiming& timing);
-  void on_ack(const std::shared_ptr<Conn>& conn, const wire::CommandAck& ack);
+  // Applies the ack to the incarnations, then records the observer's events of its frame
+  // `bytes`, each id named by the MESSAGE the broker knows it names.
+  void on_ack(const std::shared_ptr<Conn>& conn, std::string_view bytes,
+              const wire::CommandAck& ack);
   // ---- the state as the scenario driver sees it (broker.cc) ----
   // REQUIRES: mu held.
   BrokerView view_locked() const;

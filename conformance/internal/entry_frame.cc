@@ -11,7 +11,7 @@ namespace {
 
 // Bytes of message `m` that stay before the cut (its size field is 4 bytes; its metadata and
 // payload are at least 2 bytes each here, so every class cuts strictly inside its part).
-std::size_t cut_offset(Cut cut, const BatchMessage& m) {
+std::size_t cut_offset(Cut cut, const protocol::BatchMessage& m) {
   const std::size_t meta = m.metadata.ByteSizeLong();
   switch (cut) {
     case Cut::kSizeField1: return 1;
@@ -47,19 +47,19 @@ std::string entry_frame(const Delivery& d, const EntryHead& head) {
   std::string payload;
   if (d.batched) {
     meta.set_num_messages_in_batch(static_cast<std::int32_t>(head.batch_size));
-    std::vector<BatchMessage> msgs;
+    std::vector<protocol::BatchMessage> msgs;
     const std::int64_t n =
         head.batch_size + (d.fault == EntryFault::kExtraMessages ? d.extra_messages : 0);
     std::size_t cut = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      BatchMessage bm;
+      protocol::BatchMessage bm;
       bm.payload = absl::StrCat("m", d.entry, ".", i);
       bm.metadata.set_payload_size(static_cast<std::int32_t>(bm.payload.size()));
       bm.metadata.set_sequence_id(static_cast<std::uint64_t>(i));
-      if (i == d.truncate_at) cut = encode_batch(msgs).size() + cut_offset(d.cut, bm);
+      if (i == d.truncate_at) cut = protocol::encode_batch(msgs).size() + cut_offset(d.cut, bm);
       msgs.push_back(std::move(bm));
     }
-    payload = encode_batch(msgs);
+    payload = protocol::encode_batch(msgs);
     if (d.fault == EntryFault::kTruncatedBatch) payload.resize(cut);
   } else {
     payload = absl::StrCat("m", d.entry);
@@ -71,7 +71,7 @@ std::string entry_frame(const Delivery& d, const EntryHead& head) {
   }
   std::string meta_bytes = meta.SerializeAsString();
   if (d.fault == EntryFault::kMetadata) meta_bytes = std::string("\x07\x07\xff\xff\x01", 5);
-  return encode_message(command, meta_bytes, payload, d.fault == EntryFault::kChecksum);
+  return protocol::encode_message(command, meta_bytes, payload, d.fault == EntryFault::kChecksum);
 }
 
 }  // namespace permitcheck::conformance::internal

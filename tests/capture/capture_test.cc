@@ -219,7 +219,7 @@ TEST(CaptureReassembly, LargeMessagesAcrossSegmentsKeepTheirBatchSizeOnlyWithAGo
     meta.set_sequence_id(1);
     meta.set_publish_time(1700000000000ULL);
     meta.set_num_messages_in_batch(3);
-    const std::string big = conformance::encode_message(m, meta.SerializeAsString(),
+    const std::string big = protocol::encode_message(m, meta.SerializeAsString(),
                                                         std::string(100000, 'b'), corrupt);
     Conversation c(client4(), server4());
     c.handshake();

@@ -465,14 +465,14 @@ TEST(ConformanceBroker, KeepAlivePingsAreNotActivity) {
   connect.set_type(wire::BaseCommand::CONNECT);
   connect.mutable_connect()->set_client_version("test");
   connect.mutable_connect()->set_protocol_version(21);
-  asio::write(socket, asio::buffer(encode_command(connect)));
+  asio::write(socket, asio::buffer(protocol::encode_command(connect)));
   ASSERT_TRUE(broker.wait_until([](const BrokerView& v) { return v.frames_in >= 1; },
                                 std::chrono::seconds(5)));
   const auto before = broker.view().last_activity;
   wire::BaseCommand ping;
   ping.set_type(wire::BaseCommand::PING);
   ping.mutable_ping();
-  for (int i = 0; i < 3; ++i) asio::write(socket, asio::buffer(encode_command(ping)));
+  for (int i = 0; i < 3; ++i) asio::write(socket, asio::buffer(protocol::encode_command(ping)));
   ASSERT_TRUE(broker.wait_until([](const BrokerView& v) { return v.pings >= 3; },
                                 std::chrono::seconds(5)));
   EXPECT_EQ(broker.view().last_activity, before);

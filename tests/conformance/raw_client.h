@@ -41,7 +41,7 @@ class RawClient {
 
   // Whether the whole frame of `cmd` was written.
   bool send(const wire::BaseCommand& cmd) {
-    return capture::testing::send_all(fd_, encode_command(cmd));
+    return capture::testing::send_all(fd_, protocol::encode_command(cmd));
   }
 
   // Whether the whole of an already encoded frame (tests/capture/capture_testing.h's frames)
@@ -55,7 +55,7 @@ class RawClient {
       absl::StatusOr<std::optional<std::string>> f = splitter_.next();
       if (!f.ok()) return std::nullopt;
       if (f->has_value()) {
-        absl::StatusOr<Frame> frame = decode_frame(**f);
+        absl::StatusOr<protocol::Frame> frame = protocol::decode_frame(**f);
         if (!frame.ok()) return std::nullopt;
         return frame->command;
       }
@@ -74,7 +74,7 @@ class RawClient {
 
  private:
   int fd_;
-  FrameSplitter splitter_;
+  protocol::FrameSplitter splitter_;
 };
 
 }  // namespace permitcheck::conformance::testing

@@ -26,14 +26,14 @@ std::string batch_payload(const Delivery& d) {
   const std::string frame = internal::entry_frame(
       d, {.consumer = 0, .ledger = 7, .batch_size = d.batch_size, .message_permits = 8});
   absl::StatusOr<std::optional<std::string>> one = [&] {
-    FrameSplitter s;
+    protocol::FrameSplitter s;
     s.append(frame);
     return s.next();
   }();
   EXPECT_TRUE(one.ok() && one->has_value());
-  absl::StatusOr<Frame> f = decode_frame(**one);
+  absl::StatusOr<protocol::Frame> f = protocol::decode_frame(**one);
   EXPECT_TRUE(f.ok());
-  absl::StatusOr<MetadataAndPayload> mp = parse_metadata_and_payload(f->metadata_and_payload);
+  absl::StatusOr<protocol::MetadataAndPayload> mp = protocol::parse_metadata_and_payload(f->metadata_and_payload);
   EXPECT_TRUE(mp.ok());
   return mp->payload;
 }
@@ -43,18 +43,18 @@ TEST(EntryFrame, EachCutEndsTheBatchInsideItsPartOfTheFailingMessage) {
     const Delivery d{.entry = 3, .batch_size = 8, .batched = true,
                      .fault = EntryFault::kTruncatedBatch, .truncate_at = 4, .cut = cut};
     const std::string payload = batch_payload(d);
-    const BatchParse parse = parse_batch(payload, 8);
+    const protocol::BatchParse parse = protocol::parse_batch(payload, 8);
     ASSERT_EQ(parse.failed_at, std::optional<int>(4)) << cut_name(cut);
     ASSERT_EQ(parse.messages.size(), 4u) << cut_name(cut);
     std::size_t start = 0;
-    for (const BatchMessage& m : parse.messages) {
+    for (const protocol::BatchMessage& m : parse.messages) {
       start += 4 + m.metadata.ByteSizeLong() + m.payload.size();
     }
     const std::size_t left = payload.size() - start;  // bytes of message 4 before the cut
     // The whole message 4, for the bounds of its parts.
     Delivery whole = d;
     whole.fault = EntryFault::kNone;
-    const BatchParse full = parse_batch(batch_payload(whole), 8);
+    const protocol::BatchParse full = protocol::parse_batch(batch_payload(whole), 8);
     ASSERT_EQ(full.messages.size(), 8u);
     const std::size_t meta = full.messages[4].metadata.ByteSizeLong();
     const std::size_t body = full.messages[4].payload.size();

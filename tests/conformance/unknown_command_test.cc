@@ -33,8 +33,8 @@ std::string frame_of(std::uint64_t type, const std::string& body) {
 TEST(UnknownCommand, TypeOutsideOurProtoIsRecognisedWithItsRequestId) {
   // GET_TOPICS_OF_NAMESPACE (32), not in our .proto: request_id = 1, namespace = 2.
   const std::string frame = frame_of(32, "\x08\x07" + std::string("\x12\x01n"));
-  EXPECT_FALSE(decode_frame(frame).ok());
-  std::optional<UnknownCommand> u = unknown_command(frame);
+  EXPECT_FALSE(protocol::decode_frame(frame).ok());
+  std::optional<protocol::UnknownCommand> u = protocol::unknown_command(frame);
   ASSERT_TRUE(u.has_value());
   EXPECT_EQ(u->type, 32u);
   ASSERT_TRUE(u->request_id.has_value());
@@ -43,7 +43,7 @@ TEST(UnknownCommand, TypeOutsideOurProtoIsRecognisedWithItsRequestId) {
 
 TEST(UnknownCommand, BodyWithoutARequestIdHasNone) {
   const std::string frame = frame_of(40, "\x0a\x01t");
-  std::optional<UnknownCommand> u = unknown_command(frame);
+  std::optional<protocol::UnknownCommand> u = protocol::unknown_command(frame);
   ASSERT_TRUE(u.has_value());
   EXPECT_EQ(u->type, 40u);
   EXPECT_FALSE(u->request_id.has_value());
@@ -51,9 +51,9 @@ TEST(UnknownCommand, BodyWithoutARequestIdHasNone) {
 
 TEST(UnknownCommand, KnownTypesAndGarbageAreNotUnknownCommands) {
   // FLOW (11) without its required body fields: malformed, not unsupported.
-  EXPECT_FALSE(unknown_command(frame_of(11, "")).has_value());
-  EXPECT_FALSE(unknown_command(u32(6) + u32(2) + "\xff\xff").has_value());
-  EXPECT_FALSE(unknown_command("abc").has_value());
+  EXPECT_FALSE(protocol::unknown_command(frame_of(11, "")).has_value());
+  EXPECT_FALSE(protocol::unknown_command(u32(6) + u32(2) + "\xff\xff").has_value());
+  EXPECT_FALSE(protocol::unknown_command("abc").has_value());
 }
 
 }  // namespace

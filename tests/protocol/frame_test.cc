@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace permitcheck::conformance {
+namespace permitcheck::protocol {
 namespace {
 
 wire::BaseCommand flow_command(std::uint64_t consumer, std::uint32_t permits) {
@@ -322,4 +322,4 @@ RC_GTEST_PROP(FrameDecoder, NeverCrashesOnMutatedValidFrames,
 }
 
 }  // namespace
-}  // namespace permitcheck::conformance
+}  // namespace permitcheck::protocol

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace permitcheck::conformance {
+namespace permitcheck::protocol {
 namespace {
 
 // A message id with random values, every optional field present or not.
@@ -215,4 +215,4 @@ TEST(HotBatchSize, LeavesPropertiesAndMissingFieldsToProtobuf) {
 }
 
 }  // namespace
-}  // namespace permitcheck::conformance
+}  // namespace permitcheck::protocol

@@ -81,10 +81,10 @@
 
 namespace pw = permitcheck::wire;
 namespace spec = permitcheck::spec;
-using permitcheck::conformance::decode_frame;
-using permitcheck::conformance::encode_command;
-using permitcheck::conformance::Frame;
-using permitcheck::conformance::FrameSplitter;
+using permitcheck::protocol::decode_frame;
+using permitcheck::protocol::encode_command;
+using permitcheck::protocol::Frame;
+using permitcheck::protocol::FrameSplitter;
 using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
@@ -480,7 +480,7 @@ class Client {
       s.early_failure = spec::FailureStage::kChecksum;
       error = pw::CommandAck::ChecksumMismatch;
     } else {
-      auto parsed = permitcheck::conformance::parse_metadata_and_payload(f.metadata_and_payload);
+      auto parsed = permitcheck::protocol::parse_metadata_and_payload(f.metadata_and_payload);
       if (!parsed.ok()) {
         s.early_failure = spec::FailureStage::kMetadata;
         error = pw::CommandAck::BatchDeSerializeError;
@@ -498,7 +498,7 @@ class Client {
         } else if (before_start && s.batch_size > 0) {
           s.fates.assign(static_cast<std::size_t>(s.batch_size), spec::IndexFate::kDuplicate);
         } else if (s.batched && s.batch_size > 0) {
-          const auto batch = permitcheck::conformance::parse_batch(
+          const auto batch = permitcheck::protocol::parse_batch(
               parsed->payload, static_cast<int>(s.batch_size));
           s.fates.assign(static_cast<std::size_t>(s.batch_size), spec::IndexFate::kDeliver);
           if (batch.failed_at) {
@@ -544,7 +544,7 @@ class Client {
   // Whether a batch failed with the failing message's 4-byte size field whole (the
   // truncated-batch-discard mutant's path).
   static bool past_size_field(const std::string& payload,
-                              const permitcheck::conformance::BatchParse& batch) {
+                              const permitcheck::protocol::BatchParse& batch) {
     std::size_t at = 0;
     for (const auto& m : batch.messages) at += 4 + m.metadata.ByteSizeLong() + m.payload.size();
     return payload.size() >= at + 4;
