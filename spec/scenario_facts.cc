@@ -73,7 +73,7 @@ class FactFields {
 constexpr std::string_view kWindowKinds[] = {"payload_failure", "truncated_batch", "held_across",
                                              "stale_epoch", "flow_around_close", "before_start"};
 
-int flag(bool b) { return b ? 1 : 0; }
+int fact_flag(bool b) { return b ? 1 : 0; }
 
 }  // namespace
 
@@ -85,11 +85,12 @@ std::string window_event(const WindowFact& w) {
       absl::StrAppend(&s, " stage=", av(failure_stage_name(w.stage)), " p=", w.p);
       break;
     case WindowKind::kTruncatedBatch:
-      absl::StrAppend(&s, " handed=", w.handed, " p=", w.p, " past_last=", flag(w.past_last));
+      absl::StrAppend(&s, " handed=", w.handed, " p=", w.p,
+                      " past_last=", fact_flag(w.past_last));
       break;
     case WindowKind::kHeldAcross:
     case WindowKind::kStaleEpoch:
-      absl::StrAppend(&s, " same_connection=", flag(w.same_connection));
+      absl::StrAppend(&s, " same_connection=", fact_flag(w.same_connection));
       break;
     case WindowKind::kFlowAroundClose: absl::StrAppend(&s, " t=", w.n); break;
     case WindowKind::kBeforeStart: absl::StrAppend(&s, " singles=", w.n); break;
@@ -171,12 +172,12 @@ std::optional<std::int64_t> parse_late_flow_event(std::string_view ev) {
 }
 
 std::string drain_event(const DrainFact& d) {
-  return absl::StrCat(av(kDrainEvent), " scenario=", d.scenario, " ran=", flag(d.ran),
-                      " measured=", flag(d.measured), " delta=", d.delta,
+  return absl::StrCat(av(kDrainEvent), " scenario=", d.scenario, " ran=", fact_flag(d.ran),
+                      " measured=", fact_flag(d.measured), " delta=", d.delta,
                       " short_min=", d.short_min, " short_max=", d.short_max,
                       " granted=", d.granted, " debited=", d.debited,
-                      " old_client=", flag(d.old_client),
-                      " payload_failure=", flag(d.payload_failure), " text=", d.text);
+                      " old_client=", fact_flag(d.old_client),
+                      " payload_failure=", fact_flag(d.payload_failure), " text=", d.text);
 }
 
 std::optional<DrainFact> parse_drain_event(std::string_view ev) {
