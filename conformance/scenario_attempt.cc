@@ -13,6 +13,7 @@
 #include "conformance/internal/scenario_judge.h"
 #include "conformance/scenario.h"
 #include "spec/client_exit.h"
+#include "spec/scenario_facts.h"
 
 namespace permitcheck::conformance {
 
@@ -82,15 +83,17 @@ ScenarioOutcome attempt_scenario(const ClientSpec& client, const ScenarioParams&
                                                          .debited = v.debited,
                                                          .how = *ended}));
       } else {
-        out.violations.push_back(spec::Finding{
-            info.primary, 0,
-            absl::StrCat("at quiescence the client has no subscribed consumer (it closed its "
-                         "consumer or connection during ", std::string(info.name), ")")});
+        // Still running, its consumer or connection closed: a fact the wire does not state
+        // (spec/scenario_facts.h), judged by the monitor at its line.
+        broker.record_extension(spec::no_consumer_event(
+            {.rule = info.primary, .scenario = std::string(info.name)}));
       }
     }
+    // What the broker could not read (recorded here, after the scenario: the broker keeps the
+    // reasons, not their place in the trace).
     for (const std::string& e : v.protocol_errors) {
-      out.violations.push_back(spec::Finding{info.primary, 0,
-                                             absl::StrCat("client sent a malformed frame: ", e)});
+      broker.record_extension(spec::malformed_frame_event(
+          {.rule = info.primary, .scenario = std::string(info.name), .error = e}));
     }
   }
   const bool crashed = proc.crashed();

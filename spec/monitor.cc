@@ -135,7 +135,7 @@ MonitorSize Monitor::size() const {
   out.part_bytes[6] =
       table_bytes(s.ledgers.capacity(), sizeof(std::pair<const Id, CommandLedger>));
   out.part_bytes[7] = (s.violations.capacity() + s.deviations.capacity()) * sizeof(Finding) +
-                      s.finding_bytes;
+                      s.finding_bytes + s.scenario_fact_bytes;
   for (std::size_t b : out.part_bytes) out.bytes += b;
   return out;
 }

@@ -425,12 +425,15 @@ void Monitor::State::check_settle(Command& c, std::int64_t n) {
 // S5/S6: the message object of the skip just before was released at skip time. A
 // dead-letter message is still held by dead-letter handling (revision B's F3).
 // M2: a recorder's reading of a prefetch count gauge (spec/prefetch_gauge.h). A client that
-// ended during a scenario: the scenario's primary rule (spec/client_exit.h).
+// ended during a scenario: the scenario's primary rule (spec/client_exit.h). A scenario
+// driver's other facts: monitor_scenario.cc.
 void Monitor::State::on(const Extension& e) {
   if (std::optional<ClientExit> x = parse_client_exit_event(e.ev)) {
     violation(x->rule, client_exit_text(*x));
+    driver_fact_lines.push_back(line);
     return;
   }
+  if (on_scenario_fact(e.ev)) return;
   if (std::optional<PrefetchGauge> g = parse_prefetch_gauge_event(e.ev)) {
     if (std::optional<std::string> leak = prefetch_gauge_leak(*rules, *g)) {
       violation(RuleId::kM2, *std::move(leak));

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "spec/legacy_catalogue.h"
+#include "spec/permit_state.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -139,7 +140,7 @@ std::optional<Finding> late_flow_verdict(std::int64_t late_flow,
 std::optional<Excuse> field_absent_excuse(const FieldAbsent& f, const DrainFacts& d) {
   // A failure before metadata of a complete batch may return 1 (X1), of a partial one every
   // ack_set bit (X6). A shortfall of exactly that much is the known deviation, not E5/E6.
-  std::int64_t allowance = 0;
+  std::int64_t allowance = 0, total_p = 0;
   RuleId rule = RuleId::kX1;
   std::vector<std::string> entries;
   for (const EarlyFailure& e : f.entries) {
@@ -147,26 +148,92 @@ std::optional<Excuse> field_absent_excuse(const FieldAbsent& f, const DrainFacts
     if (!e.ack_set.absent()) rule = RuleId::kX6;
     if (e.p == fallback) continue;
     allowance += e.p - fallback;
-    entries.push_back(absl::StrCat(e.name, " (P = ", e.p, ") returned ", fallback));
+    total_p += e.p;
+    entries.push_back(absl::StrCat(e.name, " (P = ", e.p, ") may return ", fallback));
   }
   if (allowance <= 0) return std::nullopt;
-  const std::string what =
+  // What the fallback allows, then what this run measured: never the one stated as the other.
+  const std::string allows =
       absl::StrCat(absl::StrJoin(entries, ", "), " with the field absent (",
-                   f.old_client ? "old client" : "old broker", "): ", allowance,
-                   " permit(s) short");
+                   f.old_client ? "old client" : "old broker", "): the fallback allows ",
+                   total_p - allowance, " returned, ", allowance, " permit(s) short; ");
   std::optional<std::string> text;
   if (d.measured && allowance <= -d.delta && allowance >= -d.delta - d.slack) {
-    text = absl::StrCat(what, " (", d.text, ")");
+    const std::int64_t short_by = -d.delta;
+    text = absl::StrCat(allows, "the drain measured ", short_by, " permit(s) short");
+    if (d.slack == 0) {
+      absl::StrAppend(&*text, ", ", total_p - short_by, " returned");
+    } else {
+      absl::StrAppend(&*text, ", of which an old client may keep up to ", d.slack,
+                      " unrequested: ", std::max<std::int64_t>(0, total_p - short_by), " to ",
+                      std::min(total_p, total_p - short_by + d.slack), " returned");
+    }
+    absl::StrAppend(&*text, " (", d.text, ")");
   }
   if (!d.measured && d.ran && allowance >= d.short_min && allowance <= d.short_max) {
-    text = absl::StrCat(what, " (", d.text, ")");
+    text = absl::StrCat(allows, "the drain measured between ",
+                        std::max<std::int64_t>(0, d.short_min), " and ", d.short_max,
+                        " permit(s) short (", d.text, ")");
   }
   if (!d.ran && f.t) {  // no drain (client gone): the quiescence bound decides
     const std::int64_t acc = f.q - (f.granted - f.debited) - allowance;
-    if (acc >= 0 && acc < *f.t) text = what;
+    if (acc >= 0 && acc < *f.t) {
+      text = absl::StrCat(allows, "no drain ran; at quiescence ", f.granted, " granted, ",
+                          f.debited, " debited of Q = ", f.q, ": with the fallback's loss ", acc,
+                          " permit(s) unrequested, below T = ", *f.t);
+    }
   }
   if (!text) return std::nullopt;
   return Excuse{rule, *std::move(text)};
+}
+
+std::optional<LegacyWindow> legacy_window(const WindowFact& w) {
+  switch (w.kind) {
+    case WindowKind::kPayloadFailure: return payload_failure_window(w.stage, w.p, w.what);
+    case WindowKind::kTruncatedBatch:
+      return truncated_batch_window(w.handed, w.p, w.past_last, w.what);
+    case WindowKind::kHeldAcross: return held_across_window(w.same_connection, w.what);
+    case WindowKind::kStaleEpoch: return stale_epoch_window(w.same_connection, w.what);
+    case WindowKind::kFlowAroundClose: return flow_around_close_window(w.n, w.what);
+    case WindowKind::kBeforeStart: return before_start_window(w.n, w.what);
+  }
+  return std::nullopt;
+}
+
+ScenarioJudgement judge_scenario(const ScenarioFacts& facts, std::int64_t q,
+                                 std::optional<std::int64_t> t) {
+  ScenarioJudgement j;
+  const DrainFact& fact = facts.drain;
+  // An old client may keep up to T - 1 unrequested after its Flow (its own Flow policy); a
+  // rev-d client's Flow returns everything (N5).
+  const DrainFacts drain{.ran = fact.ran,
+                         .measured = fact.measured,
+                         .delta = fact.delta,
+                         .short_min = fact.short_min,
+                         .short_max = fact.short_max,
+                         .text = fact.text,
+                         .slack = fact.old_client ? t.value_or(default_threshold(q)) - 1 : 0,
+                         .scenario = fact.scenario,
+                         .loss_is_payload_failure = fact.payload_failure};
+  const FieldAbsent absent{.entries = facts.early_failures,
+                           .old_client = fact.old_client,
+                           .t = t,
+                           .q = q,
+                           .granted = fact.granted,
+                           .debited = fact.debited};
+  j.excuse = field_absent_excuse(absent, drain);
+  std::vector<LegacyWindow> opened;
+  for (const WindowFact& w : facts.windows) {
+    std::optional<LegacyWindow> r = legacy_window(w);
+    if (!r) continue;
+    if (std::find(j.rows.begin(), j.rows.end(), r->row) == j.rows.end()) j.rows.push_back(r->row);
+    opened.push_back(*std::move(r));
+  }
+  std::optional<Finding> found;
+  if (!j.excuse) found = drain_verdict(opened, drain, j.found_rows);
+  if (!found) found = late_flow_verdict(facts.late_flow, j.found_rows);
+  if (found) j.violations.push_back(*std::move(found));
+  return j;
 }
 
 }  // namespace permitcheck::spec

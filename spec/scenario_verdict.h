@@ -2,7 +2,8 @@
 // beside the wire: the legacy rows whose window a run opened (docs/rules.md section 10) and the
 // rule each breaks there, the drain's surplus or shortfall, an old incarnation's Flow that
 // reached its replacement (N6, L11), and the field-absent fallback (X1, X6) that explains a
-// shortfall. The conformance judge gathers the facts and calls these; the rules are chosen here.
+// shortfall. The conformance judge gathers the facts and writes them into the trace
+// (spec/scenario_facts.h); the monitor judges them with judge_scenario; the rules are chosen here.
 //
 //   std::vector<LegacyWindow> w = {payload_failure_window(FailureStage::kChecksum, 8, "b8")};
 //   std::vector<std::string> rows;
@@ -22,6 +23,7 @@
 #include "spec/command_budget.h"
 #include "spec/monitor.h"
 #include "spec/rule_id.h"
+#include "spec/scenario_facts.h"
 
 namespace permitcheck::spec {
 
@@ -93,14 +95,6 @@ std::optional<Finding> drain_verdict(const std::vector<LegacyWindow>& opened, co
 std::optional<Finding> late_flow_verdict(std::int64_t late_flow,
                                          std::vector<std::string>& found_rows);
 
-// An entry whose payload failed before its metadata could be read, while the message_permits
-// field was absent: its P and its ack_set (absent: a complete batch).
-struct EarlyFailure {
-  std::string name;  // "b8", "b8 (partial)"
-  std::int64_t p = 0;
-  AckSet ack_set;
-};
-
 // A run with the field absent on the client's side (an old broker, or an old client).
 struct FieldAbsent {
   std::vector<EarlyFailure> entries;
@@ -117,8 +111,35 @@ struct Excuse {
 };
 
 // The deviation when the shortfall the drain measured (or, with no drain, the quiescence bound)
-// is exactly what the entries' fallbacks lose; nullopt otherwise (then E5/E6 stand).
+// is exactly what the entries' fallbacks lose; nullopt otherwise (then E5/E6 stand). Its text
+// gives what the fallback allows (returned, short) beside what the drain measured.
 std::optional<Excuse> field_absent_excuse(const FieldAbsent& f, const DrainFacts& d);
+
+// The legacy row a measured window opens (the functions above, by kind); nullopt when the
+// legacy value happens to be exact there.
+std::optional<LegacyWindow> legacy_window(const WindowFact& w);
+
+// The facts a scenario's driver wrote into the trace (spec/scenario_facts.h), in the order
+// read: the windows, the entries that failed with the field absent, a late Flow, the drain.
+struct ScenarioFacts {
+  std::vector<WindowFact> windows;
+  std::vector<EarlyFailure> early_failures;  // non-empty: the field was absent (X1, X6)
+  std::int64_t late_flow = 0;
+  DrainFact drain;
+};
+
+// The verdict of a scenario's facts under the trace's Q and declared T (the header's q and t):
+// the findings (drain_verdict, else late_flow_verdict), the field-absent excuse that explains
+// E5/E6 (field_absent_excuse), the rows the windows opened and those a finding is reported
+// under. The one function the monitor (at `x-drain`) and the conformance judge both use.
+struct ScenarioJudgement {
+  std::vector<Finding> violations;  // line 0: the caller reports them at the fact's line
+  std::optional<Excuse> excuse;
+  std::vector<std::string> rows;        // opened, in order, once each
+  std::vector<std::string> found_rows;  // a finding is reported under
+};
+ScenarioJudgement judge_scenario(const ScenarioFacts& facts, std::int64_t q,
+                                 std::optional<std::int64_t> t);
 
 }  // namespace permitcheck::spec
 

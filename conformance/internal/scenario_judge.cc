@@ -5,15 +5,12 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "spec/client_exit.h"
 #include "spec/monitor.h"
+#include "spec/scenario_facts.h"
 #include "spec/scenario_verdict.h"
 
 namespace permitcheck::conformance::internal {
 namespace {
-
-using spec::LegacyWindow;
-using spec::RuleId;
 
 std::int64_t p_of(const EntrySpec& e) {
   const spec::AckSet a = ack_set_of(e);
@@ -31,9 +28,11 @@ spec::FailureStage stage_of(EntryFault fault) {
                                           : spec::FailureStage::kDecompress;
 }
 
-// The legacy rows whose window the run opened (the rule of each: spec/scenario_verdict.h).
-std::vector<LegacyWindow> rows_of(const ClientSpec& client, const ScenarioOutcome& o) {
-  std::vector<LegacyWindow> v;
+// The legacy windows the run opened, as measured facts (the row and rule of each:
+// spec/scenario_verdict.h legacy_window).
+std::vector<spec::WindowFact> windows_of(const ClientSpec& client, const ScenarioOutcome& o) {
+  using spec::WindowKind;
+  std::vector<spec::WindowFact> v;
   const ScenarioParams& p = o.params;
   const bool field = p.send_field && client.knows_message_permits;
   for (const EntrySpec& e : p.entries) {
@@ -44,10 +43,12 @@ std::vector<LegacyWindow> rows_of(const ClientSpec& client, const ScenarioOutcom
       case EntryFault::kDecompression: {
         // Field absent, a checksum or metadata failure may return the fallback (X1, X6).
         if (pp <= 1 || (!field && is_early_failure(e.fault))) break;
-        v.push_back(spec::payload_failure_window(
-            stage_of(e.fault), pp,
-            absl::StrCat(name_of(e), " with a ", std::string(entry_fault_name(e.fault)),
-                         " failure (P = ", pp, ")")));
+        v.push_back({.kind = WindowKind::kPayloadFailure,
+                     .stage = stage_of(e.fault),
+                     .p = pp,
+                     .what = absl::StrCat(name_of(e), " with a ",
+                                          std::string(entry_fault_name(e.fault)),
+                                          " failure (P = ", pp, ")")});
         break;
       }
       case EntryFault::kTruncatedBatch: {
@@ -59,12 +60,12 @@ std::vector<LegacyWindow> rows_of(const ClientSpec& client, const ScenarioOutcom
           last = i;
           if (i < e.truncate_at) ++handed;
         }
-        if (std::optional<LegacyWindow> w = spec::truncated_batch_window(
-                handed, pp, e.truncate_at > last,
-                absl::StrCat(name_of(e), " failing at index ", e.truncate_at, " after ", handed,
-                             " handed off (P = ", pp, ")"))) {
-          v.push_back(*std::move(w));
-        }
+        v.push_back({.kind = WindowKind::kTruncatedBatch,
+                     .p = pp,
+                     .handed = handed,
+                     .past_last = e.truncate_at > last,
+                     .what = absl::StrCat(name_of(e), " failing at index ", e.truncate_at,
+                                          " after ", handed, " handed off (P = ", pp, ")")});
         break;
       }
       default: break;
@@ -72,122 +73,104 @@ std::vector<LegacyWindow> rows_of(const ClientSpec& client, const ScenarioOutcom
   }
   const bool same = p.kind == ScenarioKind::kHeldCloseConsumer;
   if ((same || p.kind == ScenarioKind::kHeldReconnect) && o.held_across >= 2) {
-    v.push_back(spec::held_across_window(
-        same, absl::StrCat(o.held_across, " message(s) held across ",
-                           same ? "CLOSE_CONSUMER on the same connection"
-                                : "a reconnect (new connection)")));
+    v.push_back({.kind = WindowKind::kHeldAcross,
+                 .same_connection = same,
+                 .what = absl::StrCat(o.held_across, " message(s) held across ",
+                                      same ? "CLOSE_CONSUMER on the same connection"
+                                           : "a reconnect (new connection)")});
   }
   if (p.kind == ScenarioKind::kDropBeforeAck && o.held_across >= 1) {
     // Delivered, none acknowledged, then the incarnation ended: their credit stays with it.
-    v.push_back(spec::held_across_window(
-        p.same_connection,
-        absl::StrCat(o.held_across, " message(s) inside the client, none acknowledged, across ",
-                     p.same_connection ? "CLOSE_CONSUMER on the same connection"
-                                       : "a connection drop (new connection)")));
+    v.push_back({.kind = WindowKind::kHeldAcross,
+                 .same_connection = p.same_connection,
+                 .what = absl::StrCat(o.held_across,
+                                      " message(s) inside the client, none acknowledged, across ",
+                                      p.same_connection ? "CLOSE_CONSUMER on the same connection"
+                                                        : "a connection drop (new connection)")});
   }
   if (p.kind == ScenarioKind::kStaleEpoch && o.stale_discards >= 1) {
     // On a new connection L6; the consumer recreated on the same connection is L7's case.
-    v.push_back(spec::stale_epoch_window(
-        p.same_connection,
-        absl::StrCat(o.stale_discards, " stale-epoch message(s) of an incarnation that ended (",
-                     p.same_connection ? "CLOSE_CONSUMER, same connection" : "a reconnect",
-                     ") discarded after the epoch rose")));
+    v.push_back({.kind = WindowKind::kStaleEpoch,
+                 .same_connection = p.same_connection,
+                 .what = absl::StrCat(o.stale_discards,
+                                      " stale-epoch message(s) of an incarnation that ended (",
+                                      p.same_connection ? "CLOSE_CONSUMER, same connection"
+                                                        : "a reconnect",
+                                      ") discarded after the epoch rose")});
   }
   if (p.kind == ScenarioKind::kFlowAroundClose && o.not_opened.empty() && !o.windows.empty()) {
-    v.push_back(spec::flow_around_close_window(
-        client.threshold(), absl::StrCat("a Flow of T = ", client.threshold(),
-                                         " due around CLOSE_CONSUMER on the same connection")));
+    v.push_back({.kind = WindowKind::kFlowAroundClose,
+                 .n = client.threshold(),
+                 .what = absl::StrCat("a Flow of T = ", client.threshold(),
+                                      " due around CLOSE_CONSUMER on the same connection")});
   }
   if (p.kind == ScenarioKind::kStartMessageId && o.before_start_singles > 0) {
-    v.push_back(spec::before_start_window(
-        o.before_start_singles,
-        absl::StrCat(o.before_start_singles,
-                     " non-batched message(s) at or before start_message_id")));
+    v.push_back({.kind = WindowKind::kBeforeStart,
+                 .n = o.before_start_singles,
+                 .what = absl::StrCat(o.before_start_singles,
+                                      " non-batched message(s) at or before start_message_id")});
   }
   return v;
 }
 
-// Whether the monitor's finding `f` is a client's exit (spec/client_exit.h): a crash is never
-// the field-absent deviation, even in a scenario whose primary rule is E5 or E6.
-bool is_client_exit(const ScenarioOutcome& o, const spec::Finding& f) {
-  if (f.line < 2 || f.line - 2 >= o.events.size()) return false;
-  const auto* x = std::get_if<spec::Extension>(&o.events[f.line - 2]);
-  return x != nullptr && spec::parse_client_exit_event(x->ev).has_value();
+// Everything the driver measured beside the wire, as the facts the trace carries.
+spec::ScenarioFacts facts_of(const ClientSpec& client, const ScenarioOutcome& out) {
+  const ScenarioInfo& info = scenario_info(out.params.kind);
+  spec::ScenarioFacts f;
+  f.windows = windows_of(client, out);
+  // Field absent on the client side (old broker, or an old client that ignores it): the entries
+  // that failed before their metadata, whose fallback may explain a shortfall (X1, X6).
+  if (!out.params.send_field || !client.knows_message_permits) {
+    for (const EntrySpec& e : out.params.entries) {
+      if (is_early_failure(e.fault)) {
+        f.early_failures.push_back({.name = name_of(e), .p = p_of(e), .ack_set = ack_set_of(e)});
+      }
+    }
+  }
+  if (out.params.kind == ScenarioKind::kFlowAroundClose) f.late_flow = out.late_flow;
+  const ScenarioOutcome::Drain& d = out.drain;
+  f.drain = {.scenario = std::string(info.name),
+             .ran = d.ran,
+             .measured = d.measured,
+             .delta = d.delta,
+             .short_min = d.short_min,
+             .short_max = d.short_max,
+             .granted = out.granted,
+             .debited = out.debited,
+             .old_client = !client.knows_message_permits,
+             .payload_failure = info.kind == ScenarioKind::kTruncationPositions,
+             .text = d.text};
+  return f;
 }
 
 }  // namespace
 
 void judge(const ClientSpec& client, ScenarioOutcome& out) {
-  const ScenarioInfo& info = scenario_info(out.params.kind);
+  // What the driver measured beside the wire goes into the trace as facts, after everything
+  // the broker recorded, the drain last (spec/scenario_facts.h): the monitor judges them there,
+  // so the saved trace gives `validate` the same findings at the same lines (issue 33).
+  const spec::ScenarioFacts facts = facts_of(client, out);
+  for (const spec::WindowFact& w : facts.windows) {
+    out.events.push_back(spec::Extension{spec::window_event(w)});
+  }
+  for (const spec::EarlyFailure& e : facts.early_failures) {
+    out.events.push_back(spec::Extension{spec::early_failure_event(e)});
+  }
+  if (facts.late_flow > 0) {
+    out.events.push_back(spec::Extension{spec::late_flow_event(facts.late_flow)});
+  }
+  out.events.push_back(spec::Extension{spec::drain_event(facts.drain)});
+
   spec::MonitorReport report = spec::check_trace(out.header, out.events);
-  // Lines of monitor findings are file lines; ours point past the end.
-  const std::uint64_t end_line = out.events.size() + 2;
-  for (spec::Finding& f : out.violations) f.line = end_line;
-  out.deviations = report.deviations;
-
-  const ScenarioOutcome::Drain& d = out.drain;
-  const spec::DrainFacts drain{
-      .ran = d.ran,
-      .measured = d.measured,
-      .delta = d.delta,
-      .short_min = d.short_min,
-      .short_max = d.short_max,
-      .text = d.text,
-      .slack = client.knows_message_permits ? 0 : client.threshold() - 1,
-      .scenario = std::string(info.name),
-      .loss_is_payload_failure = info.kind == ScenarioKind::kTruncationPositions};
-
-  // Field absent on the client side (old broker, or an old client that ignores it): the entries
-  // that failed before their metadata, whose fallback may explain a shortfall (X1, X6).
-  spec::FieldAbsent absent{.old_client = !client.knows_message_permits,
-                           .t = client.t,
-                           .q = client.q,
-                           .granted = out.granted,
-                           .debited = out.debited};
-  if (!out.params.send_field || !client.knows_message_permits) {
-    for (const EntrySpec& e : out.params.entries) {
-      if (is_early_failure(e.fault)) absent.entries.push_back({name_of(e), p_of(e), ack_set_of(e)});
-    }
+  out.violations = std::move(report.violations);
+  out.deviations = std::move(report.deviations);
+  // The rows: the same function the monitor judged the facts with.
+  const spec::ScenarioJudgement j =
+      spec::judge_scenario(facts, out.header.q.value_or(client.q), out.header.t);
+  for (const std::string& row : j.rows) {
+    if (std::find(out.rows.begin(), out.rows.end(), row) == out.rows.end()) out.rows.push_back(row);
   }
-  const std::optional<spec::Excuse> excuse = spec::field_absent_excuse(absent, drain);
-
-  const std::vector<LegacyWindow> rows = rows_of(client, out);
-  for (const LegacyWindow& r : rows) {
-    if (std::find(out.rows.begin(), out.rows.end(), r.row) == out.rows.end()) {
-      out.rows.push_back(r.row);
-    }
-  }
-  std::vector<spec::Finding> found;
-  if (!excuse) {
-    if (std::optional<spec::Finding> f = spec::drain_verdict(rows, drain, out.found_rows)) {
-      found.push_back(*std::move(f));
-    }
-  }
-  if (out.params.kind == ScenarioKind::kFlowAroundClose && found.empty()) {
-    if (std::optional<spec::Finding> f = spec::late_flow_verdict(out.late_flow, out.found_rows)) {
-      found.push_back(*std::move(f));
-    }
-  }
-  if (excuse) {
-    out.deviations.push_back(spec::Finding{excuse->rule, end_line, excuse->text});
-  }
-  for (spec::Finding& f : report.violations) {
-    if (excuse && (f.rule == RuleId::kE5 || f.rule == RuleId::kE6) && !is_client_exit(out, f)) {
-      f.explanation = absl::StrCat(f.explanation, "; explained by known deviation ", excuse->text);
-      f.rule = excuse->rule;
-      out.deviations.push_back(std::move(f));
-    } else {
-      out.violations.push_back(std::move(f));
-    }
-  }
-  for (spec::Finding& f : found) {
-    f.line = end_line;
-    out.violations.push_back(std::move(f));
-  }
-  // A client that ended during the scenario is the monitor's finding, from the x-client-exit
-  // fact scenario_run.cc records (spec/client_exit.h).
-  std::stable_sort(out.violations.begin(), out.violations.end(),
-                   [](const spec::Finding& a, const spec::Finding& b) { return a.line < b.line; });
+  for (const std::string& row : j.found_rows) out.found_rows.push_back(row);
 }
 
 }  // namespace permitcheck::conformance::internal

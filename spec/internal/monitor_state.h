@@ -7,6 +7,8 @@
 //   monitor_command.cc     one command: recv .. settle (C1-C4, C7, K1-K8, S1-S3, E1, E2)
 //   monitor_broker.cc      broker accounting: send, consumer_removed (B1-B11, E4)
 //   monitor_deviations.cc  known deviations X1-X6: when they excuse a finding, by how much
+//   monitor_scenario.cc    a scripted scenario's driver facts (x-window .. x-drain, no
+//                          subscribed consumer, a malformed frame): spec/scenario_verdict.h
 //
 // Speed (the one place it is done; measured by bench/validate_bench): per-event work is
 // constant amortized and allocation-free on the clean path.
@@ -66,6 +68,7 @@
 #include "spec/resolve.h"
 #include "spec/rule_id.h"
 #include "spec/ruleset.h"
+#include "spec/scenario_verdict.h"
 
 namespace permitcheck::spec {
 namespace monitor_internal {
@@ -653,6 +656,15 @@ struct Monitor::State {
   // S5/S6: the message object of the skip just before was released at skip time. A
   // dead-letter message is still held by dead-letter handling (revision B's F3).
   void on(const Extension& e);
+
+  // A scripted scenario's facts (spec/scenario_facts.h; monitor_scenario.cc): gathered until
+  // its `x-drain`, judged there. False when `ev` is no scenario fact.
+  bool on_scenario_fact(std::string_view ev);
+  ScenarioFacts scenario_facts;
+  std::size_t scenario_fact_bytes = 0;  // heap held by scenario_facts (MonitorSize: findings)
+  // Lines of findings a driver reported from what it saw of the client (its exit, no consumer,
+  // a malformed frame): never explained away as the field-absent fallback (X1, X6).
+  std::vector<std::uint64_t> driver_fact_lines;
 
   std::optional<Skip> last_skip;  // the previous event, when it was a skip (S5/S6)
 };

@@ -1,6 +1,7 @@
-// One oracle (issue 33): the counterexample `conform --trace-dir` saves for a client that ends
-// during a scenario holds the fact conform saw (an `x-client-exit` event, spec/client_exit.h),
-// so `permitcheck validate` of the file reports conform's finding: same rule, same line. A
+// One oracle (issue 33): the counterexample `conform --trace-dir` saves holds the facts conform
+// saw beside the wire (a client's exit, `x-client-exit`, spec/client_exit.h; a consumer closed
+// for good, a malformed frame, the drain and the windows, spec/scenario_facts.h), so
+// `permitcheck validate` of the file reports conform's findings: same rules, same lines. A
 // correct client's run of the same scenario fails nothing and saves no counterexample, and its
 // trace validates clean.
 #include <chrono>
@@ -104,6 +105,73 @@ TEST(ConformCounterexample, C7_AClientThatExitsWithStatusZeroIsTheSameFactInTheS
   const std::size_t vat = v.out.find("violations");
   ASSERT_NE(vat, std::string::npos) << v.out;
   EXPECT_EQ(finding_lines(v.out.substr(vat)), conform_found) << r.out << v.out;
+  fs::remove_all(dir);
+}
+
+// conform's findings of its minimal counterexample (its report's "findings:" lines) are what
+// `validate` of the saved trace reports, in order, line for line.
+void expect_validate_reproduces(const testing::Run& r, const fs::path& cex) {
+  const std::size_t at = r.out.find("findings:\n");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::vector<std::string> conform_found =
+      finding_lines(r.out.substr(at, r.out.find("\n\n", at) - at));
+  ASSERT_FALSE(conform_found.empty()) << r.out;
+  ASSERT_TRUE(fs::exists(cex)) << r.out << r.err;
+  const testing::Run v = testing::run_permitcheck({"validate", cex.string()});
+  EXPECT_EQ(v.code, kExitViolation) << v.out << v.err;
+  const std::size_t vat = v.out.find("violations");
+  ASSERT_NE(vat, std::string::npos) << v.out;
+  EXPECT_EQ(finding_lines(v.out.substr(vat)), conform_found) << r.out << v.out;
+}
+
+// A client that closes its consumer and stays (no subscribed consumer at the end): the fact is
+// in the saved trace (x-no-subscribed-consumer), and validate reports it at the same line.
+TEST(ConformCounterexample, C7_AConsumerClosedForGoodIsTheSameFactInTheSavedTrace) {
+  const fs::path dir = exit_test_dir("conform_cex_closed");
+  const testing::Run r =
+      conform_corrupt_checksum(exit_test_client(" --mutant close-on-checksum"), dir);
+  if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
+  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("C7 at quiescence the client has no subscribed consumer"));
+  expect_validate_reproduces(r, dir / "corrupt_checksum.jsonl");
+  fs::remove_all(dir);
+}
+
+// A client that writes a frame the broker cannot read: x-malformed-frame, the same line.
+TEST(ConformCounterexample, C7_AMalformedFrameIsTheSameFactInTheSavedTrace) {
+  const fs::path dir = exit_test_dir("conform_cex_garbage");
+  const testing::Run r =
+      conform_corrupt_checksum(exit_test_client(" --mutant garbage-on-checksum"), dir);
+  if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
+  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("C7 client sent a malformed frame"));
+  expect_validate_reproduces(r, dir / "corrupt_checksum.jsonl");
+  fs::remove_all(dir);
+}
+
+// The legacy client (L1): the drain's shortfall and the window are facts of the saved trace,
+// so validate names the same row under the same rule at the x-drain line.
+TEST(ConformCounterexample, L1_C7_TheDrainsFindingIsTheSameInTheSavedTrace) {
+  const fs::path dir = exit_test_dir("conform_cex_legacy");
+  const testing::Run r = conform_corrupt_checksum(exit_test_client(" --ruleset legacy"), dir);
+  if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
+  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(": C7 L1: "));
+  expect_validate_reproduces(r, dir / "corrupt_checksum.jsonl");
+  fs::remove_all(dir);
+}
+
+// The reference client counting ACTIVE_CONSUMER_CHANGE as a message: the drain's surplus (E2).
+TEST(ConformCounterexample, E2_TheDrainsSurplusIsTheSameInTheSavedTrace) {
+  const fs::path dir = exit_test_dir("conform_cex_surplus");
+  const testing::Run r = testing::run_permitcheck(
+      {"conform", "--client", exit_test_client(" --mutant non-message-permit"), "--scenarios",
+       "active_consumer_change", "--cases", "0", "--idle", "0.8", "--max-shrinks", "2",
+       "--jobs", "1", "--reproduce", "1", "--trace-dir", dir.string()});
+  if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
+  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(": E2 the client returned"));
+  expect_validate_reproduces(r, dir / "active_consumer_change.jsonl");
   fs::remove_all(dir);
 }
 

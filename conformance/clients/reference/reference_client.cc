@@ -53,6 +53,12 @@
 //   exit-on-checksum         a message whose checksum fails ends the process (exit status 3),
 //                            as a client without error handling does: its credit never comes
 //                            back (corrupt_checksum reports the exit under C7)
+//   close-on-checksum        a message whose checksum fails makes it close its consumer
+//                            (CLOSE_CONSUMER) and never subscribe again, the process still
+//                            running (corrupt_checksum: no subscribed consumer, under C7)
+//   garbage-on-checksum      a message whose checksum fails makes it write a frame whose
+//                            command does not parse before handling the message as it should
+//                            (corrupt_checksum: a malformed frame, under C7)
 //
 // --subscription-type exclusive|shared|failover|key_shared (default exclusive) is the SubType
 // its Subscribe names (the conformance broker tells a Failover consumer it is active).
@@ -109,6 +115,8 @@ struct Args {
   bool non_message_permit = false;
   bool queued_credit_to_replacement = false;
   bool exit_on_checksum = false;
+  bool close_on_checksum = false;
+  bool garbage_on_checksum = false;
   int subtype = 0;  // --subscription-type: the wire SubType of its Subscribe
 };
 
@@ -131,6 +139,8 @@ std::optional<Args> parse_args(int argc, char** argv) {
       a.queued_credit_to_replacement = true;
     }
     else if (k == "--mutant" && v == "exit-on-checksum") a.exit_on_checksum = true;
+    else if (k == "--mutant" && v == "close-on-checksum") a.close_on_checksum = true;
+    else if (k == "--mutant" && v == "garbage-on-checksum") a.garbage_on_checksum = true;
     else if (k == "--subscription-type" && v == "exclusive") a.subtype = 0;
     else if (k == "--subscription-type" && v == "shared") a.subtype = 1;
     else if (k == "--subscription-type" && v == "failover") a.subtype = 2;
@@ -164,6 +174,10 @@ class Client {
   int run() {
     int failures = 0;
     while (!g_stop) {
+      if (abandoned_) {  // close-on-checksum: the process stays, the consumer never returns
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
       if (!connect_and_subscribe()) {
         if (++failures > 100) return 1;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -443,7 +457,7 @@ class Client {
         return;
       }
       case pw::BaseCommand::CLOSE_CONSUMER:
-        if (c.close_consumer().consumer_id() != kConsumer) return;
+        if (c.close_consumer().consumer_id() != kConsumer || abandoned_) return;
         end_incarnation();  // N2: a fresh state for the replacement
         if (!subscribe()) closed_ = true;
         return;
@@ -464,7 +478,7 @@ class Client {
 
   void on_message(const Frame& f) {
     const pw::CommandMessage& m = f.command.message();
-    if (m.consumer_id() != kConsumer || !state_ || !state_->current()) return;  // not ours
+    if (m.consumer_id() != kConsumer || !state_ || !state_->current() || abandoned_) return;
     ledger_ = m.message_id().ledgerid();
     const std::uint64_t entry = m.message_id().entryid();
     spec::CommandSituation s;
@@ -477,6 +491,21 @@ class Client {
     std::optional<pw::CommandAck::ValidationError> error;
     if (!f.checksum_ok) {
       if (args_.exit_on_checksum) std::_Exit(3);
+      if (args_.close_on_checksum) {  // the seeded bug: the consumer closed, never again
+        pw::BaseCommand close;
+        close.set_type(pw::BaseCommand::CLOSE_CONSUMER);
+        close.mutable_close_consumer()->set_consumer_id(kConsumer);
+        close.mutable_close_consumer()->set_request_id(next_request_++);
+        send(close);
+        state_->end();
+        abandoned_ = true;
+        return;
+      }
+      if (args_.garbage_on_checksum) {  // the seeded bug: a frame whose command does not parse
+        const std::string garbage("\x00\x00\x00\x0a\x00\x00\x00\x06\xff\xff\xff\xff\xff\xff", 14);
+        asio::error_code ignored;
+        asio::write(socket_, asio::buffer(garbage), ignored);
+      }
       s.early_failure = spec::FailureStage::kChecksum;
       error = pw::CommandAck::ChecksumMismatch;
     } else {
@@ -558,6 +587,7 @@ class Client {
   tcp::socket socket_;
   FrameSplitter splitter_;
   bool closed_ = false;
+  bool abandoned_ = false;  // close-on-checksum: its consumer closed for good
   std::uint64_t next_request_ = 1;
   std::uint64_t commands_ = 0;
   std::uint64_t consumed_ = 0;
@@ -583,7 +613,8 @@ int main(int argc, char** argv) {
     std::cerr << "usage: permitcheck-reference-client --url pulsar://HOST:PORT [--q N] "
                  "[--delay-ms N] [--nack-every N] [--lag-ms N] [--topic T] [--subscription S] "
                  "[--ruleset R] [--mutant truncated-batch-discard|non-message-permit|"
-                 "queued-credit-to-replacement] "
+                 "queued-credit-to-replacement|exit-on-checksum|close-on-checksum|"
+                 "garbage-on-checksum] "
                  "[--subscription-type exclusive|shared|failover|key_shared]\n";
     return 2;
   }
