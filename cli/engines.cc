@@ -8,9 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/progress.h"
-#include "cli/report.h"
+#include "report/output.h"
 #include "spec/absl_view.h"
+#include "spec/outcome.h"
 #include "spec/ruleset.h"
+#include "validate/junit.h"
 
 #ifdef PERMITCHECK_HAVE_SOLVER
 #include "solver/interrupt.h"
@@ -95,27 +97,27 @@ constexpr double kMaxProveTimeoutSeconds = 86400;
 
 int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "prove", err);
-  if (rules == nullptr) return kExitBadInput;
+  if (rules == nullptr) return spec::kExitBadInput;
   if (o.bound < 8 || o.bound > 65535) {
     err << "permitcheck prove: --bound " << o.bound << ": must be in 8..65535\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   if (o.depth < 1) {
     err << "permitcheck prove: --depth " << o.depth << ": must be >= 1\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   // NaN fails every comparison, so the range is written to let only finite values through.
   if (!(std::isfinite(o.timeout_seconds) && o.timeout_seconds > 0 &&
         o.timeout_seconds <= kMaxProveTimeoutSeconds)) {
     err << "permitcheck prove: --timeout " << o.timeout_seconds
         << ": must be a finite number of seconds in (0, " << kMaxProveTimeoutSeconds << "]\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
 #ifndef PERMITCHECK_HAVE_SOLVER
   (void)out;
   err << "permitcheck prove: not built in this configuration (the solver library, solver/, "
          "was not part of this build)\n";
-  return kExitBadInput;
+  return spec::kExitBadInput;
 #else
   std::vector<solver::Check> checks;
   for (const std::string& name : o.checks) {
@@ -123,7 +125,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     if (!c) {
       err << "permitcheck prove: unknown check \"" << name
           << "\" (known: " << known_checks() << ")\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
     checks.push_back(*c);
   }
@@ -155,23 +157,23 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   if (o.format == "json") {
     out << solver::format_json(results);
   } else if (o.format == "junit") {
-    JunitSuite suite{.name = "permitcheck prove", .suite = "prove"};
+    validate::JunitSuite suite{.name = "permitcheck prove", .suite = "prove"};
     for (const solver::Result& r : results) {
-      JunitCase c{.classname = absl::StrCat("permitcheck.prove.", av(rules->name)),
+      validate::JunitCase c{.classname = absl::StrCat("permitcheck.prove.", av(rules->name)),
                   .name = absl::StrCat(av(solver::check_name(r.check)), " (",
                                      av(solver::scope_name(r)), ") ", r.bound),
                   .seconds = r.seconds};
       if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
         std::string body;
         for (const solver::Witness& w : cex->witnesses) absl::StrAppend(&body, w.finding, "\n  ", w.words, "\n");
-        c.failure = JunitCase::Failure{
+        c.failure = validate::JunitCase::Failure{
             "counterexample", cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding, body};
       } else if (const auto* unk = std::get_if<solver::Unknown>(&r.outcome)) {
-        c.failure = JunitCase::Failure{"unknown", unk->reason, ""};
+        c.failure = validate::JunitCase::Failure{"unknown", unk->reason, ""};
       }
       suite.cases.push_back(std::move(c));
     }
-    out << format_junit(suite);
+    out << validate::format_junit(suite);
   } else {
     out << solver::format_table(results);
   }
@@ -208,8 +210,8 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
                          av(spec::ruleset(r.ruleset).name), "-", i + 1, ".jsonl");
         std::ostringstream text;
         if (!solver::write_witness(text, cex->witnesses[i]).ok() ||
-            !write_report(path, out, text.str(), "prove", err)) {
-          return kExitBadInput;
+            !report::write_report(path, out, text.str(), "prove", err)) {
+          return spec::kExitBadInput;
         }
       }
     }
@@ -217,10 +219,10 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
 #else
   if (!o.trace_dir.empty()) {
     err << "permitcheck prove: --trace-dir needs the trace module, absent in this build\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
 #endif
-  return all_proved ? kExitPass : kExitViolation;
+  return all_proved ? spec::kExitPass : spec::kExitViolation;
 #endif
 }
 
