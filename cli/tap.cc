@@ -1,6 +1,7 @@
 #include "cli/tap.h"
 
 #include <fstream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -54,6 +55,84 @@ std::string tap_junit(const std::string& listen, const std::string& upstream,
   }
   suite.cases.push_back(std::move(c));
   return validate::format_junit(suite);
+}
+
+// A lookup answered with another address sends the client's consumer past the tap.
+std::string bypass_text(const std::string& address) {
+  return absl::StrCat("the client was sent to ", address,
+                      ", bypassing the tap: that traffic is not checked");
+}
+
+// What the summary at the end of a run reports, in every format.
+struct TapSummary {
+  const capture::TapStats& stats;
+  const capture::WireChecker& checker;
+  spec::Outcome outcome;
+  std::string verdict;  // PASS, FAIL, INCOMPLETE or NOT-EXERCISED
+  std::string why_not;  // why nothing was exercised, when nothing was
+  double idle_seconds;
+  std::string max_memory;
+};
+
+// The summary as the last JSON line: {"summary":{...,"findings":[...]}}.
+std::string summary_json(const TapSummary& s) {
+  using Json = nlohmann::ordered_json;
+  const capture::TapStats& st = s.stats;
+  const capture::WireChecker& checker = s.checker;
+  Json summary = {{"ok", s.outcome == spec::Outcome::kPass},
+                  {"verdict", s.verdict},
+                  {"idle_seconds", s.idle_seconds},
+                  {"connections", st.connections},
+                  {"pulsar_connections", st.pulsar_connections},
+                  {"bytes_to_broker", st.bytes_to_broker},
+                  {"bytes_to_client", st.bytes_to_client},
+                  {"events", checker.events()},
+                  {"consumers", checker.consumers()},
+                  {"flows", checker.flows()},
+                  {"messages", checker.messages()},
+                  {"acks", checker.acks()},
+                  {"lookups", st.lookups},
+                  {"bypassed", st.bypassed},
+                  {"violations", checker.violations().size()},
+                  {"deviations", checker.deviations().size()},
+                  {"not_understood", checker.not_understood().size()}};
+  if (s.verdict == "NOT-EXERCISED") summary["not_exercised"] = s.why_not;
+  // The findings once more, as every JSON report writes them (docs/schemas/finding.schema.json).
+  summary["findings"] = Json::array();
+  for (const spec::Finding& f : checker.violations()) {
+    summary["findings"].push_back(validate::finding_object(f));
+  }
+  return report::json_line(Json{{"summary", std::move(summary)}});
+}
+
+// The summary as text: settings, counts, what was checked, bypasses and the verdict.
+std::string summary_text(const TapSummary& s) {
+  const capture::TapStats& st = s.stats;
+  const capture::WireChecker& checker = s.checker;
+  std::ostringstream out;
+  out << "settings: --idle " << s.idle_seconds << " --max-memory " << s.max_memory << "\n";
+  out << "tap: " << st.connections << " connection(s) (" << st.pulsar_connections
+      << " Pulsar), " << st.bytes_to_broker << " bytes to the broker, " << st.bytes_to_client
+      << " to clients, " << checker.events() << " wire events, "
+      << checker.violations().size() << " violation(s), " << checker.deviations().size()
+      << " known deviation(s), " << checker.not_understood().size() << " not understood\n"
+      << "checked: " << checker.consumers() << " consumer(s) subscribed, " << checker.flows()
+      << " flow(s), " << checker.messages() << " message(s), " << checker.acks()
+      << " ack(s); " << st.lookups << " lookup(s) answered";
+  if (!st.bypassed.empty()) {
+    out << ", sending clients past the tap to " << absl::StrJoin(st.bypassed, ", ");
+  }
+  out << "\n";
+  for (const std::string& a : st.bypassed) out << "warning: " << bypass_text(a) << "\n";
+  out << "verdict: " << s.verdict;
+  if (s.outcome == spec::Outcome::kIncomplete) {
+    out << ": " << checker.not_understood().size()
+        << " connection(s) not understood to their end (above): not everything was checked";
+  } else if (s.verdict == "NOT-EXERCISED") {
+    out << ": " << s.why_not << ": nothing was checked";
+  }
+  out << "\n";
+  return out.str();
 }
 
 }  // namespace
@@ -163,11 +242,6 @@ int TapCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
               << std::flush;
         }
       });
-  // A lookup answered with another address sends the client's consumer past the tap.
-  auto bypass_text = [](const std::string& address) {
-    return absl::StrCat("the client was sent to ", address,
-                        ", bypassing the tap: that traffic is not checked");
-  };
   auto on_bypass = [&](const capture::LookupBypass& b) {
     if (junit) {
     } else if (json) {
@@ -201,73 +275,30 @@ int TapCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
   tap.run();
   checker.finish();
   const capture::TapStats st = tap.stats();
-  const bool ok = checker.violations().empty();
   // A pass means everything was checked: a connection not understood to its end (the checker
   // fell behind and dropped copies, a gap, the memory limit) makes the run INCOMPLETE (exit 3);
   // without a subscribed consumer no permit rule was exercised, so such a run is NOT-EXERCISED
   // (exit 2, as conform's client that never subscribed), never a clean pass. A violation
   // still decides first.
   const spec::Outcome outcome = capture::checked_outcome(checker);
-  const bool exercised = checker.consumers() > 0;
-  const bool incomplete = outcome == spec::Outcome::kIncomplete;
-  const std::string verdict = outcome == spec::Outcome::kNotApplicable
-                                  ? std::string("NOT-EXERCISED")
-                                  : std::string(spec::outcome_name(outcome));
-  const std::string why_not =
-      st.bypassed.empty()
-          ? std::string("no consumer subscribed through the tap")
-          : absl::StrCat("no consumer subscribed through the tap; lookups sent the client to ",
-                         absl::StrJoin(st.bypassed, ", "));
+  const TapSummary summary{
+      .stats = st,
+      .checker = checker,
+      .outcome = outcome,
+      .verdict = outcome == spec::Outcome::kNotApplicable ? std::string("NOT-EXERCISED")
+                                                          : std::string(spec::outcome_name(outcome)),
+      .why_not = st.bypassed.empty()
+                     ? std::string("no consumer subscribed through the tap")
+                     : absl::StrCat("no consumer subscribed through the tap; lookups sent the "
+                                    "client to ", absl::StrJoin(st.bypassed, ", ")),
+      .idle_seconds = idle_,
+      .max_memory = max_memory_};
   if (json) {
-    Json summary = {{"ok", outcome == spec::Outcome::kPass},
-                    {"verdict", verdict},
-                    {"idle_seconds", idle_},
-                    {"connections", st.connections},
-                    {"pulsar_connections", st.pulsar_connections},
-                    {"bytes_to_broker", st.bytes_to_broker},
-                    {"bytes_to_client", st.bytes_to_client},
-                    {"events", checker.events()},
-                    {"consumers", checker.consumers()},
-                    {"flows", checker.flows()},
-                    {"messages", checker.messages()},
-                    {"acks", checker.acks()},
-                    {"lookups", st.lookups},
-                    {"bypassed", st.bypassed},
-                    {"violations", checker.violations().size()},
-                    {"deviations", checker.deviations().size()},
-                    {"not_understood", checker.not_understood().size()}};
-    if (ok && !exercised && !incomplete) summary["not_exercised"] = why_not;
-    // The findings once more, as every JSON report writes them (docs/schemas/finding.schema.json).
-    summary["findings"] = Json::array();
-    for (const spec::Finding& f : checker.violations()) {
-      summary["findings"].push_back(validate::finding_object(f));
-    }
-    out << report::json_line(Json{{"summary", std::move(summary)}});
+    out << summary_json(summary);
   } else if (junit) {
-    out << tap_junit(listen_, upstream_, verdict, checker, why_not, idle_);
+    out << tap_junit(listen_, upstream_, summary.verdict, checker, summary.why_not, idle_);
   } else {
-    out << "settings: --idle " << idle_ << " --max-memory " << max_memory_ << "\n";
-    out << "tap: " << st.connections << " connection(s) (" << st.pulsar_connections
-        << " Pulsar), " << st.bytes_to_broker << " bytes to the broker, " << st.bytes_to_client
-        << " to clients, " << checker.events() << " wire events, "
-        << checker.violations().size() << " violation(s), " << checker.deviations().size()
-        << " known deviation(s), " << checker.not_understood().size() << " not understood\n"
-        << "checked: " << checker.consumers() << " consumer(s) subscribed, " << checker.flows()
-        << " flow(s), " << checker.messages() << " message(s), " << checker.acks()
-        << " ack(s); " << st.lookups << " lookup(s) answered";
-    if (!st.bypassed.empty()) {
-      out << ", sending clients past the tap to " << absl::StrJoin(st.bypassed, ", ");
-    }
-    out << "\n";
-    for (const std::string& a : st.bypassed) out << "warning: " << bypass_text(a) << "\n";
-    out << "verdict: " << verdict;
-    if (incomplete) {
-      out << ": " << checker.not_understood().size()
-          << " connection(s) not understood to their end (above): not everything was checked";
-    } else if (ok && !exercised) {
-      out << ": " << why_not << ": nothing was checked";
-    }
-    out << "\n";
+    out << summary_text(summary);
   }
   out << std::flush;
   return spec::exit_code(outcome);  // 0 PASS, 1 FAIL, 3 INCOMPLETE, 2 nothing checked
