@@ -89,6 +89,54 @@ std::string interruption_summary(const std::vector<solver::Check>& checks,
   return absl::StrCat("finished: ", part(finished), "; interrupted: ", part(interrupted),
                       "; not started: ", part(not_started));
 }
+
+// prove --format junit: one test case per check and scope, failing with its counterexample
+// (or unknown result).
+std::string prove_junit(const std::vector<solver::Result>& results, const spec::Ruleset& rules) {
+  validate::JunitSuite suite{.name = "permitcheck prove", .suite = "prove"};
+  for (const solver::Result& r : results) {
+    validate::JunitCase c{.classname = absl::StrCat("permitcheck.prove.", av(rules.name)),
+                          .name = absl::StrCat(av(solver::check_name(r.check)), " (",
+                                               av(solver::scope_name(r)), ") ", r.bound),
+                          .seconds = r.seconds};
+    if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
+      std::string body;
+      for (const solver::Witness& w : cex->witnesses) absl::StrAppend(&body, w.finding, "\n  ", w.words, "\n");
+      c.failure = validate::JunitCase::Failure{
+          "counterexample", cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding, body};
+    } else if (const auto* unk = std::get_if<solver::Unknown>(&r.outcome)) {
+      c.failure = validate::JunitCase::Failure{"unknown", unk->reason, ""};
+    }
+    suite.cases.push_back(std::move(c));
+  }
+  return validate::format_junit(suite);
+}
+
+#ifdef PERMITCHECK_SOLVER_HAS_TRACE
+// prove --trace-dir: each counterexample as DIR/CHECK-RULESET-N.jsonl; false when one could not
+// be written (the reason on `err`).
+bool write_counterexample_traces(const std::vector<solver::Result>& results,
+                                 const std::string& dir, std::ostream& out, std::ostream& err) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (const solver::Result& r : results) {
+    const auto* cex = std::get_if<solver::Counterexample>(&r.outcome);
+    if (cex == nullptr) continue;
+    for (std::size_t i = 0; i < cex->witnesses.size(); ++i) {
+      const std::string path =
+          absl::StrCat(dir, "/", av(solver::check_name(r.check)), "-",
+                       av(spec::ruleset(r.ruleset).name), "-", i + 1, ".jsonl");
+      std::ostringstream text;
+      if (!solver::write_witness(text, cex->witnesses[i]).ok() ||
+          !report::write_report(path, out, text.str(), "prove", err)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+#endif
+
 }  // namespace
 #endif
 
@@ -157,23 +205,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   if (o.format == "json") {
     out << solver::format_json(results);
   } else if (o.format == "junit") {
-    validate::JunitSuite suite{.name = "permitcheck prove", .suite = "prove"};
-    for (const solver::Result& r : results) {
-      validate::JunitCase c{.classname = absl::StrCat("permitcheck.prove.", av(rules->name)),
-                  .name = absl::StrCat(av(solver::check_name(r.check)), " (",
-                                     av(solver::scope_name(r)), ") ", r.bound),
-                  .seconds = r.seconds};
-      if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
-        std::string body;
-        for (const solver::Witness& w : cex->witnesses) absl::StrAppend(&body, w.finding, "\n  ", w.words, "\n");
-        c.failure = validate::JunitCase::Failure{
-            "counterexample", cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding, body};
-      } else if (const auto* unk = std::get_if<solver::Unknown>(&r.outcome)) {
-        c.failure = validate::JunitCase::Failure{"unknown", unk->reason, ""};
-      }
-      suite.cases.push_back(std::move(c));
-    }
-    out << validate::format_junit(suite);
+    out << prove_junit(results, *rules);
   } else {
     out << solver::format_table(results);
   }
@@ -198,23 +230,8 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     }
   }
 #ifdef PERMITCHECK_SOLVER_HAS_TRACE
-  if (!o.trace_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.trace_dir, ec);
-    for (const solver::Result& r : results) {
-      const auto* cex = std::get_if<solver::Counterexample>(&r.outcome);
-      if (cex == nullptr) continue;
-      for (std::size_t i = 0; i < cex->witnesses.size(); ++i) {
-        const std::string path =
-            absl::StrCat(o.trace_dir, "/", av(solver::check_name(r.check)), "-",
-                         av(spec::ruleset(r.ruleset).name), "-", i + 1, ".jsonl");
-        std::ostringstream text;
-        if (!solver::write_witness(text, cex->witnesses[i]).ok() ||
-            !report::write_report(path, out, text.str(), "prove", err)) {
-          return spec::kExitBadInput;
-        }
-      }
-    }
+  if (!o.trace_dir.empty() && !write_counterexample_traces(results, o.trace_dir, out, err)) {
+    return spec::kExitBadInput;
   }
 #else
   if (!o.trace_dir.empty()) {
