@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/options.h"
+#include "validate/validate.h"
 #ifdef PERMITCHECK_HAVE_CAPTURE
 #include "capture/capture_file.h"
 #include "capture/checker.h"
@@ -19,9 +20,9 @@ std::optional<std::string> ignored_capture_option(const CLI::App&, const std::ve
 }
 bool capture_trace_out() { return false; }
 bool capture_file(const std::string&) { return false; }
-FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId>,
+validate::FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId>,
                             std::ostream&, int, std::size_t) {
-  FileResult r;
+  validate::FileResult r;
   r.name = path;
   r.error = "captures are not read in this build (libpcap missing)";
   return r;
@@ -85,11 +86,11 @@ bool capture_file(const std::string& path) {
   return path != "-" && capture::looks_like_capture(path);
 }
 
-FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId> ruleset,
+validate::FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId> ruleset,
                             std::ostream& err, int threads, std::size_t max_memory) {
   const auto start = std::chrono::steady_clock::now();
   CaptureFlags& f = flags();
-  FileResult result;
+  validate::FileResult result;
   result.name = path;
   spec::TraceHeader header{.source = spec::TraceSource::kWire,
                            .ruleset = ruleset.value_or(spec::RulesetId::kRevD),

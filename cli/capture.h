@@ -14,7 +14,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "cli/report.h"
+#include "validate/validate.h"
 
 namespace permitcheck::cli {
 
@@ -39,7 +39,7 @@ bool capture_file(const std::string& path);
 // With `threads` 2, libpcap reads and packet headers are decoded on a second thread (the
 // same result). `max_memory` (--max-memory) bounds the bytes held for all its connections
 // together: past it the connection that grew is not followed (INCOMPLETE, naming it).
-FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId> ruleset,
+validate::FileResult validate_capture(const std::string& path, std::optional<spec::RulesetId> ruleset,
                             std::ostream& err, int threads = 1,
                             std::size_t max_memory = std::size_t{1} << 30);
 

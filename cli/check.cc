@@ -7,9 +7,11 @@
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "nlohmann/json.hpp"
-#include "cli/report.h"
 #include "spec/absl_view.h"
+#include "spec/outcome.h"
 #include "spec/ruleset.h"
+#include "validate/junit.h"
+#include "validate/report.h"
 
 #ifdef PERMITCHECK_HAVE_PROPERTIES
 #include "properties/options.h"
@@ -35,7 +37,7 @@ const spec::Ruleset* ruleset_or_error(const std::string& name, std::ostream& err
 [[maybe_unused]] int not_built(std::ostream& err) {
   err << "permitcheck check: not built in this configuration (the properties library, "
          "properties/, was not part of this build)\n";
-  return kExitBadInput;
+  return spec::kExitBadInput;
 }
 
 }  // namespace
@@ -49,13 +51,22 @@ struct CheckCommand::Suite {
 #endif
 };
 
-CheckCommand::CheckCommand(CLI::App& app) : suite_options_(std::make_unique<Suite>()) {
-  sub_ = app.add_subcommand(
-      "check",
-      "Run the model-based properties (reference implementation checked by the specification). "
+CheckCommand::CheckCommand() : suite_options_(std::make_unique<Suite>()) {}
+
+std::string_view CheckCommand::description() const {
+  return "Run the model-based properties (reference implementation checked by the specification). "
       "Exit 0 holds, 1 counterexample, 2 usage. With --suite: the whole report of "
       "permitcheck-properties (rev-d passes, legacy fails, L1-L11 found and written to --out, "
-      "the mutation table).");
+      "the mutation table).";
+}
+
+std::string_view CheckCommand::examples() const {
+  return "  permitcheck check --cases 1000 --seed 491\n"
+      "  permitcheck check --ruleset legacy --counterexample cex.jsonl";
+}
+
+void CheckCommand::add_options(CLI::App& sub) {
+  sub_ = &sub;
   CLI::Option* ruleset =
       sub_->add_option("--ruleset", options_.ruleset,
                        "Behaviour the reference implementation runs (legacy, rev-a, rev-b, rev-c, rev-d)")
@@ -108,8 +119,7 @@ CheckCommand::CheckCommand(CLI::App& app) : suite_options_(std::make_unique<Suit
 
 CheckCommand::~CheckCommand() = default;
 
-std::optional<int> CheckCommand::run(std::ostream& out, std::ostream& err) {
-  if (!sub_->parsed()) return std::nullopt;
+int CheckCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
   if (suite_) {
 #ifndef PERMITCHECK_HAVE_PROPERTIES
     (void)out;
@@ -119,7 +129,7 @@ std::optional<int> CheckCommand::run(std::ostream& out, std::ostream& err) {
     if (sub_->get_option("--cases")->count() > 0) o.params.cases = options_.cases;
     if (sub_->get_option("--seed")->count() > 0) o.params.seed = options_.seed;
     if (sub_->get_option("--steps")->count() > 0) o.params.max_steps = options_.steps;
-    return properties::run_suite(o, out) == 0 ? kExitPass : kExitViolation;
+    return properties::run_suite(o, out) == 0 ? spec::kExitPass : spec::kExitViolation;
 #endif
   }
   const std::size_t slash = shard_.find('/');
@@ -127,7 +137,7 @@ std::optional<int> CheckCommand::run(std::ostream& out, std::ostream& err) {
   if (slash == std::string::npos || !absl::SimpleAtoi(shard_.substr(0, slash), &i) ||
       !absl::SimpleAtoi(shard_.substr(slash + 1), &n) || n < 1 || i < 0 || i >= n) {
     err << "permitcheck check: --shard \"" << shard_ << "\": expected i/n with 0 <= i < n\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   options_.shard_index = i;
   options_.shard_count = n;
@@ -136,17 +146,17 @@ std::optional<int> CheckCommand::run(std::ostream& out, std::ostream& err) {
 
 int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, err);
-  if (rules == nullptr) return kExitBadInput;
+  if (rules == nullptr) return spec::kExitBadInput;
   const spec::Ruleset* against = ruleset_or_error(o.against, err);
-  if (against == nullptr) return kExitBadInput;
+  if (against == nullptr) return spec::kExitBadInput;
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
     err << "permitcheck check: --shard " << o.shard_index << "/" << o.shard_count
         << ": need 0 <= i < n\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   if (o.cases < 1 || o.steps < 1) {
     err << "permitcheck check: --cases and --steps must be at least 1\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
 #ifndef PERMITCHECK_HAVE_PROPERTIES
   (void)out;
@@ -158,7 +168,7 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   params.max_steps = o.steps;
   if (params.cases == 0) {
     out << "shard " << o.shard_index << "/" << o.shard_count << ": no cases (cases < shards)\n";
-    return kExitPass;
+    return spec::kExitPass;
   }
   properties::PropertySpec spec;
   spec.name = absl::StrCat(std::string(av(rules->name)), " implementation against ",
@@ -204,19 +214,19 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
     j["findings"] = nlohmann::ordered_json::array();
     if (!r.passed && r.counterexample && r.counterexample->problem.rule) {
       const properties::Problem& p = r.counterexample->problem;
-      j["findings"].push_back(finding_object(*p.rule, p.line.value_or(0), p.text));
+      j["findings"].push_back(validate::finding_object(*p.rule, p.line.value_or(0), p.text));
     }
     if (!r.passed) j["failure"] = properties::format_failure(r);
     out << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   } else if (o.format == "junit") {
-    JunitSuite suite{.name = "permitcheck check", .suite = "check"};
-    JunitCase c{.classname = "permitcheck.check",
+    validate::JunitSuite suite{.name = "permitcheck check", .suite = "check"};
+    validate::JunitCase c{.classname = "permitcheck.check",
                 .name = absl::StrCat(r.name, " shard ", shard, " seed ", r.seed)};
     if (!r.passed) {
-      c.failure = JunitCase::Failure{"counterexample", "property failed", properties::format_failure(r)};
+      c.failure = validate::JunitCase::Failure{"counterexample", "property failed", properties::format_failure(r)};
     }
     suite.cases.push_back(std::move(c));
-    out << format_junit(suite);
+    out << validate::format_junit(suite);
   } else {
     if (r.passed) {
       out << "property \"" << r.name << "\" holds: " << r.cases << " cases, up to " << r.max_steps
@@ -229,9 +239,9 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   if (o.coverage && !unreached.empty()) {
     err << "permitcheck check: coverage: " << unreached.size()
         << " decision point(s) or rule(s) never reached in " << coverage.cases() << " case(s)\n";
-    return kExitViolation;
+    return spec::kExitViolation;
   }
-  return r.passed ? kExitPass : kExitViolation;
+  return r.passed ? spec::kExitPass : spec::kExitViolation;
 #endif
 }
 

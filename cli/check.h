@@ -4,10 +4,9 @@
 // function (properties/options.h): --find-cases, --mutant-cases, --out, --no-mutants,
 // --no-legacy, and --seed, --cases, --steps with that binary's defaults when not given.
 //
-//   CLI::App app;
-//   CheckCommand check(app);               // adds the "check" subcommand
-//   app.parse(argc, argv);
-//   if (std::optional<int> code = check.run(std::cout, std::cerr)) return *code;
+//   CheckCommand check;                       // a report::Subcommand (cli/commands.cc lists it)
+//   CLI::App* sub = report::add_subcommand(app, check);
+//   app.parse(argc, argv);  if (sub->parsed()) return check.run(std::cin, std::cout, std::cerr);
 //
 // Exit 0 the property holds (--suite: the report is OK), 1 a counterexample (--suite: a part
 // of the report failed), 2 usage.
@@ -16,20 +15,27 @@
 
 #include <memory>
 #include <optional>
+#include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "CLI/CLI.hpp"
+#include "report/subcommand.h"
 #include "cli/engines.h"
 
 namespace permitcheck::cli {
 
-class CheckCommand {
+class CheckCommand final : public report::Subcommand {
  public:
-  explicit CheckCommand(CLI::App& app);
+  CheckCommand();
+  std::string_view name() const override { return "check"; }
+  std::string_view description() const override;
+  std::string_view examples() const override;
+  report::Audience audience() const override { return report::Audience::kMaintainer; }
+  void add_options(CLI::App& sub) override;
   ~CheckCommand();
-  // nullopt when `check` was not the chosen subcommand.
-  std::optional<int> run(std::ostream& out, std::ostream& err);
+  int run(std::istream& in, std::ostream& out, std::ostream& err) override;
 
  private:
   struct Suite;  // the suite's options, when the properties are built (check.cc)

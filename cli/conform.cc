@@ -7,15 +7,19 @@
 #include <set>
 #include <sstream>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "nlohmann/json.hpp"
-#include "cli/report.h"
+#include "report/findings.h"
+#include "report/json.h"
+#include "report/output.h"
+#include "validate/junit.h"
+#include "validate/report.h"
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
 #include "cli/explain.h"
@@ -30,15 +34,24 @@
 
 namespace permitcheck::cli {
 
-ConformCommand::ConformCommand(CLI::App& app) {
-  sub_ = app.add_subcommand(
-      "conform",
-      "Run the conformance scenarios against a real Pulsar client: a PIP-491 broker on "
+std::string_view ConformCommand::description() const {
+  return "Run the conformance scenarios against a real Pulsar client: a PIP-491 broker on "
       "127.0.0.1 delivers generated scenarios, records the wire trace and judges it with the "
       "monitor; failures are shrunk by re-running the client. Exit 0 pass (NOT-APPLICABLE "
       "scenarios aside), 1 a finding, 3 incomplete, 2 usage, a client that could not start or "
       "nothing checked; SIGINT/SIGTERM: the finished scenarios' report, exit 130/143 "
-      "(docs/cli.md, \"Outcomes and exit codes\").");
+      "(docs/cli.md, \"Outcomes and exit codes\").";
+}
+
+std::string_view ConformCommand::examples() const {
+  return "  permitcheck conform --list-clients\n"
+      "  permitcheck conform --client-preset go --scenarios partial_batches\n"
+      "  permitcheck conform --old-client --threshold 5 \\\n"
+      "    --client 'node consumer.js {url} {topic} {subscription} {q} {delay_ms} {nack_every}'";
+}
+
+void ConformCommand::add_options(CLI::App& sub) {
+  sub_ = &sub;
   sub_->add_option("--client", client_,
                    "Command line starting the client; placeholders {url} {topic} {subscription} "
                    "{q} {delay_ms} {nack_every}");
@@ -121,10 +134,9 @@ ConformCommand::ConformCommand(CLI::App& app) {
 
 #ifndef PERMITCHECK_HAVE_CONFORMANCE
 
-std::optional<int> ConformCommand::run(std::ostream&, std::ostream& err) {
-  if (!sub_->parsed()) return std::nullopt;
+int ConformCommand::run(std::istream&, std::ostream&, std::ostream& err) {
   err << "permitcheck conform: not built in this configuration (needs protobuf and asio)\n";
-  return kExitBadInput;
+  return spec::kExitBadInput;
 }
 
 #else
@@ -271,6 +283,94 @@ std::string settings_text(const RunSettings& s) {
                       " --threshold ", s.threshold);
 }
 
+// One scenario's line of the text report, with what it opened, restarted, missed and deviated.
+void scenario_text(std::ostream& o, const ScenarioReport& s) {
+  o << "  " << status(s) << " " << scenario_name(s) << "  (" << s.runs
+    << " run(s), " << s.cases_passed << " case(s) passed, "
+    << absl::StrFormat("%.1f", s.seconds) << " s)";
+  if (s.counterexample) o << "  rules " << rules_list(*s.counterexample);
+  o << "\n";
+  for (const std::string& w : s.windows) o << "       opened: " << w << "\n";
+  for (const std::string& w : s.restarts) o << "       started again: " << w << "\n";
+  std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
+  for (const std::string& w : missed) o << "       not opened: " << w << "\n";
+  if (s.not_applicable()) {
+    for (const std::string& w : s.cannot_open) o << "       not applicable: " << w << "\n";
+  }
+  if (!s.rows.empty()) {
+    o << "       legacy rows opened: " << absl::StrJoin(s.rows, ",") << "\n";
+  }
+  std::set<std::string> devs;
+  for (const spec::Finding& d : s.deviations) {
+    devs.insert(absl::StrCat(std::string(spec::rule_name(d.rule)), ": ", d.explanation));
+  }
+  for (const std::string& d : devs) o << "       known deviation (not a failure) " << d << "\n";
+  if (!s.never_acked.empty()) {
+    o << "       never acknowledged: " << absl::StrJoin(s.never_acked, ", ") << "\n";
+  }
+}
+
+// The wire-observable legacy rows, each found (by which scenarios) or not, and the others.
+void legacy_rows_text(std::ostream& o, const ConformReport& r) {
+  o << "\nLegacy rows (rulebook section 10) found:\n";
+  const auto found = r.rows_found();
+  for (const std::string& row : observable_rows()) {
+    auto it = found.find(row);
+    o << "  " << row << "  ";
+    if (it == found.end()) o << "not found (window in " << scenarios_for_row(row) << ")\n";
+    else {
+      o << "found by " << absl::StrJoin(it->second, ",");
+      if (auto k = conformance::parse_scenario(it->second.front())) {
+        o << " (reported under " << spec::rule_name(conformance::scenario_info(*k).primary) << ")";
+      }
+      o << "\n";
+    }
+  }
+  for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
+    o << "  " << u.row << "  not observable on the wire: " << u.reason << "\n";
+  }
+}
+
+// A failing scenario's minimal counterexample: how it was found, shrunk and reproduced, its
+// numbers and findings; with `full`, its explanation, diagram, trace and the client's output.
+void counterexample_text(std::ostream& o, const ScenarioReport& s, bool full) {
+  const conformance::ScenarioOutcome& c = *s.counterexample;
+  o << "\n== " << scenario_name(s) << ": minimal counterexample ==\n";
+  o << "first failing parameters: " << s.original << "\n";
+  o << "reproduced: failed the same way in " << s.reproduced << " of " << s.reproduce_runs
+    << (s.reproduce_runs == 1 ? " run" : " runs") << " of the minimal parameters"
+    << (s.reproduced < s.reproduce_runs ? " (a racy failure: the client does not fail every time)"
+                                        : "")
+    << "\n";
+  if (s.shrink_steps > 0) {
+    o << "shrunk in " << s.shrink_steps << (s.shrink_steps == 1 ? " step" : " steps") << " ("
+      << s.shrink_tries << " smaller " << (s.shrink_tries == 1 ? "case" : "cases")
+      << " tried) to: " << conformance::describe(c.params) << "\n";
+  } else if (s.shrink_tries > 0) {
+    o << "not shrunk: none of the " << s.shrink_tries << " smaller "
+      << (s.shrink_tries == 1 ? "case" : "cases") << " tried failed the same way; minimal: "
+      << conformance::describe(c.params) << "\n";
+  } else {
+    o << "not shrunk (no smaller case tried); parameters: " << conformance::describe(c.params)
+      << "\n";
+  }
+  if (!c.drain.text.empty()) o << c.drain.text << "\n";
+  for (const std::string& w : c.windows) o << "opened: " << w << "\n";
+  o << "wire trace: " << c.events.size() << " events; last incarnation granted "
+    << c.granted << ", debited " << c.debited << ", available " << (c.granted - c.debited)
+    << "; " << c.incarnations << " subscribe(s)\n";
+  if (c.client_failure) o << "client: " << *c.client_failure << "\n";
+  o << "findings:\n" << report::findings_text(c.violations, c.deviations);
+  if (!full) return;
+  const Explained e = explained(c);
+  o << "\n" << render_text(e, scenario_name(s) + ".jsonl");
+  o << "\n```mermaid\n" << render_mermaid(e) << "```\n";
+  o << "\n" << render_jsonl(e);
+  if (!c.client_log_tail.empty()) {
+    o << "\nclient output (tail):\n" << c.client_log_tail << "\n";
+  }
+}
+
 std::string format_text(const ConformReport& r, const std::string& command,
                         const RunSettings& settings, bool full) {
   std::ostringstream o;
@@ -292,48 +392,8 @@ std::string format_text(const ConformReport& r, const std::string& command,
     o << "\n";
   }
   o << "Scenarios:\n";
-  for (const ScenarioReport& s : r.scenarios) {
-    o << "  " << status(s) << " " << scenario_name(s) << "  (" << s.runs
-      << " run(s), " << s.cases_passed << " case(s) passed, "
-      << absl::StrFormat("%.1f", s.seconds) << " s)";
-    if (s.counterexample) o << "  rules " << rules_list(*s.counterexample);
-    o << "\n";
-    for (const std::string& w : s.windows) o << "       opened: " << w << "\n";
-    for (const std::string& w : s.restarts) o << "       started again: " << w << "\n";
-    std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
-    for (const std::string& w : missed) o << "       not opened: " << w << "\n";
-    if (s.not_applicable()) {
-      for (const std::string& w : s.cannot_open) o << "       not applicable: " << w << "\n";
-    }
-    if (!s.rows.empty()) {
-      o << "       legacy rows opened: " << absl::StrJoin(s.rows, ",") << "\n";
-    }
-    std::set<std::string> devs;
-    for (const spec::Finding& d : s.deviations) {
-      devs.insert(absl::StrCat(std::string(spec::rule_name(d.rule)), ": ", d.explanation));
-    }
-    for (const std::string& d : devs) o << "       known deviation (not a failure) " << d << "\n";
-    if (!s.never_acked.empty()) {
-      o << "       never acknowledged: " << absl::StrJoin(s.never_acked, ", ") << "\n";
-    }
-  }
-  o << "\nLegacy rows (rulebook section 10) found:\n";
-  const auto found = r.rows_found();
-  for (const std::string& row : observable_rows()) {
-    auto it = found.find(row);
-    o << "  " << row << "  ";
-    if (it == found.end()) o << "not found (window in " << scenarios_for_row(row) << ")\n";
-    else {
-      o << "found by " << absl::StrJoin(it->second, ",");
-      if (auto k = conformance::parse_scenario(it->second.front())) {
-        o << " (reported under " << spec::rule_name(conformance::scenario_info(*k).primary) << ")";
-      }
-      o << "\n";
-    }
-  }
-  for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
-    o << "  " << u.row << "  not observable on the wire: " << u.reason << "\n";
-  }
+  for (const ScenarioReport& s : r.scenarios) scenario_text(o, s);
+  legacy_rows_text(o, r);
   o << "\nRules:\n";
   const auto by_rule = r.violations_by_rule();
   if (by_rule.empty()) o << "  no rule violated\n";
@@ -343,155 +403,145 @@ std::string format_text(const ConformReport& r, const std::string& command,
     o << "\n";
   }
   for (const ScenarioReport& s : r.scenarios) {
-    if (!s.counterexample) continue;
-    const conformance::ScenarioOutcome& c = *s.counterexample;
-    o << "\n== " << scenario_name(s) << ": minimal counterexample ==\n";
-    o << "first failing parameters: " << s.original << "\n";
-    o << "reproduced: failed the same way in " << s.reproduced << " of " << s.reproduce_runs
-      << (s.reproduce_runs == 1 ? " run" : " runs") << " of the minimal parameters"
-      << (s.reproduced < s.reproduce_runs ? " (a racy failure: the client does not fail every time)"
-                                          : "")
-      << "\n";
-    if (s.shrink_steps > 0) {
-      o << "shrunk in " << s.shrink_steps << (s.shrink_steps == 1 ? " step" : " steps") << " ("
-        << s.shrink_tries << " smaller " << (s.shrink_tries == 1 ? "case" : "cases")
-        << " tried) to: " << conformance::describe(c.params) << "\n";
-    } else if (s.shrink_tries > 0) {
-      o << "not shrunk: none of the " << s.shrink_tries << " smaller "
-        << (s.shrink_tries == 1 ? "case" : "cases") << " tried failed the same way; minimal: "
-        << conformance::describe(c.params) << "\n";
-    } else {
-      o << "not shrunk (no smaller case tried); parameters: " << conformance::describe(c.params)
-        << "\n";
-    }
-    if (!c.drain.text.empty()) o << c.drain.text << "\n";
-    for (const std::string& w : c.windows) o << "opened: " << w << "\n";
-    o << "wire trace: " << c.events.size() << " events; last incarnation granted "
-      << c.granted << ", debited " << c.debited << ", available " << (c.granted - c.debited)
-      << "; " << c.incarnations << " subscribe(s)\n";
-    if (c.client_failure) o << "client: " << *c.client_failure << "\n";
-    o << "findings:\n";
-    for (const spec::Finding& f : c.violations) o << "  " << spec::format_finding(f) << "\n";
-    for (const spec::Finding& f : c.deviations) {
-      o << "  (known deviation) " << spec::format_finding(f) << "\n";
-    }
-    if (!full) continue;
-    const Explained e = explained(c);
-    o << "\n" << render_text(e, scenario_name(s) + ".jsonl");
-    o << "\n```mermaid\n" << render_mermaid(e) << "```\n";
-    o << "\n" << render_jsonl(e);
-    if (!c.client_log_tail.empty()) {
-      o << "\nclient output (tail):\n" << c.client_log_tail << "\n";
-    }
+    if (s.counterexample) counterexample_text(o, s, full);
   }
   o << "\nverdict: " << verdict(r) << "\n";
   return o.str();
 }
 
-std::string format_json(const ConformReport& r, const std::string& command,
-                        const RunSettings& settings) {
+// One scenario of the JSON report; a failing one with its minimal counterexample and trace.
+nlohmann::ordered_json scenario_json(const ScenarioReport& s) {
   using Json = nlohmann::ordered_json;
-  Json report = {{"client", command},
-                 {"settings",
-                  {{"seed", settings.seed},
-                   {"idle_seconds", settings.idle_s},
-                   {"cases", settings.cases},
-                   {"q", settings.q},
-                   {"threshold", settings.threshold}}},
-                 {"ok", r.passed()},
-                 {"outcome", std::string(spec::outcome_name(r.outcome()))},
-                 {"interrupted", r.interrupted},
-                 {"client_could_not_start", r.client_could_not_start},
-                 {"deadline_reached", r.deadline_reached()},
-                 {"judged_as", r.applicable_rules},
-                 {"scenarios", Json::array()}};
-  for (const ScenarioReport& s : r.scenarios) {
-    const std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
-    Json j = {{"name", scenario_name(s)},
-              {"ok", s.passed()},
-              {"status", status(s)},
-              {"runs", s.runs},
-              {"cases_passed", s.cases_passed},
-              {"seconds", s.seconds},
-              {"windows", s.windows},
-              {"not_opened", std::vector<std::string>(missed.begin(), missed.end())},
-              {"not_applicable", s.not_applicable() ? s.cannot_open : std::vector<std::string>{}},
-              {"legacy_rows", s.rows},
-              {"never_acked", s.never_acked},
-              {"restarts", s.restarts}};
-    if (s.counterexample) {
-      const conformance::ScenarioOutcome& c = *s.counterexample;
-      j["rules"] = rule_names(c);
-      j["original"] = s.original;
-      j["minimal"] = conformance::describe(c.params);
-      j["shrink_steps"] = s.shrink_steps;
-      j["shrink_tries"] = s.shrink_tries;
-      j["reproduced"] = s.reproduced;
-      j["reproduce_runs"] = s.reproduce_runs;
-      j["events"] = c.events.size();
-      j["granted"] = c.granted;
-      j["debited"] = c.debited;
-      j["drain"] = {{"measured", c.drain.measured},
-                    {"delta", c.drain.delta},
-                    {"short_min", c.drain.short_min},
-                    {"short_max", c.drain.short_max},
-                    {"text", c.drain.text}};
-      if (c.client_failure) j["client_failure"] = *c.client_failure;
-      j["findings"] = Json::array();
-      for (const spec::Finding& f : c.violations) j["findings"].push_back(finding_object(f));
-      std::ostringstream t;
-      (void)trace::write_trace(t, c.header, c.events);
-      j["trace"] = t.str();
-    }
-    std::set<std::string> devs;
-    for (const spec::Finding& d : s.deviations) devs.insert(std::string(spec::rule_name(d.rule)));
-    if (s.counterexample) {
-      for (const spec::Finding& d : s.counterexample->deviations) {
-        devs.insert(std::string(spec::rule_name(d.rule)));
-      }
-    }
-    j["deviations"] = std::vector<std::string>(devs.begin(), devs.end());
-    // Each known deviation with its numbers ("X1: b4 (P = 4) returned 1 ...: 3 permits short").
-    std::set<std::string> texts;
-    for (const spec::Finding& d : s.deviations) {
-      texts.insert(absl::StrCat(std::string(spec::rule_name(d.rule)), ": ", d.explanation));
-    }
-    j["deviation_details"] = std::vector<std::string>(texts.begin(), texts.end());
-    report["scenarios"].push_back(std::move(j));
+  const std::set<std::string> missed(s.not_opened.begin(), s.not_opened.end());
+  Json j = {{"name", scenario_name(s)},
+            {"ok", s.passed()},
+            {"status", status(s)},
+            {"runs", s.runs},
+            {"cases_passed", s.cases_passed},
+            {"seconds", s.seconds},
+            {"windows", s.windows},
+            {"not_opened", std::vector<std::string>(missed.begin(), missed.end())},
+            {"not_applicable", s.not_applicable() ? s.cannot_open : std::vector<std::string>{}},
+            {"legacy_rows", s.rows},
+            {"never_acked", s.never_acked},
+            {"restarts", s.restarts}};
+  if (s.counterexample) {
+    const conformance::ScenarioOutcome& c = *s.counterexample;
+    j["rules"] = rule_names(c);
+    j["original"] = s.original;
+    j["minimal"] = conformance::describe(c.params);
+    j["shrink_steps"] = s.shrink_steps;
+    j["shrink_tries"] = s.shrink_tries;
+    j["reproduced"] = s.reproduced;
+    j["reproduce_runs"] = s.reproduce_runs;
+    j["events"] = c.events.size();
+    j["granted"] = c.granted;
+    j["debited"] = c.debited;
+    j["drain"] = {{"measured", c.drain.measured},
+                  {"delta", c.drain.delta},
+                  {"short_min", c.drain.short_min},
+                  {"short_max", c.drain.short_max},
+                  {"text", c.drain.text}};
+    if (c.client_failure) j["client_failure"] = *c.client_failure;
+    j["findings"] = Json::array();
+    for (const spec::Finding& f : c.violations) j["findings"].push_back(validate::finding_object(f));
+    std::ostringstream t;
+    (void)trace::write_trace(t, c.header, c.events);
+    j["trace"] = t.str();
   }
-  report["legacy_rows"] = Json::array();
+  std::set<std::string> devs;
+  for (const spec::Finding& d : s.deviations) devs.insert(std::string(spec::rule_name(d.rule)));
+  if (s.counterexample) {
+    for (const spec::Finding& d : s.counterexample->deviations) {
+      devs.insert(std::string(spec::rule_name(d.rule)));
+    }
+  }
+  j["deviations"] = std::vector<std::string>(devs.begin(), devs.end());
+  // Each known deviation with its numbers ("X1: b4 (P = 4) returned 1 ...: 3 permits short").
+  std::set<std::string> texts;
+  for (const spec::Finding& d : s.deviations) {
+    texts.insert(absl::StrCat(std::string(spec::rule_name(d.rule)), ": ", d.explanation));
+  }
+  j["deviation_details"] = std::vector<std::string>(texts.begin(), texts.end());
+  return j;
+}
+
+// The legacy rows of the JSON report: each observable one found or not, and the others.
+nlohmann::ordered_json legacy_rows_json(const ConformReport& r) {
+  using Json = nlohmann::ordered_json;
+  Json rows = Json::array();
   const auto found = r.rows_found();
   for (const std::string& row : observable_rows()) {
     auto it = found.find(row);
-    report["legacy_rows"].push_back(
+    rows.push_back(
         {{"row", row},
          {"found", it != found.end()},
          {"scenarios", it == found.end() ? std::vector<std::string>{} : it->second}});
   }
   for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
-    report["legacy_rows"].push_back(
+    rows.push_back(
         {{"row", std::string(u.row)}, {"observable", false}, {"reason", std::string(u.reason)}});
   }
-  return report.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  return rows;
 }
 
-std::string format_junit(const ConformReport& r) {
-  JunitSuite suite{.name = "permitcheck conform", .suite = "conform"};
+std::string format_json(const ConformReport& r, const std::string& command,
+                        const RunSettings& settings) {
+  using Json = nlohmann::ordered_json;
+  Json json = {{"client", command},
+               {"settings",
+                {{"seed", settings.seed},
+                 {"idle_seconds", settings.idle_s},
+                 {"cases", settings.cases},
+                 {"q", settings.q},
+                 {"threshold", settings.threshold}}},
+               {"ok", r.passed()},
+               {"outcome", std::string(spec::outcome_name(r.outcome()))},
+               {"interrupted", r.interrupted},
+               {"client_could_not_start", r.client_could_not_start},
+               {"deadline_reached", r.deadline_reached()},
+               {"judged_as", r.applicable_rules},
+               {"scenarios", Json::array()}};
+  for (const ScenarioReport& s : r.scenarios) json["scenarios"].push_back(scenario_json(s));
+  json["legacy_rows"] = legacy_rows_json(r);
+  return report::json_line(json);
+}
+
+// --trace-dir: each failing scenario's minimal counterexample as DIR/SCENARIO.jsonl, .mmd and
+// .txt; false when one could not be written (the reason on `err`).
+bool write_counterexamples(const ConformReport& report, const std::string& dir, std::ostream& out,
+                           std::ostream& err) {
+  for (const ScenarioReport& s : report.scenarios) {
+    if (!s.counterexample) continue;
+    const std::string base = dir + "/" + scenario_name(s);
+    const Explained e = explained(*s.counterexample);
+    if (!report::write_report(base + ".jsonl", out, render_jsonl(e), "conform", err) ||
+        !report::write_report(base + ".mmd", out, render_mermaid(e), "conform", err) ||
+        !report::write_report(base + ".txt", out, render_text(e, scenario_name(s) + ".jsonl"),
+                              "conform", err)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string conform_junit(const ConformReport& r) {
+  validate::JunitSuite suite{.name = "permitcheck conform", .suite = "conform"};
   for (const ScenarioReport& s : r.scenarios) {
-    JunitCase c{.classname = "conform", .name = scenario_name(s), .seconds = s.seconds};
+    validate::JunitCase c{.classname = "conform", .name = scenario_name(s), .seconds = s.seconds};
     if (s.counterexample) {
       const conformance::ScenarioOutcome& o = *s.counterexample;
       std::string body;
       for (const spec::Finding& f : o.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");
-      c.failure = JunitCase::Failure{
+      c.failure = validate::JunitCase::Failure{
           "violation", absl::StrCat(rules_list(o), " in ", conformance::describe(o.params)), body};
     } else if (s.deadline_reached) {
-      c.error = JunitCase::Failure{
+      c.error = validate::JunitCase::Failure{
           "not run", absl::StrCat("--deadline reached after ", s.runs, " run(s)"), ""};
     } else if (s.skipped_never_started) {
-      c.error = JunitCase::Failure{"not run", "the client never subscribed", ""};
+      c.error = validate::JunitCase::Failure{"not run", "the client never subscribed", ""};
     } else if (s.inconclusive()) {
-      c.error = JunitCase::Failure{"incomplete", "no run opened the scenario's window", ""};
+      c.error = validate::JunitCase::Failure{"incomplete", "no run opened the scenario's window", ""};
     } else if (s.not_applicable()) {
       absl::StrAppend(&c.system_out, "NOT-APPLICABLE: ", absl::StrJoin(s.cannot_open, "; "), "\n");
     }
@@ -502,9 +552,20 @@ std::string format_junit(const ConformReport& r) {
 
 }  // namespace
 
-std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
-  if (!sub_->parsed()) return std::nullopt;
-  if (list_ && format_ == "json") {
+int ConformCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
+  if ((list_ || list_clients_) && format_ == "junit") {
+    err << "permitcheck conform: --list and --list-clients write text or json, not junit\n";
+    return spec::kExitBadInput;
+  }
+  if (list_) return list_scenarios(out);
+  if (list_clients_) return list_clients(out);
+  if (catalogue_) return run_catalogue(out, err);
+  return run_scenarios(out, err);
+}
+
+// --list: every scenario with its rule, legacy rows and what it does; the unobservable rows.
+int ConformCommand::list_scenarios(std::ostream& out) const {
+  if (format_ == "json") {
     nlohmann::json j = {{"scenarios", nlohmann::json::array()},
                         {"unobservable_rows", nlohmann::json::array()}};
     for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {
@@ -520,10 +581,24 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
       j["unobservable_rows"].push_back({{"row", std::string(u.row)}, {"reason", std::string(u.reason)}});
     }
-    out << j.dump(2) << "\n";
-    return kExitPass;
+    out << report::json_indented(j);
+    return spec::kExitPass;
   }
-  if (list_clients_ && format_ == "json") {
+  out << "scenario\trule\tlegacy rows\twhat it does\n";
+  for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {
+    out << s.name << "\t" << spec::rule_name(s.primary) << "\t"
+        << (s.rows.empty() ? "-" : std::string(s.rows)) << "\t" << s.summary << "\n";
+  }
+  out << "\nLegacy rows not observable on the wire:\n";
+  for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
+    out << u.row << "\t" << u.reason << "\n";
+  }
+  return spec::kExitPass;
+}
+
+// --list-clients: every shipped client preset with its versions and Flow threshold at --q.
+int ConformCommand::list_clients(std::ostream& out) const {
+  if (format_ == "json") {
     nlohmann::json j = nlohmann::json::array();
     for (const conformance::ClientPreset& p : conformance::all_client_presets()) {
       j.push_back({{"name", p.name},
@@ -535,54 +610,43 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
                    {"threshold_source", p.threshold_source},
                    {"library", p.library}});
     }
-    out << j.dump(2) << "\n";
-    return kExitPass;
+    out << report::json_indented(j);
+    return spec::kExitPass;
   }
-  if ((list_ || list_clients_) && format_ == "junit") {
-    err << "permitcheck conform: --list and --list-clients write text or json, not junit\n";
-    return kExitBadInput;
+  for (const conformance::ClientPreset& p : conformance::all_client_presets()) {
+    out << p.name << "\t" << p.default_version;
+    for (const std::string& v : p.other_versions) out << "," << v;
+    out << "\t" << (p.knows_message_permits ? "new client" : "old client") << "\tT = "
+        << p.threshold(q_) << " at Q = " << q_ << " (" << p.threshold_source << ")\t"
+        << p.library << "\n";
   }
-  if (list_) {
-    out << "scenario\trule\tlegacy rows\twhat it does\n";
-    for (const conformance::ScenarioInfo& s : conformance::all_scenarios()) {
-      out << s.name << "\t" << spec::rule_name(s.primary) << "\t"
-          << (s.rows.empty() ? "-" : std::string(s.rows)) << "\t" << s.summary << "\n";
-    }
-    out << "\nLegacy rows not observable on the wire:\n";
-    for (const conformance::UnobservableRow& u : conformance::unobservable_rows()) {
-      out << u.row << "\t" << u.reason << "\n";
-    }
-    return kExitPass;
+  return spec::kExitPass;
+}
+
+// --catalogue: each bug-catalogue row found in its affected release and passing in its fixed one.
+int ConformCommand::run_catalogue(std::ostream& out, std::ostream& err) const {
+  std::vector<conformance::RowResult> results;
+  for (const conformance::BugRow& row : conformance::bug_catalogue()) {
+    err << "conform: catalogue row " << row.id << "\n";
+    results.push_back(conformance::run_bug_row(row, conformance::presets_root()));
   }
-  if (list_clients_) {
-    for (const conformance::ClientPreset& p : conformance::all_client_presets()) {
-      out << p.name << "\t" << p.default_version;
-      for (const std::string& v : p.other_versions) out << "," << v;
-      out << "\t" << (p.knows_message_permits ? "new client" : "old client") << "\tT = "
-          << p.threshold(q_) << " at Q = " << q_ << " (" << p.threshold_source << ")\t"
-          << p.library << "\n";
-    }
-    return kExitPass;
-  }
-  if (catalogue_) {
-    std::vector<conformance::RowResult> results;
-    for (const conformance::BugRow& row : conformance::bug_catalogue()) {
-      err << "conform: catalogue row " << row.id << "\n";
-      results.push_back(conformance::run_bug_row(row, conformance::presets_root()));
-    }
-    out << (format_ == "json" ? conformance::format_catalogue_json(results)
-                              : conformance::format_catalogue_text(results));
-    const bool all = std::all_of(results.begin(), results.end(),
-                                 [](const conformance::RowResult& r) { return r.holds(); });
-    return all ? kExitPass : kExitViolation;
-  }
+  out << (format_ == "json" ? conformance::format_catalogue_json(results)
+                            : conformance::format_catalogue_text(results));
+  const bool all = std::all_of(results.begin(), results.end(),
+                               [](const conformance::RowResult& r) { return r.holds(); });
+  return all ? spec::kExitPass : spec::kExitViolation;
+}
+
+// The run's options from the command line (a preset resolved into its command, threshold and
+// startup bound); false, with the reason on `err`, when they do not make a run.
+bool ConformCommand::configure(conformance::ConformOptions& options, std::ostream& err) {
   std::chrono::milliseconds startup(10000);  // until the first Flow
   if (!client_preset_.empty()) {
     absl::StatusOr<conformance::ResolvedPreset> preset =
         conformance::resolve_preset(client_preset_, conformance::presets_root());
     if (!preset.ok()) {
       err << "permitcheck conform: --client-preset: " << preset.status().message() << "\n";
-      return kExitBadInput;
+      return false;
     }
     client_ = preset->command;
     if (!preset->preset->knows_message_permits) old_client_ = true;
@@ -592,21 +656,20 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   if (startup_s_ > 0) startup = std::chrono::milliseconds(static_cast<std::int64_t>(startup_s_ * 1000));
   if (client_.empty()) {
     err << "permitcheck conform: --client or --client-preset is required\n";
-    return kExitBadInput;
+    return false;
   }
   if (client_.find("{url}") == std::string::npos) {
     err << "permitcheck conform: --client: the command has no {url} placeholder, so the client "
            "cannot find the broker\n";
-    return kExitBadInput;
+    return false;
   }
   if (!advertised_url_.empty()) {
     if (std::optional<std::string> why = advertised_url_problem(advertised_url_)) {
       err << "permitcheck conform: --advertised-url \"" << advertised_url_ << "\": " << *why
           << "\n";
-      return kExitBadInput;
+      return false;
     }
   }
-  conformance::ConformOptions options;
   options.client.command = client_;
   options.client.advertised_url = advertised_url_;
   options.client.q = q_;
@@ -632,7 +695,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
       if (!k) {
         err << "permitcheck conform: --scenarios: unknown scenario \"" << name
             << "\" (permitcheck conform --list names them)\n";
-        return kExitBadInput;
+        return false;
       }
       options.scenarios.push_back(*k);
     }
@@ -642,10 +705,15 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
     std::filesystem::create_directories(trace_dir_, ec);
     if (ec) {
       err << "permitcheck conform: --trace-dir " << trace_dir_ << ": " << ec.message() << "\n";
-      return kExitBadInput;
+      return false;
     }
   }
+  return true;
+}
 
+int ConformCommand::run_scenarios(std::ostream& out, std::ostream& err) {
+  conformance::ConformOptions options;
+  if (!configure(options, err)) return spec::kExitBadInput;
   // SIGINT/SIGTERM: the report of every scenario finished so far, marked interrupted, then exit
   // 130/143 (conformance::set_interrupted_report); kept up to date as scenarios finish.
   const RunSettings settings{.seed = seed_,
@@ -656,7 +724,7 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   const auto interrupted_text = [this, settings](conformance::ConformReport so_far) {
     so_far.interrupted = true;
     if (format_ == "json") return format_json(so_far, client_, settings);
-    if (format_ == "junit") return format_junit(so_far);
+    if (format_ == "junit") return conform_junit(so_far);
     return format_text(so_far, client_, settings, /*full=*/true);
   };
   conformance::set_interrupted_report(interrupted_text(ConformReport{}), output_);
@@ -672,29 +740,20 @@ std::optional<int> ConformCommand::run(std::ostream& out, std::ostream& err) {
   const ConformReport report = conformance::run_conformance(
       options, [&err](std::string_view line) { err << "conform: " << line; });
 
-  if (!trace_dir_.empty()) {
-    for (const ScenarioReport& s : report.scenarios) {
-      if (!s.counterexample) continue;
-      const std::string base = trace_dir_ + "/" + scenario_name(s);
-      const Explained e = explained(*s.counterexample);
-      if (!write_report(base + ".jsonl", out, render_jsonl(e), "conform", err) ||
-          !write_report(base + ".mmd", out, render_mermaid(e), "conform", err) ||
-          !write_report(base + ".txt", out, render_text(e, scenario_name(s) + ".jsonl"), "conform", err)) {
-        return kExitBadInput;
-      }
-    }
+  if (!trace_dir_.empty() && !write_counterexamples(report, trace_dir_, out, err)) {
+    return spec::kExitBadInput;
   }
   std::string text;
   if (format_ == "json") text = format_json(report, client_, settings);
-  else if (format_ == "junit") text = format_junit(report);
+  else if (format_ == "junit") text = conform_junit(report);
   else text = format_text(report, client_, settings, /*full=*/true);
   if (!output_.empty()) {
-    if (!write_report(output_, out, text, "conform", err)) return kExitBadInput;
+    if (!report::write_report(output_, out, text, "conform", err)) return spec::kExitBadInput;
     if (format_ != "text") err << format_text(report, client_, settings, /*full=*/false);
-  } else if (!write_report("", out, text, "conform", err)) {
-    return kExitBadInput;
+  } else if (!report::write_report("", out, text, "conform", err)) {
+    return spec::kExitBadInput;
   }
-  if (report.client_could_not_start) return kExitBadInput;
+  if (report.client_could_not_start) return spec::kExitBadInput;
   const spec::Outcome outcome = report.outcome();
   if (outcome == spec::Outcome::kIncomplete && report.deadline_reached()) {
     err << "permitcheck conform: --deadline of " << deadline_s_

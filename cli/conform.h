@@ -2,10 +2,9 @@
 // process and reports per scenario and per rule, each failure with its minimal counterexample
 // as JSON Lines, a Mermaid diagram and prose.
 //
-//   CLI::App app;
-//   ConformCommand conform(app);          // adds the "conform" subcommand
-//   app.parse(argc, argv);
-//   if (std::optional<int> code = conform.run(std::cout, std::cerr)) return *code;
+//   ConformCommand conform;                       // a report::Subcommand (cli/commands.cc lists it)
+//   CLI::App* sub = report::add_subcommand(app, conform);
+//   app.parse(argc, argv);  if (sub->parsed()) return conform.run(std::cin, std::cout, std::cerr);
 //
 // Exit (spec/outcome.h): 0 PASS (NOT-APPLICABLE scenarios aside), 1 a finding, 3 INCOMPLETE
 // (a window not opened though it could be, or --deadline came before every scenario ran, and
@@ -15,22 +14,38 @@
 #define PERMITCHECK_CLI_CONFORM_H_
 
 #include <optional>
+#include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "report/subcommand.h"
 #include "cli/options.h"
+
+namespace permitcheck::conformance {
+struct ConformOptions;
+}  // namespace permitcheck::conformance
 
 namespace permitcheck::cli {
 
-class ConformCommand {
+class ConformCommand final : public report::Subcommand {
  public:
-  explicit ConformCommand(CLI::App& app);
-  // nullopt when `conform` was not the chosen subcommand.
-  std::optional<int> run(std::ostream& out, std::ostream& err);
+  std::string_view name() const override { return "conform"; }
+  std::string_view description() const override;
+  std::string_view examples() const override;
+  void add_options(CLI::App& sub) override;
+  int run(std::istream& in, std::ostream& out, std::ostream& err) override;
 
  private:
+  int list_scenarios(std::ostream& out) const;      // --list
+  int list_clients(std::ostream& out) const;        // --list-clients
+  int run_catalogue(std::ostream& out, std::ostream& err) const;  // --catalogue
+  // The run's options from the command line; false, the reason on `err`, when they make none.
+  bool configure(conformance::ConformOptions& options, std::ostream& err);
+  int run_scenarios(std::ostream& out, std::ostream& err);
+
   CLI::App* sub_ = nullptr;
   std::string client_;
   std::string scenarios_;

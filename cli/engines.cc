@@ -8,9 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/progress.h"
-#include "cli/report.h"
+#include "report/output.h"
 #include "spec/absl_view.h"
+#include "spec/outcome.h"
 #include "spec/ruleset.h"
+#include "validate/junit.h"
 
 #ifdef PERMITCHECK_HAVE_SOLVER
 #include "solver/interrupt.h"
@@ -87,6 +89,54 @@ std::string interruption_summary(const std::vector<solver::Check>& checks,
   return absl::StrCat("finished: ", part(finished), "; interrupted: ", part(interrupted),
                       "; not started: ", part(not_started));
 }
+
+// prove --format junit: one test case per check and scope, failing with its counterexample
+// (or unknown result).
+std::string prove_junit(const std::vector<solver::Result>& results, const spec::Ruleset& rules) {
+  validate::JunitSuite suite{.name = "permitcheck prove", .suite = "prove"};
+  for (const solver::Result& r : results) {
+    validate::JunitCase c{.classname = absl::StrCat("permitcheck.prove.", av(rules.name)),
+                          .name = absl::StrCat(av(solver::check_name(r.check)), " (",
+                                               av(solver::scope_name(r)), ") ", r.bound),
+                          .seconds = r.seconds};
+    if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
+      std::string body;
+      for (const solver::Witness& w : cex->witnesses) absl::StrAppend(&body, w.finding, "\n  ", w.words, "\n");
+      c.failure = validate::JunitCase::Failure{
+          "counterexample", cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding, body};
+    } else if (const auto* unk = std::get_if<solver::Unknown>(&r.outcome)) {
+      c.failure = validate::JunitCase::Failure{"unknown", unk->reason, ""};
+    }
+    suite.cases.push_back(std::move(c));
+  }
+  return validate::format_junit(suite);
+}
+
+#ifdef PERMITCHECK_SOLVER_HAS_TRACE
+// prove --trace-dir: each counterexample as DIR/CHECK-RULESET-N.jsonl; false when one could not
+// be written (the reason on `err`).
+bool write_counterexample_traces(const std::vector<solver::Result>& results,
+                                 const std::string& dir, std::ostream& out, std::ostream& err) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (const solver::Result& r : results) {
+    const auto* cex = std::get_if<solver::Counterexample>(&r.outcome);
+    if (cex == nullptr) continue;
+    for (std::size_t i = 0; i < cex->witnesses.size(); ++i) {
+      const std::string path =
+          absl::StrCat(dir, "/", av(solver::check_name(r.check)), "-",
+                       av(spec::ruleset(r.ruleset).name), "-", i + 1, ".jsonl");
+      std::ostringstream text;
+      if (!solver::write_witness(text, cex->witnesses[i]).ok() ||
+          !report::write_report(path, out, text.str(), "prove", err)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+#endif
+
 }  // namespace
 #endif
 
@@ -95,27 +145,27 @@ constexpr double kMaxProveTimeoutSeconds = 86400;
 
 int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   const spec::Ruleset* rules = ruleset_or_error(o.ruleset, "prove", err);
-  if (rules == nullptr) return kExitBadInput;
+  if (rules == nullptr) return spec::kExitBadInput;
   if (o.bound < 8 || o.bound > 65535) {
     err << "permitcheck prove: --bound " << o.bound << ": must be in 8..65535\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   if (o.depth < 1) {
     err << "permitcheck prove: --depth " << o.depth << ": must be >= 1\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   // NaN fails every comparison, so the range is written to let only finite values through.
   if (!(std::isfinite(o.timeout_seconds) && o.timeout_seconds > 0 &&
         o.timeout_seconds <= kMaxProveTimeoutSeconds)) {
     err << "permitcheck prove: --timeout " << o.timeout_seconds
         << ": must be a finite number of seconds in (0, " << kMaxProveTimeoutSeconds << "]\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
 #ifndef PERMITCHECK_HAVE_SOLVER
   (void)out;
   err << "permitcheck prove: not built in this configuration (the solver library, solver/, "
          "was not part of this build)\n";
-  return kExitBadInput;
+  return spec::kExitBadInput;
 #else
   std::vector<solver::Check> checks;
   for (const std::string& name : o.checks) {
@@ -123,7 +173,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     if (!c) {
       err << "permitcheck prove: unknown check \"" << name
           << "\" (known: " << known_checks() << ")\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
     checks.push_back(*c);
   }
@@ -155,23 +205,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   if (o.format == "json") {
     out << solver::format_json(results);
   } else if (o.format == "junit") {
-    JunitSuite suite{.name = "permitcheck prove", .suite = "prove"};
-    for (const solver::Result& r : results) {
-      JunitCase c{.classname = absl::StrCat("permitcheck.prove.", av(rules->name)),
-                  .name = absl::StrCat(av(solver::check_name(r.check)), " (",
-                                     av(solver::scope_name(r)), ") ", r.bound),
-                  .seconds = r.seconds};
-      if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
-        std::string body;
-        for (const solver::Witness& w : cex->witnesses) absl::StrAppend(&body, w.finding, "\n  ", w.words, "\n");
-        c.failure = JunitCase::Failure{
-            "counterexample", cex->witnesses.empty() ? "counterexample" : cex->witnesses[0].finding, body};
-      } else if (const auto* unk = std::get_if<solver::Unknown>(&r.outcome)) {
-        c.failure = JunitCase::Failure{"unknown", unk->reason, ""};
-      }
-      suite.cases.push_back(std::move(c));
-    }
-    out << format_junit(suite);
+    out << prove_junit(results, *rules);
   } else {
     out << solver::format_table(results);
   }
@@ -196,31 +230,16 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
     }
   }
 #ifdef PERMITCHECK_SOLVER_HAS_TRACE
-  if (!o.trace_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.trace_dir, ec);
-    for (const solver::Result& r : results) {
-      const auto* cex = std::get_if<solver::Counterexample>(&r.outcome);
-      if (cex == nullptr) continue;
-      for (std::size_t i = 0; i < cex->witnesses.size(); ++i) {
-        const std::string path =
-            absl::StrCat(o.trace_dir, "/", av(solver::check_name(r.check)), "-",
-                         av(spec::ruleset(r.ruleset).name), "-", i + 1, ".jsonl");
-        std::ostringstream text;
-        if (!solver::write_witness(text, cex->witnesses[i]).ok() ||
-            !write_report(path, out, text.str(), "prove", err)) {
-          return kExitBadInput;
-        }
-      }
-    }
+  if (!o.trace_dir.empty() && !write_counterexample_traces(results, o.trace_dir, out, err)) {
+    return spec::kExitBadInput;
   }
 #else
   if (!o.trace_dir.empty()) {
     err << "permitcheck prove: --trace-dir needs the trace module, absent in this build\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
 #endif
-  return all_proved ? kExitPass : kExitViolation;
+  return all_proved ? spec::kExitPass : spec::kExitViolation;
 #endif
 }
 

@@ -1,32 +1,27 @@
 // permitcheck: the command-line front end. Exit codes: 0 pass, 1 violation (a check failed),
 // 2 bad input or usage, 3 incomplete (nothing failed, but something in scope was not seen).
 //
-// Besides parsing, main() gives the command line its shape for a user: `permitcheck help CMD`,
-// "did you mean" for a mistyped subcommand or option, the user commands listed before the maintainers'
-// in --help, an example at the foot of every subcommand's --help (kExamples), and --version
-// with the rulebook revision the build checks against.
+// main() builds the list of subcommands (cli/commands.h: each a report::Subcommand in its own
+// file, with its --help text and examples), parses, and runs the one chosen. Besides parsing,
+// it gives the command line its shape for a user: `permitcheck help CMD`, "did you mean" for a
+// mistyped subcommand or option, and --version with the rulebook revision the build checks
+// against.
 #include <algorithm>
 #include <iostream>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
-#include "cli/gtest_results.h"
-#include "cli/report.h"
-#include "cli/selfcheck.h"
 #include "spec/rule_id.h"
 #include "spec/ruleset.h"
+#include "spec/outcome.h"
 
 namespace {
 
-using permitcheck::cli::kExitBadInput;
-using permitcheck::cli::kExitPass;
-using permitcheck::cli::kExitViolation;
+namespace spec = permitcheck::spec;
 
 // Every report goes to standard output; a write that failed (a full disk, /dev/full, a closed
 // pipe) is bad output, never a silent pass.
@@ -34,47 +29,8 @@ int checked(int code) {
   std::cout.flush();
   if (std::cout) return code;
   std::cerr << "permitcheck: cannot write the report to standard output\n";
-  return kExitBadInput;
+  return spec::kExitBadInput;
 }
-
-// The commands that check the specification itself, listed after the ones a client developer
-// uses (conform, matrix, tap, validate, render, replay, ...).
-const std::set<std::string, std::less<>> kMaintainerCommands = {"selfcheck", "review", "check",
-                                                                "prove"};
-
-// The example at the foot of each subcommand's --help (tests/cli/CMakeLists.txt checks that
-// every subcommand has one). A subcommand that sets its own footer keeps it.
-const std::map<std::string, std::string, std::less<>> kExamples = {
-    {"conform",
-     "  permitcheck conform --list-clients\n"
-     "  permitcheck conform --client-preset go --scenarios partial_batches\n"
-     "  permitcheck conform --old-client --threshold 5 \\\n"
-     "    --client 'node consumer.js {url} {topic} {subscription} {q} {delay_ms} {nack_every}'"},
-    {"matrix", "  permitcheck matrix --out matrix-report"},
-    {"tap",
-     "  permitcheck tap --listen 127.0.0.1:6651 --upstream broker.example:6650 --threshold 5\n"
-     "  # then point the client at pulsar://127.0.0.1:6651; SIGINT ends it with a summary\n"
-     "  permitcheck tap --listen 127.0.0.1:6651 --upstream broker.example:6650 --format junit \\\n"
-     "    --trace-out tap.jsonl --pcap tap.pcap > tap.xml"},
-    {"validate",
-     "  permitcheck validate client.jsonl\n"
-     "  permitcheck validate --format junit -o validate.xml traces/*.jsonl\n"
-     "  permitcheck validate run.pcap --threshold 5 --trace-out wire.jsonl"},
-    {"render",
-     "  permitcheck render counterexample.jsonl --format text\n"
-     "  permitcheck render counterexample.jsonl --format mermaid"},
-    {"replay", "  permitcheck replay counterexample.jsonl   # under every ruleset"},
-    {"check",
-     "  permitcheck check --cases 1000 --seed 491\n"
-     "  permitcheck check --ruleset legacy --counterexample cex.jsonl"},
-    {"prove",
-     "  permitcheck prove\n"
-     "  permitcheck prove --ruleset legacy --check isolation --trace-dir cex"},
-    {"review",
-     "  permitcheck review --findings\n"
-     "  permitcheck review --from rev-b --to rev-c"},
-    {"selfcheck", "  permitcheck selfcheck --results build/test-results --format json"},
-};
 
 // Levenshtein distance, for "did you mean".
 std::size_t distance(std::string_view a, std::string_view b) {
@@ -120,7 +76,7 @@ int unknown_command(std::string_view word, const std::vector<std::string>& names
   std::cerr << "; the commands:";
   for (const std::string& name : names) std::cerr << " " << name;
   std::cerr << " (permitcheck --help)\n";
-  return kExitBadInput;
+  return spec::kExitBadInput;
 }
 
 // The long options of `sub` that the user's arguments name and `sub` does not know, each with the
@@ -161,40 +117,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
 
-  // validate, render, replay, check, prove, conform, tap, review (cli/commands.h).
+  // Every subcommand, each one object in its own file (cli/commands.h): --help lists the
+  // users' commands before the maintainers', each with its examples at the foot.
   permitcheck::cli::Commands commands(app);
-
-  std::string results_dir;
-  std::string format = "text";
-  CLI::App* selfcheck = app.add_subcommand(
-      "selfcheck",
-      "The specification's self-check: every rule ID with the tests that pin it (from "
-      "GoogleTest JSON results), and the legacy catalogue checked against each ruleset.");
-  selfcheck
-      ->add_option("--results", results_dir,
-                   "Directory of GoogleTest JSON results (test binaries run with "
-                   "--gtest_output=json:DIR/NAME.json)")
-      ->required();
-  selfcheck->add_option("--format", format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-
-  // Groups in --help (user commands first: CLI11 lists groups in the order their first
-  // subcommand was added, and conform comes first) and an example at each one's foot.
-  std::vector<std::string> names;
-  for (CLI::App* sub : app.get_subcommands([](CLI::App* s) { return !s->get_name().empty(); })) {
-    const std::string& name = sub->get_name();
-    names.push_back(name);
-    sub->group(kMaintainerCommands.count(name) ? "Commands for the suite's maintainers"
-                                               : "Commands");
-    if (auto example = kExamples.find(name); example != kExamples.end() &&
-                                             sub->get_footer().empty()) {
-      sub->footer("\nExamples:\n" + example->second);
-    }
-  }
-  // The names as --help groups them: user commands first (an unknown command's message lists them).
-  std::stable_partition(names.begin(), names.end(),
-                        [](const std::string& name) { return !kMaintainerCommands.count(name); });
+  const std::vector<std::string> names = commands.names();
 
   // `permitcheck help [COMMAND]` is `permitcheck [COMMAND] --help`; a first word that is no
   // command gets "did you mean".
@@ -202,7 +128,7 @@ int main(int argc, char** argv) {
   if (args.size() >= 2 && args[1] == "help") {
     if (args.size() > 3) {
       std::cerr << "permitcheck help: one command at most (permitcheck help COMMAND)\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
     if (args.size() == 3 && std::find(names.begin(), names.end(), args[2]) == names.end()) {
       return unknown_command(args[2], names);
@@ -231,22 +157,12 @@ int main(int argc, char** argv) {
             std::cerr << "\n";
           }
           std::cerr << "permitcheck help " << args[1] << " lists its options\n";
-          return kExitBadInput;
+          return spec::kExitBadInput;
         }
       }
     }
-    return app.exit(e) == 0 ? kExitPass : kExitBadInput;  // --help and --version exit 0
+    return app.exit(e) == 0 ? spec::kExitPass : spec::kExitBadInput;  // --help and --version exit 0
   }
   if (std::optional<int> code = commands.run(std::cin, std::cout, std::cerr)) return checked(*code);
-
-  absl::StatusOr<permitcheck::cli::TestResults> results =
-      permitcheck::cli::read_gtest_results(results_dir);
-  if (!results.ok()) {
-    std::cerr << "permitcheck selfcheck: bad --results: " << results.status().message() << "\n";
-    return kExitBadInput;
-  }
-  permitcheck::cli::SelfCheck check = permitcheck::cli::run_selfcheck(*results);
-  std::cout << (format == "json" ? permitcheck::cli::format_json(check)
-                                 : permitcheck::cli::format_text(check));
-  return checked(check.ok() ? kExitPass : kExitViolation);
+  return spec::kExitBadInput;  // unreachable: the app requires one subcommand
 }

@@ -8,7 +8,8 @@
 #include "absl/strings/str_split.h"
 #include "cli/options.h"
 #include "cli/progress.h"
-#include "cli/report.h"
+#include "report/output.h"
+#include "spec/outcome.h"
 
 #ifdef PERMITCHECK_HAVE_CONFORMANCE
 #include "cli/matrix_run.h"
@@ -25,12 +26,11 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kHelpExample[] =
-    "Examples:\n"
     "  permitcheck matrix --out /tmp/m                      # newest releases x all scenarios\n"
     "  permitcheck matrix --clients go,cpp --scenarios reconnect,negative_ack --out /tmp/m\n"
     "  permitcheck matrix --clients go --brokers conformance,pulsar-4.2.4 --out /tmp/m\n"
     "  permitcheck matrix --shard 1/3 --out /tmp/s1         # one slice; then:\n"
-    "  permitcheck matrix merge /tmp/s1 /tmp/s2 /tmp/s3 --out /tmp/m\n";
+    "  permitcheck matrix merge /tmp/s1 /tmp/s2 /tmp/s3 --out /tmp/m";
 
 std::vector<std::string> csv_names(const std::string& csv) {
   return absl::StrSplit(csv, ',', absl::SkipWhitespace());
@@ -101,11 +101,11 @@ absl::StatusOr<std::vector<matrix::Expectations>> load_expectations(const std::s
 // unless `json_only` (a shard).
 bool write_outputs(const matrix::Matrix& m, const fs::path& dir, bool json_only, std::ostream& out,
                    std::ostream& err) {
-  if (!write_report((dir / "matrix.json").string(), out, matrix::to_json(m), "matrix", err)) return false;
+  if (!report::write_report((dir / "matrix.json").string(), out, matrix::to_json(m), "matrix", err)) return false;
   if (json_only) return true;
-  return write_report((dir / "matrix.md").string(), out, matrix::render_markdown(m), "matrix", err) &&
-         write_report((dir / "matrix.html").string(), out, matrix::render_html(m), "matrix", err) &&
-         write_report((dir / "matrix.junit.xml").string(), out, matrix::render_junit(m), "matrix", err);
+  return report::write_report((dir / "matrix.md").string(), out, matrix::render_markdown(m), "matrix", err) &&
+         report::write_report((dir / "matrix.html").string(), out, matrix::render_html(m), "matrix", err) &&
+         report::write_report((dir / "matrix.junit.xml").string(), out, matrix::render_junit(m), "matrix", err);
 }
 
 bool make_dir(const std::string& dir, std::ostream& err) {
@@ -120,14 +120,17 @@ bool make_dir(const std::string& dir, std::ostream& err) {
 
 }  // namespace
 
-MatrixCommand::MatrixCommand(CLI::App& app) {
-  sub_ = app.add_subcommand(
-      "matrix",
-      "Every installed client preset x every conformance scenario, one cell each (PASS, FAIL, "
+std::string_view MatrixCommand::description() const {
+  return "Every installed client preset x every conformance scenario, one cell each (PASS, FAIL, "
       "INCOMPLETE, NOT-APPLICABLE, with rule IDs, numbers and seconds), judged against each "
       "client's expectations; writes matrix.html, matrix.md, matrix.json and matrix.junit.xml "
-      "into --out. Exit 0 nothing unexpected, 1 a cell unexpected, 2 bad usage or input.");
-  sub_->footer(kHelpExample);
+      "into --out. Exit 0 nothing unexpected, 1 a cell unexpected, 2 bad usage or input.";
+}
+
+std::string_view MatrixCommand::examples() const { return kHelpExample; }
+
+void MatrixCommand::add_options(CLI::App& sub) {
+  sub_ = &sub;
   sub_->require_subcommand(0, 1);
   sub_->add_option("--out", out_dir_, "Directory the reports and the cells' artifacts go to");
   sub_->add_option("--clients", clients_,
@@ -192,24 +195,23 @@ MatrixCommand::MatrixCommand(CLI::App& app) {
   merge_->add_flag("--no-expect", no_expect_, "No expectations: every cell must pass (or be N/A)");
 }
 
-std::optional<int> MatrixCommand::run(std::ostream& out, std::ostream& err) {
-  if (!sub_->parsed()) return std::nullopt;
+int MatrixCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
   if (merge_->parsed()) return run_merge(out, err);
 #ifndef PERMITCHECK_HAVE_CONFORMANCE
   err << "permitcheck matrix: not built in this configuration (needs protobuf and asio); "
          "`permitcheck matrix merge` works\n";
-  return kExitBadInput;
+  return spec::kExitBadInput;
 #else
   if (out_dir_.empty()) {
     err << "permitcheck matrix: --out DIR is required\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   std::optional<matrix::Shard> shard;
   if (!shard_.empty()) {
     absl::StatusOr<matrix::Shard> s = matrix::parse_shard(shard_);
     if (!s.ok()) {
       err << "permitcheck matrix: --shard: " << s.status().message() << "\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
     shard = *s;
   }
@@ -217,7 +219,7 @@ std::optional<int> MatrixCommand::run(std::ostream& out, std::ostream& err) {
       load_expectations(expect_, no_expect_);
   if (!expectations.ok()) {
     err << "permitcheck matrix: --expect: " << expectations.status().message() << "\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   MatrixSettings settings{.out_dir = out_dir_,
                           .clients = csv_names(clients_),
@@ -236,14 +238,14 @@ std::optional<int> MatrixCommand::run(std::ostream& out, std::ostream& err) {
   absl::StatusOr<MatrixPlan> plan = plan_matrix(settings);
   if (!plan.ok()) {
     err << "permitcheck matrix: " << plan.status().message() << "\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   if (plan->matrix.plan.empty()) {
     err << "permitcheck matrix: no cell to run (no installed client among those asked for)\n";
     for (const std::string& n : plan->matrix.notes) err << "  " << n << "\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
-  if (!make_dir(out_dir_, err)) return kExitBadInput;
+  if (!make_dir(out_dir_, err)) return spec::kExitBadInput;
   const std::vector<matrix::CellKey> cells =
       matrix::shard_cells(plan->matrix.plan, shard.value_or(matrix::Shard{1, 1}));
   // run_matrix calls `progress` under its own lock: one update at a time.
@@ -254,13 +256,13 @@ std::optional<int> MatrixCommand::run(std::ostream& out, std::ostream& err) {
   line.finish();
   m.shard = shard;
   matrix::apply_expectations(m, *expectations);
-  if (!write_outputs(m, out_dir_, shard.has_value(), out, err)) return kExitBadInput;
+  if (!write_outputs(m, out_dir_, shard.has_value(), out, err)) return spec::kExitBadInput;
   out << matrix::render_summary(m);
   if (shard) {
     out << "shard " << shard->index << "/" << shard->count << ": " << m.cells.size() << " of "
         << m.plan.size() << " cells; merge the shards with permitcheck matrix merge\n";
   }
-  return matrix::any_unexpected(m) ? kExitViolation : kExitPass;
+  return matrix::any_unexpected(m) ? spec::kExitViolation : spec::kExitPass;
 #endif
 }
 
@@ -269,28 +271,28 @@ int MatrixCommand::run_merge(std::ostream& out, std::ostream& err) {
       load_expectations(expect_, no_expect_);
   if (!expectations.ok()) {
     err << "permitcheck matrix merge: --expect: " << expectations.status().message() << "\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   std::vector<matrix::Matrix> shards;
   for (const std::string& dir : merge_dirs_) {
     absl::StatusOr<std::string> text = read_file(fs::path(dir) / "matrix.json");
     if (!text.ok()) {
       err << "permitcheck matrix merge: " << text.status().message() << "\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
     absl::StatusOr<matrix::Matrix> m = matrix::from_json(*text);
     if (!m.ok()) {
       err << "permitcheck matrix merge: " << dir << "/" << m.status().message() << "\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
     shards.push_back(*std::move(m));
   }
   absl::StatusOr<matrix::Matrix> merged = matrix::merge(std::move(shards));
   if (!merged.ok()) {
     err << "permitcheck matrix merge: " << merged.status().message() << "\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
-  if (!make_dir(merge_out_, err)) return kExitBadInput;
+  if (!make_dir(merge_out_, err)) return spec::kExitBadInput;
   // The cells' artifacts (logs, traces) beside the merged page.
   for (const std::string& dir : merge_dirs_) {
     std::error_code ec;
@@ -300,13 +302,13 @@ int MatrixCommand::run_merge(std::ostream& out, std::ostream& err) {
              fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
     if (ec) {
       err << "permitcheck matrix merge: copying " << from.string() << ": " << ec.message() << "\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
   }
   matrix::apply_expectations(*merged, *expectations);
-  if (!write_outputs(*merged, merge_out_, false, out, err)) return kExitBadInput;
+  if (!write_outputs(*merged, merge_out_, false, out, err)) return spec::kExitBadInput;
   out << matrix::render_summary(*merged);
-  return matrix::any_unexpected(*merged) ? kExitViolation : kExitPass;
+  return matrix::any_unexpected(*merged) ? spec::kExitViolation : spec::kExitPass;
 }
 
 }  // namespace permitcheck::cli

@@ -5,10 +5,9 @@
 // matrix.json and matrix.junit.xml; `--shard i/n` runs one deterministic slice and writes its
 // matrix.json, `matrix merge DIR... --out DIR` builds the same reports from the shards'.
 //
-//   CLI::App app;
-//   MatrixCommand matrix(app);            // adds "matrix" and "matrix merge"
-//   app.parse(argc, argv);
-//   if (std::optional<int> code = matrix.run(std::cout, std::cerr)) return *code;
+//   MatrixCommand matrix;                       // a report::Subcommand (cli/commands.cc lists it)
+//   CLI::App* sub = report::add_subcommand(app, matrix);  // and "matrix merge"
+//   app.parse(argc, argv);  if (sub->parsed()) return matrix.run(std::cin, std::cout, std::cerr);
 //
 // Exit 0 nothing unexpected (every cell as its client's expectations say), 1 some cell
 // unexpected, 2 bad usage or input (an unknown client, an unreadable shard or expectations).
@@ -17,20 +16,25 @@
 
 #include <cstdint>
 #include <optional>
+#include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "report/subcommand.h"
 #include "cli/options.h"
 
 namespace permitcheck::cli {
 
-class MatrixCommand {
+class MatrixCommand final : public report::Subcommand {
  public:
-  explicit MatrixCommand(CLI::App& app);
-  // nullopt when `matrix` was not the chosen subcommand.
-  std::optional<int> run(std::ostream& out, std::ostream& err);
+  std::string_view name() const override { return "matrix"; }
+  std::string_view description() const override;
+  std::string_view examples() const override;
+  void add_options(CLI::App& sub) override;
+  int run(std::istream& in, std::ostream& out, std::ostream& err) override;
 
  private:
   int run_merge(std::ostream& out, std::ostream& err);

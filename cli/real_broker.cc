@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "cli/report.h"
+#include "spec/outcome.h"
 #ifdef PERMITCHECK_HAVE_REALBROKER
 #include "cli/real_broker_fidelity.h"
 #include "conformance/client_presets.h"
@@ -17,22 +17,27 @@
 
 namespace permitcheck::cli {
 
-RealBrokerCommand::RealBrokerCommand(CLI::App& app) {
-  command_ = app.add_subcommand(
-      "real-broker",
-      "Judge a client against a real Pulsar broker: starts the Pulsar standalone installed by "
+std::string_view RealBrokerCommand::description() const {
+  return "Judge a client against a real Pulsar broker: starts the Pulsar standalone installed by "
       "ci/install-pulsar-broker.sh on loopback (or uses --service-url/--admin-url), puts a tap "
       "in front of it, runs the client's consumer through the tap in each scenario, judges the "
       "wire as an old broker's (no message_permits) and compares the broker's own "
       "availablePermits and unackedMessages with the wire (B4, both directions; B11 the "
       "consumer count). Exit 0 all passed, 1 a finding, 2 usage or a broker that cannot start, "
-      "3 a scenario INCOMPLETE (nothing failed).\n\nExamples:\n"
-      "  permitcheck real-broker --client-preset cpp --scenarios partial_redelivery\n"
+      "3 a scenario INCOMPLETE (nothing failed).";
+}
+
+std::string_view RealBrokerCommand::examples() const {
+  return "  permitcheck real-broker --client-preset cpp --scenarios partial_redelivery\n"
       "  permitcheck real-broker --client-preset java@3.2.1 --scenarios "
       "partial_redelivery,reopen,failover\n"
       "  permitcheck real-broker --client-preset go --format json -o go.json\n"
       "  permitcheck real-broker --client 'my-consumer {url} {topic} {subscription} {q}' \\\n"
-      "      --service-url pulsar://127.0.0.1:6650 --admin-url http://127.0.0.1:8080");
+      "      --service-url pulsar://127.0.0.1:6650 --admin-url http://127.0.0.1:8080";
+}
+
+void RealBrokerCommand::add_options(CLI::App& sub) {
+  command_ = &sub;
   command_->add_option("--client", client_,
                        "Consumer command line; placeholders {url} {topic} {subscription} {q} "
                        "{delay_ms} {nack_every} {sub_type} {batch_index_ack} {reopen_after} "
@@ -72,11 +77,10 @@ RealBrokerCommand::RealBrokerCommand(CLI::App& app) {
 
 #ifndef PERMITCHECK_HAVE_REALBROKER
 
-std::optional<int> RealBrokerCommand::run(std::ostream&, std::ostream& err) {
-  if (!command_->parsed()) return std::nullopt;
+int RealBrokerCommand::run(std::istream&, std::ostream&, std::ostream& err) {
   err << "permitcheck real-broker: not built in this configuration (needs the tap: libpcap, "
          "protobuf, asio)\n";
-  return kExitBadInput;
+  return spec::kExitBadInput;
 }
 
 #else
@@ -171,16 +175,15 @@ std::optional<ClientChoice> choose_client(const std::string& client, const std::
 
 }  // namespace
 
-std::optional<int> RealBrokerCommand::run(std::ostream& out, std::ostream& err) {
-  if (!command_->parsed()) return std::nullopt;
+int RealBrokerCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
   if (list_) {
     for (const realbroker::ScenarioInfo& s : realbroker::real_broker_scenarios()) {
       out << s.name << "  " << s.what << "\n";
     }
-    return kExitPass;
+    return spec::kExitPass;
   }
   std::optional<ClientChoice> client = choose_client(client_, client_preset_, q_, err);
-  if (!client) return kExitBadInput;
+  if (!client) return spec::kExitBadInput;
   std::vector<std::string> scenarios = scenarios_;
   if (scenarios.empty()) {
     for (const realbroker::ScenarioInfo& s : realbroker::real_broker_scenarios()) {
@@ -190,7 +193,7 @@ std::optional<int> RealBrokerCommand::run(std::ostream& out, std::ostream& err) 
   for (const std::string& s : scenarios) {
     if (!realbroker::find_real_broker_scenario(s)) {
       err << "permitcheck real-broker: --scenarios: unknown scenario " << s << " (--list)\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
   }
   std::ofstream file;
@@ -198,7 +201,7 @@ std::optional<int> RealBrokerCommand::run(std::ostream& out, std::ostream& err) 
     file.open(output_, std::ios::binary);
     if (!file.is_open()) {
       err << "permitcheck real-broker: -o: cannot write " << output_ << "\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
   }
   std::ostream& report = output_.empty() ? out : file;
@@ -206,7 +209,7 @@ std::optional<int> RealBrokerCommand::run(std::ostream& out, std::ostream& err) 
   absl::StatusOr<std::uint16_t> tap_port = realbroker::free_loopback_port();
   if (!tap_port.ok()) {
     err << "permitcheck real-broker: " << tap_port.status().message() << "\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   std::unique_ptr<realbroker::StandaloneBroker> standalone;
   std::unique_ptr<realbroker::BrokerControl> control;
@@ -216,7 +219,7 @@ std::optional<int> RealBrokerCommand::run(std::ostream& out, std::ostream& err) 
         realbroker::parse_service_url(service_url_, admin_url_);
     if (!e.ok()) {
       err << "permitcheck real-broker: " << e.status().message() << "\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
     control = std::make_unique<realbroker::OwnBrokerControl>(*e);
     broker_name = absl::StrCat("your broker at ", service_url_);
@@ -228,7 +231,7 @@ std::optional<int> RealBrokerCommand::run(std::ostream& out, std::ostream& err) 
         << " standalone broker\n";
     if (absl::Status s = standalone->start(std::chrono::seconds(180)); !s.ok()) {
       err << "permitcheck real-broker: " << s.message() << "\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
     err << "permitcheck real-broker: broker ready in "
         << absl::StrFormat("%.1f", standalone->last_start_seconds()) << " s\n";
@@ -272,14 +275,14 @@ std::optional<int> RealBrokerCommand::run(std::ostream& out, std::ostream& err) 
   report.flush();
   if (!report) {
     err << "permitcheck real-broker: cannot write the report\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   bool fail = false, incomplete = false;
   for (const RealBrokerOutcome& o : runs) {
     fail |= o.verdict == "FAIL";
     incomplete |= o.verdict == "INCOMPLETE";
   }
-  return fail ? kExitViolation : incomplete ? kExitIncomplete : kExitPass;
+  return fail ? spec::kExitViolation : incomplete ? spec::kExitIncomplete : spec::kExitPass;
 }
 
 #endif

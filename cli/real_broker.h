@@ -6,27 +6,32 @@
 // everything. Exit 0 every scenario passed, 1 a finding, 2 usage, a broker that cannot start,
 // or a scenario INCOMPLETE (nothing exercised, a timeout).
 //
-//   RealBrokerCommand rb(app);    // registers the subcommand
-//   app.parse(argc, argv);
-//   if (std::optional<int> code = rb.run(std::cout, std::cerr)) return *code;
+//   RealBrokerCommand rb;                       // a report::Subcommand (cli/commands.cc lists it)
+//   CLI::App* sub = report::add_subcommand(app, rb);
+//   app.parse(argc, argv);  if (sub->parsed()) return rb.run(std::cin, std::cout, std::cerr);
 #ifndef PERMITCHECK_CLI_REAL_BROKER_H_
 #define PERMITCHECK_CLI_REAL_BROKER_H_
 
 #include <cstdint>
 #include <optional>
+#include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "report/subcommand.h"
 
 namespace permitcheck::cli {
 
-class RealBrokerCommand {
+class RealBrokerCommand final : public report::Subcommand {
  public:
-  explicit RealBrokerCommand(CLI::App& app);
-  // The exit code when `real-broker` was chosen, else nullopt.
-  std::optional<int> run(std::ostream& out, std::ostream& err);
+  std::string_view name() const override { return "real-broker"; }
+  std::string_view description() const override;
+  std::string_view examples() const override;
+  void add_options(CLI::App& sub) override;
+  int run(std::istream& in, std::ostream& out, std::ostream& err) override;
 
  private:
   CLI::App* command_ = nullptr;

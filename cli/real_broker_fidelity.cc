@@ -1,10 +1,10 @@
 #include "cli/real_broker_fidelity.h"
 
 #include "absl/strings/str_cat.h"
-#include "cli/report.h"
 #include "conformance/client_presets.h"
 #include "nlohmann/json.hpp"
 #include "realbroker/fidelity.h"
+#include "spec/outcome.h"
 
 namespace permitcheck::cli {
 
@@ -55,9 +55,9 @@ int run_fidelity_report(const FidelityArgs& args, realbroker::BrokerControl& bro
   }
   if (rows.empty()) {
     err << "permitcheck real-broker: --fidelity: no scenario with a conformance pair\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
-  return holds ? kExitPass : kExitViolation;
+  return holds ? spec::kExitPass : spec::kExitViolation;
 }
 
 }  // namespace permitcheck::cli

@@ -1,10 +1,18 @@
 #include "cli/replay.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "cli/report.h"
+#include "nlohmann/json.hpp"
+#include "report/findings.h"
+#include "report/json.h"
 #include "spec/absl_view.h"
+#include "spec/outcome.h"
+#include "validate/junit.h"
+#include "validate/report.h"
 
 namespace permitcheck::cli {
 namespace {
@@ -40,51 +48,54 @@ Replayed replay(trace::Trace t) {
 
 int replay_exit_code(const Replayed& r) {
   for (const RulesetRun& run : r.runs) {
-    if (run.from_header && !run.report.violations.empty()) return kExitViolation;
+    if (run.from_header && !run.report.violations.empty()) return spec::kExitViolation;
   }
-  return kExitPass;
+  return spec::kExitPass;
 }
 
-std::string format_replay(const Replayed& r, std::string_view name, ReportFormat format) {
+std::string format_replay(const Replayed& r, std::string_view name, validate::ReportFormat format) {
   std::string out;
-  if (format == ReportFormat::kJson) {
-    absl::StrAppend(&out, "{\"tool\":\"permitcheck replay\",\"file\":", json_string(name),
-                    ",\"events\":", r.trace.events.size(), ",\"exit_code\":", replay_exit_code(r),
-                    ",\"specification\":[");
-    for (std::size_t i = 0; i < r.runs.size(); ++i) {
-      const RulesetRun& run = r.runs[i];
-      absl::StrAppend(&out, i ? "," : "", "\n{\"ruleset\":",
-                      json_string(spec::ruleset(run.ruleset).name),
-                      ",\"from_header\":", run.from_header ? "true" : "false", ",\"violations\":[");
-      for (std::size_t k = 0; k < run.report.violations.size(); ++k) {
-        absl::StrAppend(&out, k ? "," : "", finding_json(run.report.violations[k]));
-      }
-      out += "],\"deviations\":[";
-      for (std::size_t k = 0; k < run.report.deviations.size(); ++k) {
-        absl::StrAppend(&out, k ? "," : "", finding_json(run.report.deviations[k]));
-      }
-      out += "]}";
-    }
-    absl::StrAppend(&out, "],\"implementation\":{\"replayed\":",
-                    r.implementation_replayed ? "true" : "false", ",\"note\":",
-                    json_string(r.implementation_note), "}}\n");
-    return out;
-  }
-  if (format == ReportFormat::kJunit) {
-    JunitSuite suite{.name = "permitcheck replay", .suite = std::string(name)};
+  if (format == validate::ReportFormat::kJson) {
+    using Json = nlohmann::ordered_json;
+    Json runs = Json::array();
     for (const RulesetRun& run : r.runs) {
-      JunitCase c{.classname = "permitcheck.replay", .name = std::string(spec::ruleset(run.ruleset).name)};
+      Json violations = Json::array(), deviations = Json::array();
+      for (const spec::Finding& f : run.report.violations) {
+        violations.push_back(validate::finding_object(f));
+      }
+      for (const spec::Finding& f : run.report.deviations) {
+        deviations.push_back(validate::finding_object(f));
+      }
+      runs.push_back({{"ruleset", std::string(spec::ruleset(run.ruleset).name)},
+                      {"from_header", run.from_header},
+                      {"violations", std::move(violations)},
+                      {"deviations", std::move(deviations)}});
+    }
+    const Json doc = {
+        {"tool", "permitcheck replay"},
+        {"file", std::string(name)},
+        {"events", r.trace.events.size()},
+        {"exit_code", replay_exit_code(r)},
+        {"specification", std::move(runs)},
+        {"implementation",
+         {{"replayed", r.implementation_replayed}, {"note", r.implementation_note}}}};
+    return report::json_line(doc);
+  }
+  if (format == validate::ReportFormat::kJunit) {
+    validate::JunitSuite suite{.name = "permitcheck replay", .suite = std::string(name)};
+    for (const RulesetRun& run : r.runs) {
+      validate::JunitCase c{.classname = "permitcheck.replay", .name = std::string(spec::ruleset(run.ruleset).name)};
       std::string body;
       for (const spec::Finding& f : run.report.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");
       for (const spec::Finding& f : run.report.deviations) absl::StrAppend(&body, "known deviation: ", spec::format_finding(f), "\n");
       if (run.from_header && !run.report.violations.empty()) {
-        c.failure = JunitCase::Failure{"violation", spec::format_finding(run.report.violations[0]), body};
+        c.failure = validate::JunitCase::Failure{"violation", spec::format_finding(run.report.violations[0]), body};
       } else {
         c.system_out = body;
       }
       suite.cases.push_back(std::move(c));
     }
-    return format_junit(suite);
+    return validate::format_junit(suite);
   }
   absl::StrAppend(&out, "Replay of ", av(name), " (", r.trace.events.size(), " events)\n");
   for (const RulesetRun& run : r.runs) {
@@ -94,12 +105,35 @@ std::string format_replay(const Replayed& r, std::string_view name, ReportFormat
                     rep.violations.empty() ? "holds" : absl::StrCat(rep.violations.size(), " violation", rep.violations.size() == 1 ? "" : "s"),
                     rep.deviations.empty() ? "" : absl::StrCat(", ", rep.deviations.size(), " known deviation", rep.deviations.size() == 1 ? "" : "s"),
                     "\n");
-    for (const spec::Finding& f : rep.violations) absl::StrAppend(&out, "  ", spec::format_finding(f), "\n");
-    for (const spec::Finding& f : rep.deviations) absl::StrAppend(&out, "  known deviation: ", spec::format_finding(f), "\n");
+    absl::StrAppend(&out, report::findings_text(rep.violations, rep.deviations,
+                                                {.deviation_mark = "known deviation: "}));
   }
   absl::StrAppend(&out, r.implementation_note, "\n");
-  absl::StrAppend(&out, "verdict: ", replay_exit_code(r) == kExitViolation ? "the counterexample reproduces (violation under the trace's ruleset)" : "no violation under the trace's ruleset", "\n");
+  absl::StrAppend(&out, "verdict: ", replay_exit_code(r) == spec::kExitViolation ? "the counterexample reproduces (violation under the trace's ruleset)" : "no violation under the trace's ruleset", "\n");
   return out;
+}
+
+std::optional<trace::Trace> read_counterexample(const std::string& path, std::istream& in,
+                                                std::string_view command, std::ostream& err) {
+  const std::string shown = path == "-" ? "<stdin>" : path;
+  trace::ReaderOptions options;
+  options.max_line_bytes = validate::kValidateMaxLineBytes;
+  absl::StatusOr<trace::Trace> t;
+  if (path == "-") {
+    t = trace::read_trace(in, options);
+  } else {
+    std::ifstream file(path, std::ios::binary);
+    if (!file.is_open()) {
+      err << "permitcheck " << command << ": " << shown << ": cannot open: " << std::strerror(errno) << "\n";
+      return std::nullopt;
+    }
+    t = trace::read_trace(file, options);
+  }
+  if (!t.ok()) {
+    err << "permitcheck " << command << ": " << shown << ": " << t.status().message() << "\n";
+    return std::nullopt;
+  }
+  return *std::move(t);
 }
 
 }  // namespace permitcheck::cli

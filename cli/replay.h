@@ -3,7 +3,7 @@
 //
 //   absl::StatusOr<trace::Trace> t = trace::read_trace(file);
 //   Replayed r = replay(*t);
-//   std::cout << format_replay(r, "cex.jsonl", ReportFormat::kText);
+//   std::cout << format_replay(r, "cex.jsonl", validate::ReportFormat::kText);
 //   return replay_exit_code(r);   // 1 when the header's ruleset reports a violation
 //
 // The reference implementation (impl/) is driven by actions (publish, deliver, consume,
@@ -12,14 +12,17 @@
 #ifndef PERMITCHECK_CLI_REPLAY_H_
 #define PERMITCHECK_CLI_REPLAY_H_
 
+#include <istream>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "cli/report.h"
 #include "spec/monitor.h"
 #include "spec/ruleset.h"
 #include "trace/reader.h"
+#include "validate/report.h"
 
 namespace permitcheck::cli {
 
@@ -38,10 +41,15 @@ struct Replayed {
 
 Replayed replay(trace::Trace trace);
 
-std::string format_replay(const Replayed& r, std::string_view name, ReportFormat format);
+std::string format_replay(const Replayed& r, std::string_view name, validate::ReportFormat format);
 
 // 1 if the run of the header's ruleset reports a violation, else 0.
 int replay_exit_code(const Replayed& r);
+
+// Reads a whole (counterexample) trace from `path` ("-": `in`) for `render` and `replay`; on
+// failure prints "permitcheck COMMAND: FILE: line N: reason" on `err` and returns nullopt.
+std::optional<trace::Trace> read_counterexample(const std::string& path, std::istream& in,
+                                                std::string_view command, std::ostream& err);
 
 }  // namespace permitcheck::cli
 

@@ -2,23 +2,30 @@
 
 #include "absl/status/statusor.h"
 #include "cli/options.h"
-#include "cli/report.h"
 #include "spec/ruleset.h"
 
 #if PERMITCHECK_HAVE_REVIEW
 #include "review/review.h"
+#include "spec/outcome.h"
 #endif
 
 namespace permitcheck::cli {
 
-ReviewCommand::ReviewCommand(CLI::App& app) {
-  sub_ = app.add_subcommand(
-      "review",
-      "Design review of the proposal's revisions: run every engine (properties and solver) on "
+std::string_view ReviewCommand::description() const {
+  return "Design review of the proposal's revisions: run every engine (properties and solver) on "
       "--from and --to and print what --to breaks and fixes, with minimal counterexamples; "
       "--findings prints the table of review findings F1-F5. Exit 0 nothing unexpected, 1 --to "
       "breaks something --from did not (--findings: a finding not where the rulebook puts it), "
-      "2 usage.");
+      "2 usage.";
+}
+
+std::string_view ReviewCommand::examples() const {
+  return "  permitcheck review --findings\n"
+      "  permitcheck review --from rev-b --to rev-c";
+}
+
+void ReviewCommand::add_options(CLI::App& sub) {
+  sub_ = &sub;
   sub_->add_option("--from", from_, "Earlier ruleset (legacy, rev-a, rev-b, rev-c, rev-d)")
       ->capture_default_str();
   sub_->add_option("--to", to_, "Later ruleset")->capture_default_str();
@@ -40,14 +47,13 @@ ReviewCommand::ReviewCommand(CLI::App& app) {
                    "Write every counterexample here as a trace file and re-check it");
 }
 
-std::optional<int> ReviewCommand::run(std::ostream& out, std::ostream& err) {
-  if (!sub_->parsed()) return std::nullopt;
+int ReviewCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
 #if PERMITCHECK_HAVE_REVIEW
   absl::StatusOr<const spec::Ruleset*> from = spec::parse_ruleset(from_);
   absl::StatusOr<const spec::Ruleset*> to = spec::parse_ruleset(to_);
   if (!from.ok() || !to.ok()) {
     err << "permitcheck review: " << (from.ok() ? to : from).status().message() << "\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   review::Options o = review::Options::defaults();
   o.params.seed = seed_;
@@ -61,7 +67,7 @@ std::optional<int> ReviewCommand::run(std::ostream& out, std::ostream& err) {
       if (!check) {
         err << "permitcheck review: --check " << name
             << ": expected conservation, finalization, isolation or induction\n";
-        return kExitBadInput;
+        return spec::kExitBadInput;
       }
       o.checks.push_back(*check);
     }
@@ -70,15 +76,15 @@ std::optional<int> ReviewCommand::run(std::ostream& out, std::ostream& err) {
     const std::vector<review::Search> table = review::findings_table(o);
     out << (format_ == "json" ? review::format_findings_json(table)
                               : review::format_findings_table(table));
-    return review::findings_as_expected(table) ? kExitPass : kExitViolation;
+    return review::findings_as_expected(table) ? spec::kExitPass : spec::kExitViolation;
   }
   const review::Comparison c = review::compare((*from)->id, (*to)->id, o);
   out << (format_ == "json" ? review::format_comparison_json(c) : review::format_comparison(c));
-  return c.regressed() ? kExitViolation : kExitPass;
+  return c.regressed() ? spec::kExitViolation : spec::kExitPass;
 #else
   (void)out;
   err << "permitcheck review: not built in this configuration (needs properties and solver)\n";
-  return kExitBadInput;
+  return spec::kExitBadInput;
 #endif
 }
 

@@ -3,10 +3,9 @@
 // the later one breaks and fixes, each with a minimal counterexample; or, with --findings, the
 // table of the review findings F1-F5 found in their revision and gone in rev-d.
 //
-//   CLI::App app;
-//   ReviewCommand review(app);            // adds the "review" subcommand
-//   app.parse(argc, argv);
-//   if (std::optional<int> code = review.run(std::cout, std::cerr)) return *code;
+//   ReviewCommand review;                       // a report::Subcommand (cli/commands.cc lists it)
+//   CLI::App* sub = report::add_subcommand(app, review);
+//   app.parse(argc, argv);  if (sub->parsed()) return review.run(std::cin, std::cout, std::cerr);
 //
 // Exit 0: it ran and nothing unexpected (--to breaks nothing --from did not; --findings: every
 // finding found by both engines in its revision and by neither in rev-d). 1: --to breaks
@@ -15,20 +14,26 @@
 #define PERMITCHECK_CLI_REVIEW_H_
 
 #include <optional>
+#include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "report/subcommand.h"
 #include "cli/options.h"
 
 namespace permitcheck::cli {
 
-class ReviewCommand {
+class ReviewCommand final : public report::Subcommand {
  public:
-  explicit ReviewCommand(CLI::App& app);
-  // nullopt when `review` was not the chosen subcommand.
-  std::optional<int> run(std::ostream& out, std::ostream& err);
+  std::string_view name() const override { return "review"; }
+  std::string_view description() const override;
+  std::string_view examples() const override;
+  report::Audience audience() const override { return report::Audience::kMaintainer; }
+  void add_options(CLI::App& sub) override;
+  int run(std::istream& in, std::ostream& out, std::ostream& err) override;
 
  private:
   CLI::App* sub_ = nullptr;

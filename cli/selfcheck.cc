@@ -8,8 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "cli/report.h"
 #include "cli/test_names.h"
+#include "nlohmann/json.hpp"
+#include "report/json.h"
 #include "spec/legacy_catalogue.h"
 
 namespace permitcheck::cli {
@@ -69,28 +70,21 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-std::string json_strings(const std::vector<std::string>& items) {
-  std::vector<std::string> quoted;
-  for (const std::string& s : items) quoted.push_back(json_string(s));
-  return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
-}
-
-const char* json_bool(bool b) { return b ? "true" : "false"; }
-
-std::string json_findings(const std::vector<Finding>& findings) {
-  std::vector<std::string> items;
+nlohmann::ordered_json json_findings(const std::vector<Finding>& findings) {
+  nlohmann::ordered_json items = nlohmann::ordered_json::array();
   for (const Finding& f : findings) {
-    items.push_back(absl::StrCat("{\"rule\": ", json_string(spec::rule_name(f.rule)),
-                                 ", \"line\": ", f.line,
-                                 ", \"explanation\": ", json_string(f.explanation), "}"));
+    items.push_back({{"rule", std::string(spec::rule_name(f.rule))},
+                     {"line", f.line},
+                     {"explanation", f.explanation}});
   }
-  return absl::StrCat("[", absl::StrJoin(items, ", "), "]");
+  return items;
 }
 
-std::string json_check(const MonitorReport& report, bool ok) {
-  return absl::StrCat("{\"ok\": ", json_bool(ok), ", \"verdict\": ", json_string(verdict(report)),
-                      ", \"violations\": ", json_findings(report.violations),
-                      ", \"deviations\": ", json_findings(report.deviations), "}");
+nlohmann::ordered_json json_check(const MonitorReport& report, bool ok) {
+  return {{"ok", ok},
+          {"verdict", verdict(report)},
+          {"violations", json_findings(report.violations)},
+          {"deviations", json_findings(report.deviations)}};
 }
 
 // What the rev-d check of a legacy trace must report: "violation C7" or "deviation X2".
@@ -245,40 +239,46 @@ std::string format_text(const SelfCheck& check) {
 }
 
 std::string format_json(const SelfCheck& check) {
-  std::vector<std::string> rules;
+  using Json = nlohmann::ordered_json;
+  Json rules = Json::array();
   for (const RuleRow& r : check.rules) {
-    rules.push_back(absl::StrCat(
-        "    {\"rule\": ", json_string(r.rule->name), ", \"title\": ", json_string(r.rule->title),
-        ", \"section\": ", json_string(r.rule->section),
-        ", \"known_deviation\": ", json_bool(r.rule->known_deviation),
-        ", \"tests\": ", r.tests(), ", \"passed\": ", r.passed, ", \"failed\": ", r.failed,
-        ", \"ok\": ", json_bool(r.ok()), ", \"examples\": ", json_strings(r.examples), "}"));
+    rules.push_back({{"rule", std::string(r.rule->name)},
+                     {"title", std::string(r.rule->title)},
+                     {"section", std::string(r.rule->section)},
+                     {"known_deviation", r.rule->known_deviation},
+                     {"tests", r.tests()},
+                     {"passed", r.passed},
+                     {"failed", r.failed},
+                     {"ok", r.ok()},
+                     {"examples", r.examples}});
   }
-  std::vector<std::string> failed;
+  Json failed = Json::array();
   for (const TestResult& t : check.failed_tests) {
-    failed.push_back(absl::StrCat("{\"test\": ", json_string(t.full_name()),
-                                  ", \"file\": ", json_string(t.file), "}"));
+    failed.push_back({{"test", t.full_name()}, {"file", t.file}});
   }
-  std::vector<std::string> rows;
+  Json rows = Json::array();
   for (const CatalogueRow& r : check.catalogue) {
-    rows.push_back(absl::StrCat(
-        "    {\"id\": ", json_string(r.id), ", \"situation\": ", json_string(r.situation),
-        ", \"legacy_value\": ", r.legacy_value, ", \"correct_value\": ", r.correct_value,
-        ", \"rev_d_rule\": ", json_string(spec::rule_name(r.rev_d_rule)),
-        ", \"rev_d_deviation\": ", json_bool(r.rev_d_deviation),
-        ",\n     \"legacy_under_legacy\": ", json_check(r.legacy_under_legacy, r.legacy_ok()),
-        ",\n     \"legacy_under_rev_d\": ", json_check(r.legacy_under_rev_d, r.rev_d_ok()),
-        ",\n     \"correct_under_rev_d\": ", json_check(r.correct_under_rev_d, r.correct_ok()),
-        ",\n     \"ok\": ", json_bool(r.ok()), "}"));
+    rows.push_back({{"id", r.id},
+                    {"situation", r.situation},
+                    {"legacy_value", r.legacy_value},
+                    {"correct_value", r.correct_value},
+                    {"rev_d_rule", std::string(spec::rule_name(r.rev_d_rule))},
+                    {"rev_d_deviation", r.rev_d_deviation},
+                    {"legacy_under_legacy", json_check(r.legacy_under_legacy, r.legacy_ok())},
+                    {"legacy_under_rev_d", json_check(r.legacy_under_rev_d, r.rev_d_ok())},
+                    {"correct_under_rev_d", json_check(r.correct_under_rev_d, r.correct_ok())},
+                    {"ok", r.ok()}});
   }
-  return absl::StrCat(
-      "{\n  \"ok\": ", json_bool(check.ok()),
-      ",\n  \"result_files\": ", json_strings(check.result_files),
-      ",\n  \"tests\": {\"passed\": ", check.tests_passed, ", \"failed\": ", check.tests_failed,
-      ", \"skipped\": ", check.tests_not_run, "}",
-      ",\n  \"failed_tests\": [", absl::StrJoin(failed, ", "), "]",
-      ",\n  \"rules\": [\n", absl::StrJoin(rules, ",\n"), "\n  ]",
-      ",\n  \"catalogue\": [\n", absl::StrJoin(rows, ",\n"), "\n  ]\n}\n");
+  const Json doc = {{"ok", check.ok()},
+                    {"result_files", check.result_files},
+                    {"tests",
+                     {{"passed", check.tests_passed},
+                      {"failed", check.tests_failed},
+                      {"skipped", check.tests_not_run}}},
+                    {"failed_tests", std::move(failed)},
+                    {"rules", std::move(rules)},
+                    {"catalogue", std::move(rows)}};
+  return report::json_indented(doc);
 }
 
 }  // namespace permitcheck::cli

@@ -1,13 +1,16 @@
 #include "cli/tap.h"
 
 #include <fstream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/options.h"
-#include "cli/report.h"
+#include "nlohmann/json.hpp"
+#include "report/json.h"
 #include "spec/outcome.h"
-#include "trace/writer.h"
+#include "validate/junit.h"
+#include "validate/report.h"
 #include "validate/validate.h"
 #ifdef PERMITCHECK_HAVE_TAP
 #include "capture/tap.h"
@@ -24,14 +27,14 @@ namespace {
 std::string tap_junit(const std::string& listen, const std::string& upstream,
                       const std::string& verdict, const capture::WireChecker& checker,
                       const std::string& why_not, double idle) {
-  JunitSuite suite{.name = "permitcheck tap", .suite = "tap"};
-  JunitCase c{.classname = "permitcheck.tap", .name = absl::StrCat(listen, " -> ", upstream)};
+  validate::JunitSuite suite{.name = "permitcheck tap", .suite = "tap"};
+  validate::JunitCase c{.classname = "permitcheck.tap", .name = absl::StrCat(listen, " -> ", upstream)};
   if (!checker.violations().empty()) {
     std::string body;
     for (const spec::Finding& f : checker.violations()) {
       absl::StrAppend(&body, spec::format_finding(f), "\n");
     }
-    c.failure = JunitCase::Failure{
+    c.failure = validate::JunitCase::Failure{
         "violation",
         absl::StrCat(checker.violations().size(), " violation(s); first: ",
                      spec::format_finding(checker.violations().front())),
@@ -42,31 +45,118 @@ std::string tap_junit(const std::string& listen, const std::string& upstream,
       absl::StrAppend(&body, "connection ", n.connection, " from ",
                       capture::format_capture_time(n.time), ": ", n.reason, "\n");
     }
-    c.error = JunitCase::Failure{"incomplete", "a connection was not understood to its end", body};
+    c.error = validate::JunitCase::Failure{"incomplete", "a connection was not understood to its end", body};
   } else if (verdict == "NOT-EXERCISED") {
-    c.error = JunitCase::Failure{"nothing checked", why_not, ""};
+    c.error = validate::JunitCase::Failure{"nothing checked", why_not, ""};
   }
   absl::StrAppend(&c.system_out, "verdict: ", verdict, "\nsettings: --idle ", idle, "\n");
   for (const spec::Finding& f : checker.deviations()) {
     absl::StrAppend(&c.system_out, "known deviation: ", spec::format_finding(f), "\n");
   }
   suite.cases.push_back(std::move(c));
-  return format_junit(suite);
+  return validate::format_junit(suite);
+}
+
+// A lookup answered with another address sends the client's consumer past the tap.
+std::string bypass_text(const std::string& address) {
+  return absl::StrCat("the client was sent to ", address,
+                      ", bypassing the tap: that traffic is not checked");
+}
+
+// What the summary at the end of a run reports, in every format.
+struct TapSummary {
+  const capture::TapStats& stats;
+  const capture::WireChecker& checker;
+  spec::Outcome outcome;
+  std::string verdict;  // PASS, FAIL, INCOMPLETE or NOT-EXERCISED
+  std::string why_not;  // why nothing was exercised, when nothing was
+  double idle_seconds;
+  std::string max_memory;
+};
+
+// The summary as the last JSON line: {"summary":{...,"findings":[...]}}.
+std::string summary_json(const TapSummary& s) {
+  using Json = nlohmann::ordered_json;
+  const capture::TapStats& st = s.stats;
+  const capture::WireChecker& checker = s.checker;
+  Json summary = {{"ok", s.outcome == spec::Outcome::kPass},
+                  {"verdict", s.verdict},
+                  {"idle_seconds", s.idle_seconds},
+                  {"connections", st.connections},
+                  {"pulsar_connections", st.pulsar_connections},
+                  {"bytes_to_broker", st.bytes_to_broker},
+                  {"bytes_to_client", st.bytes_to_client},
+                  {"events", checker.events()},
+                  {"consumers", checker.consumers()},
+                  {"flows", checker.flows()},
+                  {"messages", checker.messages()},
+                  {"acks", checker.acks()},
+                  {"lookups", st.lookups},
+                  {"bypassed", st.bypassed},
+                  {"violations", checker.violations().size()},
+                  {"deviations", checker.deviations().size()},
+                  {"not_understood", checker.not_understood().size()}};
+  if (s.verdict == "NOT-EXERCISED") summary["not_exercised"] = s.why_not;
+  // The findings once more, as every JSON report writes them (docs/schemas/finding.schema.json).
+  summary["findings"] = Json::array();
+  for (const spec::Finding& f : checker.violations()) {
+    summary["findings"].push_back(validate::finding_object(f));
+  }
+  return report::json_line(Json{{"summary", std::move(summary)}});
+}
+
+// The summary as text: settings, counts, what was checked, bypasses and the verdict.
+std::string summary_text(const TapSummary& s) {
+  const capture::TapStats& st = s.stats;
+  const capture::WireChecker& checker = s.checker;
+  std::ostringstream out;
+  out << "settings: --idle " << s.idle_seconds << " --max-memory " << s.max_memory << "\n";
+  out << "tap: " << st.connections << " connection(s) (" << st.pulsar_connections
+      << " Pulsar), " << st.bytes_to_broker << " bytes to the broker, " << st.bytes_to_client
+      << " to clients, " << checker.events() << " wire events, "
+      << checker.violations().size() << " violation(s), " << checker.deviations().size()
+      << " known deviation(s), " << checker.not_understood().size() << " not understood\n"
+      << "checked: " << checker.consumers() << " consumer(s) subscribed, " << checker.flows()
+      << " flow(s), " << checker.messages() << " message(s), " << checker.acks()
+      << " ack(s); " << st.lookups << " lookup(s) answered";
+  if (!st.bypassed.empty()) {
+    out << ", sending clients past the tap to " << absl::StrJoin(st.bypassed, ", ");
+  }
+  out << "\n";
+  for (const std::string& a : st.bypassed) out << "warning: " << bypass_text(a) << "\n";
+  out << "verdict: " << s.verdict;
+  if (s.outcome == spec::Outcome::kIncomplete) {
+    out << ": " << checker.not_understood().size()
+        << " connection(s) not understood to their end (above): not everything was checked";
+  } else if (s.verdict == "NOT-EXERCISED") {
+    out << ": " << s.why_not << ": nothing was checked";
+  }
+  out << "\n";
+  return out.str();
 }
 
 }  // namespace
 #endif
 
-TapCommand::TapCommand(CLI::App& app) {
-  command_ = app.add_subcommand(
-      "tap",
-      "Transparent TCP proxy between a Pulsar client and a broker: forwards every byte "
+std::string_view TapCommand::description() const {
+  return "Transparent TCP proxy between a Pulsar client and a broker: forwards every byte "
       "unchanged, checks a decoded copy live and prints each finding when it happens. TLS is "
       "not decoded (forwarded, reported as not understood). SIGINT/SIGTERM ends it with a "
       "summary. Exit 0 PASS (no violation, a consumer checked, every connection followed to "
       "its end), 1 FAIL (a violation), 3 INCOMPLETE (a connection not understood to its end: "
       "the checker fell behind, a gap, the memory limit), 2 usage or NOT-EXERCISED (no "
-      "consumer subscribed through the tap).");
+      "consumer subscribed through the tap).";
+}
+
+std::string_view TapCommand::examples() const {
+  return "  permitcheck tap --listen 127.0.0.1:6651 --upstream broker.example:6650 --threshold 5\n"
+      "  # then point the client at pulsar://127.0.0.1:6651; SIGINT ends it with a summary\n"
+      "  permitcheck tap --listen 127.0.0.1:6651 --upstream broker.example:6650 --format junit \\\n"
+      "    --trace-out tap.jsonl --pcap tap.pcap > tap.xml";
+}
+
+void TapCommand::add_options(CLI::App& sub) {
+  command_ = &sub;
   command_->add_option("--listen", listen_, "ADDR:PORT to accept clients on (port 0: any)")
       ->required();
   command_->add_option("--upstream", upstream_, "HOST:PORT of the broker")->required();
@@ -96,28 +186,28 @@ TapCommand::TapCommand(CLI::App& app) {
   command_->add_option("--threshold", t_, "The client's Flow threshold T");
 }
 
-std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
-  if (!command_->parsed()) return std::nullopt;
+int TapCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
 #ifndef PERMITCHECK_HAVE_TAP
   (void)out;
   err << "permitcheck tap: not built in this configuration (needs libpcap, protobuf, asio)\n";
-  return kExitBadInput;
+  return spec::kExitBadInput;
 #else
   const std::optional<std::size_t> max_memory = validate::parse_memory_limit(max_memory_);
   if (!max_memory) {
     err << "permitcheck tap: --max-memory \"" << max_memory_
         << "\": expected BYTES or N followed by K, M or G\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   std::ofstream trace_file;
   if (!trace_.empty()) {
     trace_file.open(trace_, std::ios::binary);
     if (!trace_file.is_open()) {
       err << "permitcheck tap: --trace-out: cannot write " << trace_ << "\n";
-      return kExitBadInput;
+      return spec::kExitBadInput;
     }
   }
   const bool json = format_ == "json";
+  using Json = nlohmann::ordered_json;  // every JSON line is written by report::json_line
   const bool junit = format_ == "junit";  // one report at the end, nothing printed live
   const spec::TraceHeader header{.source = spec::TraceSource::kWire, .q = q_, .t = t_};
   capture::WireChecker checker(
@@ -126,12 +216,13 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
         const char* kind = f.deviation ? "deviation" : "violation";
         if (junit) {
         } else if (json) {
-          out << "{\"finding\":\"" << kind << "\",\"rule\":\"" << spec::rule_name(f.finding.rule)
-              << "\",\"line\":" << f.finding.line << ",\"connection\":"
-              << trace::json_string(f.connection) << ",\"time\":\""
-              << capture::format_capture_time(f.time)
-              << "\",\"text\":" << trace::json_string(f.finding.explanation) << "}\n"
-              << std::flush;
+          const Json line = {{"finding", kind},
+                             {"rule", std::string(spec::rule_name(f.finding.rule))},
+                             {"line", f.finding.line},
+                             {"connection", f.connection},
+                             {"time", capture::format_capture_time(f.time)},
+                             {"text", f.finding.explanation}};
+          out << report::json_line(line) << std::flush;
         } else {
           out << kind << ": " << spec::format_finding(f.finding) << "\n" << std::flush;
         }
@@ -140,10 +231,10 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
       [&](const capture::NotUnderstood& n) {
         if (junit) {
         } else if (json) {
-          out << "{\"not_understood\":" << trace::json_string(n.connection) << ",\"time\":\""
-              << capture::format_capture_time(n.time)
-              << "\",\"reason\":" << trace::json_string(n.reason) << "}\n"
-              << std::flush;
+          const Json line = {{"not_understood", n.connection},
+                             {"time", capture::format_capture_time(n.time)},
+                             {"reason", n.reason}};
+          out << report::json_line(line) << std::flush;
         } else {
           out << "not understood: connection " << n.connection << " from "
               << capture::format_capture_time(n.time) << ": " << n.reason
@@ -151,19 +242,15 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
               << std::flush;
         }
       });
-  // A lookup answered with another address sends the client's consumer past the tap.
-  auto bypass_text = [](const std::string& address) {
-    return absl::StrCat("the client was sent to ", address,
-                        ", bypassing the tap: that traffic is not checked");
-  };
   auto on_bypass = [&](const capture::LookupBypass& b) {
     if (junit) {
     } else if (json) {
-      out << "{\"warning\":\"lookup_bypass\",\"address\":" << trace::json_string(b.address)
-          << ",\"connection\":" << trace::json_string(b.connection) << ",\"time\":\""
-          << capture::format_capture_time(b.time)
-          << "\",\"text\":" << trace::json_string(bypass_text(b.address)) << "}\n"
-          << std::flush;
+      const Json line = {{"warning", "lookup_bypass"},
+                         {"address", b.address},
+                         {"connection", b.connection},
+                         {"time", capture::format_capture_time(b.time)},
+                         {"text", bypass_text(b.address)}};
+      out << report::json_line(line) << std::flush;
     } else {
       out << "warning: lookup answered on connection " << b.connection << ": "
           << bypass_text(b.address) << "\n"
@@ -179,7 +266,7 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
                    &checker);
   if (absl::Status s = tap.start(); !s.ok()) {
     err << "permitcheck tap: " << s.message() << "\n";
-    return kExitBadInput;
+    return spec::kExitBadInput;
   }
   tap.handle_signals();
   err << "permitcheck tap: listening on " << listen_.substr(0, listen_.rfind(':')) << ":"
@@ -188,73 +275,30 @@ std::optional<int> TapCommand::run(std::ostream& out, std::ostream& err) {
   tap.run();
   checker.finish();
   const capture::TapStats st = tap.stats();
-  const bool ok = checker.violations().empty();
   // A pass means everything was checked: a connection not understood to its end (the checker
   // fell behind and dropped copies, a gap, the memory limit) makes the run INCOMPLETE (exit 3);
   // without a subscribed consumer no permit rule was exercised, so such a run is NOT-EXERCISED
   // (exit 2, as conform's client that never subscribed), never a clean pass. A violation
   // still decides first.
   const spec::Outcome outcome = capture::checked_outcome(checker);
-  const bool exercised = checker.consumers() > 0;
-  const bool incomplete = outcome == spec::Outcome::kIncomplete;
-  const std::string verdict = outcome == spec::Outcome::kNotApplicable
-                                  ? std::string("NOT-EXERCISED")
-                                  : std::string(spec::outcome_name(outcome));
-  const std::string why_not =
-      st.bypassed.empty()
-          ? std::string("no consumer subscribed through the tap")
-          : absl::StrCat("no consumer subscribed through the tap; lookups sent the client to ",
-                         absl::StrJoin(st.bypassed, ", "));
+  const TapSummary summary{
+      .stats = st,
+      .checker = checker,
+      .outcome = outcome,
+      .verdict = outcome == spec::Outcome::kNotApplicable ? std::string("NOT-EXERCISED")
+                                                          : std::string(spec::outcome_name(outcome)),
+      .why_not = st.bypassed.empty()
+                     ? std::string("no consumer subscribed through the tap")
+                     : absl::StrCat("no consumer subscribed through the tap; lookups sent the "
+                                    "client to ", absl::StrJoin(st.bypassed, ", ")),
+      .idle_seconds = idle_,
+      .max_memory = max_memory_};
   if (json) {
-    out << "{\"summary\":{\"ok\":" << (outcome == spec::Outcome::kPass ? "true" : "false")
-        << ",\"verdict\":\"" << verdict << "\",\"idle_seconds\":" << idle_
-        << ",\"connections\":" << st.connections
-        << ",\"pulsar_connections\":" << st.pulsar_connections
-        << ",\"bytes_to_broker\":" << st.bytes_to_broker
-        << ",\"bytes_to_client\":" << st.bytes_to_client << ",\"events\":" << checker.events()
-        << ",\"consumers\":" << checker.consumers() << ",\"flows\":" << checker.flows()
-        << ",\"messages\":" << checker.messages() << ",\"acks\":" << checker.acks()
-        << ",\"lookups\":" << st.lookups << ",\"bypassed\":[";
-    for (std::size_t i = 0; i < st.bypassed.size(); ++i) {
-      out << (i ? "," : "") << trace::json_string(st.bypassed[i]);
-    }
-    out << "],\"violations\":" << checker.violations().size()
-        << ",\"deviations\":" << checker.deviations().size()
-        << ",\"not_understood\":" << checker.not_understood().size();
-    if (ok && !exercised && !incomplete) {
-      out << ",\"not_exercised\":" << trace::json_string(why_not);
-    }
-    // The findings once more, as every JSON report writes them (docs/schemas/finding.schema.json).
-    out << ",\"findings\":[";
-    for (std::size_t i = 0; i < checker.violations().size(); ++i) {
-      out << (i ? "," : "") << finding_json(checker.violations()[i]);
-    }
-    out << "]}}\n";
+    out << summary_json(summary);
   } else if (junit) {
-    out << tap_junit(listen_, upstream_, verdict, checker, why_not, idle_);
+    out << tap_junit(listen_, upstream_, summary.verdict, checker, summary.why_not, idle_);
   } else {
-    out << "settings: --idle " << idle_ << " --max-memory " << max_memory_ << "\n";
-    out << "tap: " << st.connections << " connection(s) (" << st.pulsar_connections
-        << " Pulsar), " << st.bytes_to_broker << " bytes to the broker, " << st.bytes_to_client
-        << " to clients, " << checker.events() << " wire events, "
-        << checker.violations().size() << " violation(s), " << checker.deviations().size()
-        << " known deviation(s), " << checker.not_understood().size() << " not understood\n"
-        << "checked: " << checker.consumers() << " consumer(s) subscribed, " << checker.flows()
-        << " flow(s), " << checker.messages() << " message(s), " << checker.acks()
-        << " ack(s); " << st.lookups << " lookup(s) answered";
-    if (!st.bypassed.empty()) {
-      out << ", sending clients past the tap to " << absl::StrJoin(st.bypassed, ", ");
-    }
-    out << "\n";
-    for (const std::string& a : st.bypassed) out << "warning: " << bypass_text(a) << "\n";
-    out << "verdict: " << verdict;
-    if (incomplete) {
-      out << ": " << checker.not_understood().size()
-          << " connection(s) not understood to their end (above): not everything was checked";
-    } else if (ok && !exercised) {
-      out << ": " << why_not << ": nothing was checked";
-    }
-    out << "\n";
+    out << summary_text(summary);
   }
   out << std::flush;
   return spec::exit_code(outcome);  // 0 PASS, 1 FAIL, 3 INCOMPLETE, 2 nothing checked

@@ -4,26 +4,31 @@
 // capture of what passed. SIGINT or SIGTERM ends it with a summary: exit 0, or 1 when a
 // violation was seen; 2 for bad usage (an address it cannot listen on, say).
 //
-//   TapCommand tap(app);          // registers the subcommand
-//   app.parse(argc, argv);
-//   if (std::optional<int> code = tap.run(std::cout, std::cerr)) return *code;
+//   TapCommand tap;                       // a report::Subcommand (cli/commands.cc lists it)
+//   CLI::App* sub = report::add_subcommand(app, tap);
+//   app.parse(argc, argv);  if (sub->parsed()) return tap.run(std::cin, std::cout, std::cerr);
 #ifndef PERMITCHECK_CLI_TAP_H_
 #define PERMITCHECK_CLI_TAP_H_
 
 #include <optional>
+#include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "CLI/CLI.hpp"
+#include "report/subcommand.h"
 #include "cli/options.h"
 
 namespace permitcheck::cli {
 
-class TapCommand {
+class TapCommand final : public report::Subcommand {
  public:
-  explicit TapCommand(CLI::App& app);
-  // The exit code when `tap` was chosen, else nullopt.
-  std::optional<int> run(std::ostream& out, std::ostream& err);
+  std::string_view name() const override { return "tap"; }
+  std::string_view description() const override;
+  std::string_view examples() const override;
+  void add_options(CLI::App& sub) override;
+  int run(std::istream& in, std::ostream& out, std::ostream& err) override;
 
  private:
   CLI::App* command_ = nullptr;

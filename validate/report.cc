@@ -4,6 +4,7 @@
 #include "validate/json_out.h"
 #include "validate/junit.h"
 #include "spec/absl_view.h"
+#include "spec/outcome.h"
 #include "spec/rule_id.h"
 
 namespace permitcheck::validate {
@@ -95,7 +96,7 @@ std::string text(const std::vector<FileResult>& results) {
 
 std::string json(const std::vector<FileResult>& results) {
   std::string out = "{\"tool\":\"permitcheck validate\",\"ok\":";
-  out += validate_exit_code(results) == kExitPass ? "true" : "false";
+  out += validate_exit_code(results) == spec::kExitPass ? "true" : "false";
   absl::StrAppend(&out, ",\"exit_code\":", validate_exit_code(results), ",\"files\":[");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const FileResult& r = results[i];

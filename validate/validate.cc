@@ -376,10 +376,10 @@ std::vector<AppliedRules> applied_rules(const EventFamilies& f, const spec::Trac
 int validate_exit_code(const std::vector<FileResult>& results) {
   spec::Outcome outcome = spec::Outcome::kNotApplicable;
   for (const FileResult& r : results) {
-    if (r.error || r.nothing_checked()) return kExitBadInput;
+    if (r.error || r.nothing_checked()) return spec::kExitBadInput;
     outcome = spec::combine(outcome, r.outcome());
   }
-  return results.empty() ? kExitBadInput : spec::exit_code(outcome);
+  return results.empty() ? spec::kExitBadInput : spec::exit_code(outcome);
 }
 
 }  // namespace permitcheck::validate

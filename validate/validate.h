@@ -5,7 +5,7 @@
 //   ValidateOptions options;
 //   FileResult r = validate_stream(std::cin, "-", options);
 //   std::cout << format_validate({r}, ReportFormat::kText);   // report.h
-//   return validate_exit_code({r});   // 0 pass, 1 violation, 2 error, 3 incomplete
+//   return validate_exit_code({r});   // spec/outcome.h: 0 pass, 1 violation, 2 error, 3 incomplete
 //
 // Which rules a trace is checked against depends on the events it holds (trace-format.md,
 // "What validate checks"): FileResult::families records what was present, so the report can
@@ -28,14 +28,6 @@
 #include "spec/ruleset.h"
 
 namespace permitcheck::validate {
-
-// Exit codes: defined once in spec/outcome.h (docs/cli.md, "Outcomes and exit codes"); these
-// names are aliases kept for validate's callers.
-using spec::ExitCode;
-using spec::kExitBadInput;
-using spec::kExitIncomplete;
-using spec::kExitPass;
-using spec::kExitViolation;
 
 // 16 MiB: the longest line `validate` reads by default. The reader itself would take up to
 // 128 MiB, but a line that long costs about 1 GiB to parse; --max-line-bytes raises it.

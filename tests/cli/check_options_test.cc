@@ -12,8 +12,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "cli/engines.h"
-#include "cli/report.h"
 #include "tests/cli/cli_testing.h"
+#include "spec/outcome.h"
 
 namespace permitcheck::cli {
 namespace {
@@ -79,7 +79,7 @@ TEST(CheckSuite, RefusesWhatPermitcheckPropertiesRefuses) {
     for (const char* value : {"0", "-3", "1000000001", "x"}) {
       SCOPED_TRACE(std::string(option) + " " + value);
       const testing::Run r = run_permitcheck({"check", "--suite", option, value});
-      EXPECT_EQ(r.code, kExitBadInput) << r.out;
+      EXPECT_EQ(r.code, spec::kExitBadInput) << r.out;
       EXPECT_THAT(r.out + r.err, HasSubstr(option));
 #ifdef PERMITCHECK_PROPERTIES_BIN
       EXPECT_EQ(run_properties_binary(std::string(option) + " " + value).code, 2);
@@ -93,7 +93,7 @@ TEST(CheckSuite, SuiteOptionsNeedSuiteAndExcludeTheSinglePropertysOptions) {
   if (!check_available()) GTEST_SKIP() << "properties not built";
   for (const char* option : {"--no-legacy", "--no-mutants"}) {
     const testing::Run r = run_permitcheck({"check", option});
-    EXPECT_EQ(r.code, kExitBadInput) << option;
+    EXPECT_EQ(r.code, spec::kExitBadInput) << option;
     EXPECT_THAT(r.out + r.err, HasSubstr("requires --suite")) << option;
   }
   for (const std::vector<std::string>& single :
@@ -102,7 +102,7 @@ TEST(CheckSuite, SuiteOptionsNeedSuiteAndExcludeTheSinglePropertysOptions) {
     std::vector<std::string> args = {"check", "--suite"};
     args.insert(args.end(), single.begin(), single.end());
     const testing::Run r = run_permitcheck(args);
-    EXPECT_EQ(r.code, kExitBadInput) << single[0];
+    EXPECT_EQ(r.code, spec::kExitBadInput) << single[0];
     EXPECT_THAT(r.out + r.err, HasSubstr("excludes")) << single[0];
   }
 }
@@ -115,7 +115,7 @@ TEST(CheckSuite, RunsTheReportAndWritesTheLegacyTracesToOut) {
   std::filesystem::remove_all(dir);
   const testing::Run r = run_permitcheck({"check", "--suite", "--no-mutants", "--cases", "40",
                                           "--find-cases", "600", "--out", dir});
-  EXPECT_EQ(r.code, kExitPass) << r.out << r.err;
+  EXPECT_EQ(r.code, spec::kExitPass) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("== rev-d: the model-based property\nPASS: 40 cases"));
   EXPECT_THAT(r.out, HasSubstr("== legacy: the same property must fail\nfails as expected"));
   EXPECT_THAT(r.out, HasSubstr("not run (this build has no mutants, or --no-mutants)"));
@@ -134,7 +134,7 @@ TEST(CheckSuite, NoLegacySkipsTheFindingsAndMutantCasesIsTheBudget) {
   const testing::Run r = run_permitcheck(
       {"check", "--suite", "--no-legacy", "--cases", "20", "--mutant-cases", "400"});
   ::unsetenv("PERMITCHECK_MUTANT_FILTER");
-  EXPECT_EQ(r.code, kExitPass) << r.out << r.err;
+  EXPECT_EQ(r.code, spec::kExitPass) << r.out << r.err;
   // No row of the findings table (a row starts with its id; the legacy property's own
   // failure may carry an L-row's signature).
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("\nL1 ")));

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "cli/report.h"
 #ifdef PERMITCHECK_REFERENCE_CLIENT
 #include "conformance/scenario.h"
 #include "trace/writer.h"
@@ -20,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_testing.h"
+#include "spec/outcome.h"
 
 namespace permitcheck::cli {
 namespace {
@@ -62,7 +62,7 @@ TEST(ConformCounterexample, C7_AClientThatExitsMidScenarioSavesATraceThatValidat
   const testing::Run r =
       conform_corrupt_checksum(exit_test_client(" --mutant exit-on-checksum"), dir);
   if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
-  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  ASSERT_EQ(r.code, spec::kExitViolation) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("client: crashed: exited with status 3"));
   // conform's findings of the minimal counterexample (its report prints them under "findings:").
   const std::size_t at = r.out.find("findings:\n");
@@ -76,7 +76,7 @@ TEST(ConformCounterexample, C7_AClientThatExitsMidScenarioSavesATraceThatValidat
   const fs::path cex = dir / "corrupt_checksum.jsonl";
   ASSERT_TRUE(fs::exists(cex)) << r.out << r.err;
   const testing::Run v = testing::run_permitcheck({"validate", cex.string()});
-  EXPECT_EQ(v.code, kExitViolation) << v.out << v.err;
+  EXPECT_EQ(v.code, spec::kExitViolation) << v.out << v.err;
   // validate's report (after the trace's own "# violation" comment lines) names the same findings.
   const std::size_t vat = v.out.find("violations");
   ASSERT_NE(vat, std::string::npos) << v.out;
@@ -91,7 +91,7 @@ TEST(ConformCounterexample, C7_AClientThatExitsWithStatusZeroIsTheSameFactInTheS
   const testing::Run r = conform_corrupt_checksum(
       exit_test_client(" --mutant exit-on-checksum; exit 0"), dir);
   if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
-  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  ASSERT_EQ(r.code, spec::kExitViolation) << r.out << r.err;
   const std::size_t at = r.out.find("findings:\n");
   ASSERT_NE(at, std::string::npos) << r.out;
   const std::vector<std::string> conform_found =
@@ -101,7 +101,7 @@ TEST(ConformCounterexample, C7_AClientThatExitsWithStatusZeroIsTheSameFactInTheS
                                           "corrupt_checksum"));
   const testing::Run v =
       testing::run_permitcheck({"validate", (dir / "corrupt_checksum.jsonl").string()});
-  EXPECT_EQ(v.code, kExitViolation) << v.out << v.err;
+  EXPECT_EQ(v.code, spec::kExitViolation) << v.out << v.err;
   const std::size_t vat = v.out.find("violations");
   ASSERT_NE(vat, std::string::npos) << v.out;
   EXPECT_EQ(finding_lines(v.out.substr(vat)), conform_found) << r.out << v.out;
@@ -181,7 +181,7 @@ TEST(ConformCounterexample, ACorrectClientsTraceOfTheScenarioValidatesClean) {
   const fs::path dir = exit_test_dir("conform_cex_correct");
   const testing::Run r = conform_corrupt_checksum(exit_test_client(""), dir);
   if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
-  EXPECT_EQ(r.code, kExitPass) << r.out << r.err;
+  EXPECT_EQ(r.code, spec::kExitPass) << r.out << r.err;
   EXPECT_FALSE(fs::exists(dir / "corrupt_checksum.jsonl"));
 
   using conformance::EntrySpec;
@@ -199,7 +199,7 @@ TEST(ConformCounterexample, ACorrectClientsTraceOfTheScenarioValidatesClean) {
     ASSERT_TRUE(trace::write_trace(out, o.header, o.events).ok());
   }
   const testing::Run v = testing::run_permitcheck({"validate", trace.string()});
-  EXPECT_EQ(v.code, kExitPass) << v.out << v.err;
+  EXPECT_EQ(v.code, spec::kExitPass) << v.out << v.err;
   EXPECT_THAT(v.out, HasSubstr("verdict: PASS")) << v.out;
   fs::remove_all(dir);
 }

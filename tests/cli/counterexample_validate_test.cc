@@ -6,10 +6,10 @@
 #include <string>
 
 #include "cli/engines.h"
-#include "cli/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_testing.h"
+#include "spec/outcome.h"
 
 namespace permitcheck::cli {
 namespace {
@@ -43,12 +43,12 @@ void expect_reproduced(const std::string& seed) {
   const std::string cex = ::testing::TempDir() + "/check_cex_" + seed + ".jsonl";
   const testing::Run r = run_permitcheck({"check", "--ruleset", "legacy", "--cases", "100", "--seed",
                                           seed, "--counterexample", cex});
-  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  ASSERT_EQ(r.code, spec::kExitViolation) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("counterexample written to " + cex)) << "seed " << seed;
   const std::optional<Found> found = check_found(r.out);
   ASSERT_TRUE(found.has_value()) << "seed " << seed << ": " << r.out;
   const testing::Run v = run_permitcheck({"validate", cex});
-  EXPECT_EQ(v.code, kExitViolation) << "seed " << seed << ": " << v.out;
+  EXPECT_EQ(v.code, spec::kExitViolation) << "seed " << seed << ": " << v.out;
   const std::optional<Found> first = validate_first(v.out);
   ASSERT_TRUE(first.has_value()) << "seed " << seed << ": " << v.out;
   EXPECT_EQ(first->rule, found->rule) << "seed " << seed << ": " << r.out << v.out;

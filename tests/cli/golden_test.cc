@@ -11,7 +11,6 @@
 
 #include "cli/explain.h"
 #include "cli/replay.h"
-#include "cli/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "spec/legacy_catalogue.h"
@@ -19,6 +18,9 @@
 #include "tests/cli/cli_testing.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
+#include "spec/outcome.h"
+#include "validate/report.h"
+#include "validate/validate.h"
 
 namespace permitcheck::cli {
 namespace {
@@ -50,9 +52,9 @@ std::string legacy_trace_file(const spec::CatalogueEntry& e) {
 }
 
 std::string validate_text(const std::string& file, const std::string& name,
-                          const ValidateOptions& options = {}) {
+                          const validate::ValidateOptions& options = {}) {
   std::istringstream in(read_file(golden_dir() + "/" + file));
-  return format_validate({validate_stream(in, name, options)}, ReportFormat::kText);
+  return validate::format_validate({validate::validate_stream(in, name, options)}, validate::ReportFormat::kText);
 }
 
 TEST(GoldenCatalogue, TraceFilesAreTheCatalogue) {
@@ -69,7 +71,7 @@ TEST(GoldenCatalogue, ValidateReportsTheRuleUnderRevD) {
     expect_golden(id + ".validate.txt", validate_text(id + ".jsonl", id + ".jsonl"));
     const testing::Run r = run_permitcheck({"validate", golden_dir() + "/" + id + ".jsonl"});
     // L10 is a known deviation under rev-d (X2): it does not fail the trace.
-    EXPECT_EQ(r.code, e.rev_d_deviation ? kExitPass : kExitViolation) << r.out << r.err;
+    EXPECT_EQ(r.code, e.rev_d_deviation ? spec::kExitPass : spec::kExitViolation) << r.out << r.err;
     const std::string rule(spec::rule_name(e.rev_d_rule));
     EXPECT_THAT(r.out, HasSubstr(": " + rule + " "));
   }
@@ -81,7 +83,7 @@ TEST(GoldenCatalogue, LegacyTracePassesTheLegacyRuleset) {
     SCOPED_TRACE(id);
     const testing::Run r =
         run_permitcheck({"validate", "--ruleset", "legacy", golden_dir() + "/" + id + ".jsonl"});
-    EXPECT_EQ(r.code, kExitPass) << r.out << r.err;
+    EXPECT_EQ(r.code, spec::kExitPass) << r.out << r.err;
   }
 }
 
@@ -91,7 +93,7 @@ TEST(GoldenCatalogue, CorrectTracePassesRevD) {
     std::ostringstream text;
     ASSERT_TRUE(trace::write_trace(text, e.header_for(spec::RulesetId::kRevD), e.correct).ok());
     const testing::Run r = run_permitcheck({"validate", "-"}, text.str());
-    EXPECT_EQ(r.code, kExitPass) << r.out << r.err;
+    EXPECT_EQ(r.code, spec::kExitPass) << r.out << r.err;
   }
 }
 
@@ -113,23 +115,23 @@ TEST(GoldenCatalogue, ReplayShowsEveryRuleset) {
     SCOPED_TRACE(id);
     absl::StatusOr<trace::Trace> t = trace::read_trace_text(read_file(golden_dir() + "/" + id + ".jsonl"));
     ASSERT_TRUE(t.ok()) << t.status();
-    expect_golden(id + ".replay.txt", format_replay(replay(*t), id + ".jsonl", ReportFormat::kText));
+    expect_golden(id + ".replay.txt", format_replay(replay(*t), id + ".jsonl", validate::ReportFormat::kText));
   }
 }
 
 // The trace-format example (one partial batch, exact) and one with an over-return, in every
 // report format.
 TEST(GoldenFormats, ValidateTextJsonJunit) {
-  ValidateOptions options;
-  std::vector<FileResult> results;
+  validate::ValidateOptions options;
+  std::vector<validate::FileResult> results;
   for (const char* name : {"format_example.jsonl", "over_return.jsonl"}) {
     std::istringstream in(read_file(golden_dir() + "/" + name));
-    results.push_back(validate_stream(in, name, options));
+    results.push_back(validate::validate_stream(in, name, options));
   }
-  expect_golden("formats.validate.txt", format_validate(results, ReportFormat::kText));
-  expect_golden("formats.validate.json", format_validate(results, ReportFormat::kJson));
-  expect_golden("formats.validate.xml", format_validate(results, ReportFormat::kJunit));
-  EXPECT_EQ(validate_exit_code(results), kExitViolation);
+  expect_golden("formats.validate.txt", validate::format_validate(results, validate::ReportFormat::kText));
+  expect_golden("formats.validate.json", validate::format_validate(results, validate::ReportFormat::kJson));
+  expect_golden("formats.validate.xml", validate::format_validate(results, validate::ReportFormat::kJunit));
+  EXPECT_EQ(validate::validate_exit_code(results), spec::kExitViolation);
 }
 
 TEST(GoldenFormats, RenderOverReturn) {
@@ -165,7 +167,7 @@ TEST(GoldenFormats, RenderJsonRoundTrips) {
     SCOPED_TRACE(std::string(e.id));
     const std::string path = golden_dir() + "/" + std::string(e.id) + ".jsonl";
     const testing::Run rendered = run_permitcheck({"render", "--format", "json", path});
-    ASSERT_EQ(rendered.code, kExitPass) << rendered.err;
+    ASSERT_EQ(rendered.code, spec::kExitPass) << rendered.err;
     const testing::Run direct = run_permitcheck({"validate", "--format", "json", path});
     const testing::Run again = run_permitcheck({"validate", "--format", "json", "-"}, rendered.out);
     EXPECT_EQ(direct.code, again.code);
@@ -220,17 +222,17 @@ TEST(GoldenFormats, K1_K2_M3_E2_ReusedIdsAreJudgedAlikeByValidateRenderAndReplay
     const std::string trace = finished + c.tail;
     SCOPED_TRACE(c.tail);
     const testing::Run v = run_permitcheck({"validate", "-"}, trace);
-    EXPECT_EQ(v.code, kExitViolation) << v.out << v.err;
+    EXPECT_EQ(v.code, spec::kExitViolation) << v.out << v.err;
     const std::vector<std::string> lines = finding_lines(v.out, false);
     ASSERT_EQ(lines.size(), c.rules.size()) << v.out;
     for (std::size_t i = 0; i < lines.size(); ++i) {
       EXPECT_THAT(lines[i], ::testing::MatchesRegex("line [0-9]+: " + c.rules[i] + " .*"));
     }
     const testing::Run r = run_permitcheck({"render", "-"}, trace);
-    EXPECT_EQ(r.code, kExitPass) << r.err;  // render exits 0 whenever it rendered
+    EXPECT_EQ(r.code, spec::kExitPass) << r.err;  // render exits 0 whenever it rendered
     EXPECT_EQ(finding_lines(r.out, false), lines) << r.out;
     const testing::Run p = run_permitcheck({"replay", "-"}, trace);
-    EXPECT_EQ(p.code, kExitViolation) << p.err;
+    EXPECT_EQ(p.code, spec::kExitViolation) << p.err;
     EXPECT_EQ(finding_lines(p.out, true), lines) << p.out;
   }
 }
@@ -270,14 +272,14 @@ TEST(GoldenText, SecondsAreMasked) {
 
 TEST(GoldenText, CheckHolds) {
   const testing::Run r = run_permitcheck({"check", "--cases", "20", "--seed", "491"});
-  EXPECT_EQ(r.code, kExitPass) << r.err;
+  EXPECT_EQ(r.code, spec::kExitPass) << r.err;
   expect_golden("check.revd.txt", mask_seconds(r.out));
 }
 
 TEST(GoldenText, CheckShrinksTheLegacyCounterexample) {
   const testing::Run r =
       run_permitcheck({"check", "--ruleset", "legacy", "--cases", "200", "--seed", "491"});
-  EXPECT_EQ(r.code, kExitViolation) << r.err;
+  EXPECT_EQ(r.code, spec::kExitViolation) << r.err;
   expect_golden("check.legacy.txt", mask_seconds(r.out));
 }
 
@@ -285,14 +287,14 @@ TEST(GoldenText, CheckShrinksTheLegacyCounterexample) {
 TEST(GoldenText, ProveFinalizationTable) {
   const testing::Run r =
       run_permitcheck(testing::prove_args({"--check", "finalization", "--bound", "8"}, 10'000'000));
-  EXPECT_EQ(r.code, kExitPass) << r.err;
+  EXPECT_EQ(r.code, spec::kExitPass) << r.err;
   expect_golden("prove.finalization.revd.txt", mask_seconds(r.out));
 }
 
 TEST(GoldenText, ProveLegacyCounterexamplesInWords) {
   const testing::Run r = run_permitcheck(testing::prove_args(
       {"--ruleset", "legacy", "--check", "finalization", "--bound", "8"}, 10'000'000));
-  EXPECT_EQ(r.code, kExitViolation) << r.err;
+  EXPECT_EQ(r.code, spec::kExitViolation) << r.err;
   expect_golden("prove.finalization.legacy.txt", mask_seconds(r.out));
 }
 
@@ -304,7 +306,7 @@ TEST(GoldenText, ReviewFindingsTable) {
   }
   const testing::Run r =
       run_permitcheck({"review", "--findings", "--cases", "300", "--bound", "8", "--seed", "491"});
-  EXPECT_EQ(r.code, kExitPass) << r.err;
+  EXPECT_EQ(r.code, spec::kExitPass) << r.err;
   // The seconds column is right-aligned: its padding goes with the masked number.
   static const std::regex kPaddedSeconds(R"( +[0-9]+\.[0-9]{2} s\b)");
   expect_golden("review.findings.txt", std::regex_replace(r.out, kPaddedSeconds, " #.## s"));
@@ -339,7 +341,7 @@ TEST(GoldenText, ConformReferenceClientPasses) {
       run_permitcheck({"conform", "--client", reference_client(), "--scenarios",
                        "complete_batches,partial_batches", "--cases", "0", "--seed", "491",
                        "--idle", "0.8", "--jobs", "1"});
-  EXPECT_EQ(r.code, kExitPass) << r.err;
+  EXPECT_EQ(r.code, spec::kExitPass) << r.err;
   expect_golden("conform.reference.txt", mask_conform(r.out));
 }
 
@@ -348,7 +350,7 @@ TEST(GoldenText, ConformLegacyReferenceClientShrinksTheChecksumLoss) {
       run_permitcheck({"conform", "--client", reference_client(" --ruleset legacy"), "--scenarios",
                        "corrupt_checksum", "--cases", "0", "--seed", "491", "--idle", "0.8",
                        "--max-shrinks", "2", "--jobs", "1"});
-  EXPECT_EQ(r.code, kExitViolation) << r.err;
+  EXPECT_EQ(r.code, spec::kExitViolation) << r.err;
   expect_golden("conform.legacy.txt", mask_conform(r.out));
 }
 #endif

@@ -14,6 +14,7 @@
 #include "conformance/conform.h"
 #include "gtest/gtest.h"
 #include "matrix/render.h"
+#include "spec/outcome.h"
 
 namespace permitcheck::cli {
 namespace {

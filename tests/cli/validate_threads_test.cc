@@ -1,4 +1,4 @@
-// cli/validate.h, ValidateOptions::threads: reading on a second thread while the calling thread
+// cli/validate.h, validate::ValidateOptions::threads: reading on a second thread while the calling thread
 // checks must give exactly the verdict of doing both on one thread — the same events, findings
 // (rule, line, text), last line and error — whether the trace ends inside the first block of
 // read-ahead events, after many blocks, or at an unreadable line after many blocks.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cli/report.h"
+#include "validate/validate.h"
 
 namespace permitcheck::cli {
 namespace {
@@ -24,11 +24,11 @@ std::string findings_text(const std::vector<spec::Finding>& findings) {
 
 // Everything a verdict depends on, as text.
 std::string verdict(const std::string& trace, int threads, std::size_t block_events = 8192) {
-  ValidateOptions options;
+  validate::ValidateOptions options;
   options.threads = threads;
   options.block_events = block_events;
   std::istringstream in(trace);
-  const FileResult r = validate_stream(in, "t", options);
+  const validate::FileResult r = validate::validate_stream(in, "t", options);
   return absl::StrCat("events ", r.events, ", last line ", r.last_line, ", error ",
                       r.error.value_or("none"), ", families ", r.families.wire, "/",
                       r.families.client, "/", r.families.broker, "/", r.families.extension,

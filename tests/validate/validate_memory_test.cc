@@ -163,7 +163,7 @@ TEST(ValidateMemory, NeverAcknowledgedCommandsStopAtTheLimitNamingThem) {
     EXPECT_THAT(*r.error, ::testing::StartsWith("line "));
     // It stopped soon after the limit, not at the end of the trace.
     EXPECT_LT(r.events, 100'000u) << "threads " << threads;
-    EXPECT_EQ(validate_exit_code({r}), kExitBadInput);
+    EXPECT_EQ(validate_exit_code({r}), spec::kExitBadInput);
   }
 }
 

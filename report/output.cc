@@ -1,10 +1,10 @@
-#include "cli/report.h"
+#include "report/output.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
-namespace permitcheck::cli {
+namespace permitcheck::report {
 
 bool write_report(const std::string& path, std::ostream& out, std::string_view text,
                   std::string_view command, std::ostream& err) {
@@ -29,4 +29,4 @@ bool write_report(const std::string& path, std::ostream& out, std::string_view t
   return false;
 }
 
-}  // namespace permitcheck::cli
+}  // namespace permitcheck::report
