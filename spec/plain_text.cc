@@ -34,7 +34,9 @@ std::string acknowledged_text(const AckSet& a, std::int64_t b) {
     if (a.is_deliverable(i)) beyond.push_back(i);
   }
   std::string out = acknowledged_text(acknowledged);
-  if (!beyond.empty()) absl::StrAppend(&out, ", bits {", absl::StrJoin(beyond, ","), "} set beyond B");
+  if (!beyond.empty()) {
+    absl::StrAppend(&out, ", bits {", absl::StrJoin(beyond, ","), "} set beyond B");
+  }
   return out;
 }
 

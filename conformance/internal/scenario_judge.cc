@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "spec/client_exit.h"
 #include "spec/monitor.h"
+#include "spec/plain_text.h"
 #include "spec/scenario_verdict.h"
 
 namespace permitcheck::conformance::internal {
@@ -22,7 +23,9 @@ std::int64_t p_of(const EntrySpec& e) {
 
 std::string name_of(const EntrySpec& e) {
   return absl::StrCat(e.batched ? absl::StrCat("b", e.batch_size) : "single",
-                      e.cleared.empty() ? "" : " (partial)");
+                      e.cleared.empty()
+                          ? ""
+                          : absl::StrCat(" (", spec::acknowledged_text(e.cleared), ")"));
 }
 
 spec::FailureStage stage_of(EntryFault fault) {
@@ -73,7 +76,7 @@ std::vector<LegacyWindow> rows_of(const ClientSpec& client, const ScenarioOutcom
   const bool same = p.kind == ScenarioKind::kHeldCloseConsumer;
   if ((same || p.kind == ScenarioKind::kHeldReconnect) && o.held_across >= 2) {
     v.push_back(spec::held_across_window(
-        same, absl::StrCat(o.held_across, " message(s) held across ",
+        same, absl::StrCat(spec::count_noun(o.held_across, "message"), " held across ",
                            same ? "CLOSE_CONSUMER on the same connection"
                                 : "a reconnect (new connection)")));
   }
@@ -81,7 +84,8 @@ std::vector<LegacyWindow> rows_of(const ClientSpec& client, const ScenarioOutcom
     // Delivered, none acknowledged, then the incarnation ended: their credit stays with it.
     v.push_back(spec::held_across_window(
         p.same_connection,
-        absl::StrCat(o.held_across, " message(s) inside the client, none acknowledged, across ",
+        absl::StrCat(spec::count_noun(o.held_across, "message"),
+                     " inside the client, none acknowledged, across ",
                      p.same_connection ? "CLOSE_CONSUMER on the same connection"
                                        : "a connection drop (new connection)")));
   }
@@ -89,7 +93,8 @@ std::vector<LegacyWindow> rows_of(const ClientSpec& client, const ScenarioOutcom
     // On a new connection L6; the consumer recreated on the same connection is L7's case.
     v.push_back(spec::stale_epoch_window(
         p.same_connection,
-        absl::StrCat(o.stale_discards, " stale-epoch message(s) of an incarnation that ended (",
+        absl::StrCat(spec::count_noun(o.stale_discards, "stale-epoch message"),
+                     " of an incarnation that ended (",
                      p.same_connection ? "CLOSE_CONSUMER, same connection" : "a reconnect",
                      ") discarded after the epoch rose")));
   }
@@ -101,8 +106,8 @@ std::vector<LegacyWindow> rows_of(const ClientSpec& client, const ScenarioOutcom
   if (p.kind == ScenarioKind::kStartMessageId && o.before_start_singles > 0) {
     v.push_back(spec::before_start_window(
         o.before_start_singles,
-        absl::StrCat(o.before_start_singles,
-                     " non-batched message(s) at or before start_message_id")));
+        absl::StrCat(spec::count_noun(o.before_start_singles, "non-batched message"),
+                     " at or before start_message_id")));
   }
   return v;
 }

@@ -49,7 +49,8 @@ TEST(PlainText, AckSetIsWrittenAsItsAcknowledgedIndexesBelowB) {
 TEST(PlainText, AckSetBitsAtOrBeyondBAreNamed) {
   EXPECT_EQ(acknowledged_text(AckSet::from_indexes({0, 2, 5, 9}), 8),
             "acknowledged {1,3,4,6,7}, bits {9} set beyond B");
-  EXPECT_EQ(acknowledged_text(AckSet::from_indexes({2}), 2), "acknowledged {0,1}, bits {2} set beyond B");
+  EXPECT_EQ(acknowledged_text(AckSet::from_indexes({2}), 2),
+            "acknowledged {0,1}, bits {2} set beyond B");
 }
 
 TEST(PlainText, AckSetOfUnknownBListsItsBits) {
