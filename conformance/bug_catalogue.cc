@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "conformance/client_presets.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::conformance {
 namespace {
@@ -203,7 +204,8 @@ std::string format_catalogue_text(const std::vector<RowResult>& results) {
       }
     }
   }
-  absl::StrAppend(&s, "\n", held, " of ", results.size(), " row(s) hold\nverdict: ",
+  absl::StrAppend(&s, "\n", held, " of ", spec::count_noun(results.size(), "row"),
+                  held == 1 ? " holds" : " hold", "\nverdict: ",
                   held == static_cast<int>(results.size()) ? "PASS" : "FAIL", "\n");
   return s;
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_replace.h"
 #include "matrix/sequence_svg.h"
 #include "spec/absl_view.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::matrix {
 namespace {
@@ -134,12 +135,12 @@ Counts count(const Matrix& m) {
 
 std::string counts_line(const Matrix& m) {
   const Counts n = count(m);
-  std::string s = absl::StrCat(m.cells.size(), " cell(s): ", n.pass, " PASS, ", n.fail, " FAIL, ",
+  std::string s = absl::StrCat(spec::count_noun(m.cells.size(), "cell"), ": ", n.pass, " PASS, ", n.fail, " FAIL, ",
                                n.incomplete, " INCOMPLETE, ", n.na, " NOT-APPLICABLE; ",
                                n.unexpected, " unexpected");
   if (m.wall_seconds > 0) {
     absl::StrAppend(&s, "; ", seconds_text(m.wall_seconds), " s wall time");
-    if (m.jobs > 0) absl::StrAppend(&s, ", ", m.jobs, " cell(s) side by side");
+    if (m.jobs > 0) absl::StrAppend(&s, ", ", spec::count_noun(m.jobs, "cell"), " side by side");
   }
   if (m.seed != 0) absl::StrAppend(&s, "; --seed ", m.seed, " --idle ", m.idle_seconds);
   return s;
@@ -290,10 +291,13 @@ void details(std::string* out, const Cell& c, std::size_t i) {
   fact("verdict", verdict_name(c.verdict));
   fact("why", c.reason);
   fact("rules", absl::StrJoin(c.rules, ", "));
-  fact("runs", absl::StrCat(c.runs, " client run(s), ", c.cases_passed, " case(s) passed, ",
+  fact("runs", absl::StrCat(spec::count_noun(c.runs, "client run"), ", ",
+                            spec::count_noun(c.cases_passed, "case"), " passed, ",
                             seconds_text(c.seconds), " s"));
   fact("first failing parameters", c.original);
-  if (!c.minimal.empty()) fact("shrunk to", absl::StrCat(c.minimal, " (", c.shrink_steps, " step(s))"));
+  if (!c.minimal.empty()) {
+    fact("shrunk to", absl::StrCat(c.minimal, " (", spec::count_noun(c.shrink_steps, "step"), ")"));
+  }
   fact("client", c.client_failure);
   *out += "</dl>\n";
   if (!c.findings.empty()) {

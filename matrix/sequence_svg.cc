@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "spec/absl_view.h"
 #include "spec/events.h"
+#include "spec/plain_text.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
 #include "validate/json_out.h"
@@ -45,13 +46,10 @@ std::string compact_json(const spec::Event& e) {
   return s;
 }
 
-std::string ack_set_text(const spec::AckSet& a) {
+// A partial batch in the one notation of texts (spec/plain_text.h): its acknowledged indexes.
+std::string ack_set_text(const spec::AckSet& a, std::optional<std::int64_t> batch_size) {
   if (a.absent()) return "";
-  std::string s = " ack_set=[";
-  for (std::size_t i = 0; i < a.words().size(); ++i) {
-    absl::StrAppend(&s, i ? "," : "", a.words()[i]);
-  }
-  return s + "]";
+  return absl::StrCat(" ", spec::acknowledged_text(a, batch_size.value_or(0)));
 }
 
 struct RowOf {
@@ -62,14 +60,14 @@ struct RowOf {
   Row operator()(const spec::SubscribeOk& x) { return {Kind::kToClient, absl::StrCat("subscribe ok, consumer ", x.consumer)}; }
   Row operator()(const spec::SubscribeFail& x) { return {Kind::kToClient, absl::StrCat("subscribe failed, consumer ", x.consumer)}; }
   Row operator()(const spec::Flow& x) {
-    return {Kind::kToBroker, absl::StrCat("Flow ", x.permits, " permit(s), consumer ", x.consumer)};
+    return {Kind::kToBroker, absl::StrCat("Flow ", spec::count_noun(x.permits, "permit"), ", consumer ", x.consumer)};
   }
   Row operator()(const spec::Message& x) {
     std::string s = absl::StrCat("message cmd ", x.cmd.to_string());
     if (x.batch_size) absl::StrAppend(&s, " B=", *x.batch_size);
     if (x.message_permits) absl::StrAppend(&s, " P=", *x.message_permits);
     else s += " (no message_permits)";
-    s += ack_set_text(x.ack_set);
+    s += ack_set_text(x.ack_set, x.batch_size);
     if (x.epoch) absl::StrAppend(&s, " epoch ", *x.epoch);
     return {Kind::kToClient, s};
   }
@@ -195,7 +193,7 @@ std::string sequence_svg(std::string_view trace_jsonl, const std::vector<CellFin
   }
   if (shown < t->events.size()) {
     rows.push_back(Row{Kind::kBothNote,
-                       absl::StrCat(t->events.size() - shown, " more event(s): see the trace"), false});
+                       absl::StrCat(spec::count_noun(t->events.size() - shown, "more event"), ": see the trace"), false});
   }
   flush(UINT64_MAX);
   return svg_of(rows, id_prefix);

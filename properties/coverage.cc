@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "spec/command_budget.h"
 #include "spec/finalize.h"
+#include "spec/plain_text.h"
 #include "spec/rule_id.h"
 
 namespace permitcheck::properties {
@@ -381,9 +382,12 @@ std::vector<std::string> Coverage::unreached() const {
 }
 
 std::string Coverage::format(int cases) const {
-  std::string out = absl::StrFormat("coverage over %d case(s)\n\ndecision points (spec::Ruleset):\n", cases);
+  std::string out = absl::StrCat("coverage over ", spec::count_noun(cases, "case"),
+                                 "\n\ndecision points (spec::Ruleset):\n");
   for (const auto& [d, ways] : decision_points()) {
-    absl::StrAppend(&out, absl::StrFormat("  %-30s reached in %6d case(s);", d, decision_cases(d)));
+    const int reached = decision_cases(d);
+    absl::StrAppend(&out, absl::StrFormat("  %-30s reached in %6d %s;", d, reached,
+                                          spec::noun(reached, "case")));
     for (const std::string& w : ways) {
       absl::StrAppend(&out, absl::StrFormat(" %s %d;", w, way_cases(absl::StrCat(d, ": ", w))));
     }

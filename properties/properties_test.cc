@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "properties/runner.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::properties {
 namespace {
@@ -69,9 +70,9 @@ void expect_found(const std::string& id) {
                        .budget = params.find_cases, .seed = f.seed,
                        .max_steps = params.max_steps, .seconds = f.seconds,
                        .counterexample = f.counterexample};
-  std::cout << id << " found after " << f.cases << " case(s) (" << f.searches << " of "
-            << params.searches << " searches found it), shrunk to " << f.steps
-            << " step(s), written to " << f.trace_file << "\n  re-checked: " << f.recheck_text
+  std::cout << id << " found after " << spec::count_noun(f.cases, "case") << " (" << f.searches
+            << " of " << params.searches << " searches found it), shrunk to "
+            << spec::count_noun(f.steps, "step") << ", written to " << f.trace_file << "\n  re-checked: " << f.recheck_text
             << "\n" << format_failure(shown);
 }
 

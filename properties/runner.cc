@@ -15,6 +15,7 @@
 #include "rapidcheck/state.h"
 #include "spec/absl_view.h"
 #include "spec/monitor.h"
+#include "spec/plain_text.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
 
@@ -140,8 +141,8 @@ std::string format_failure(const PropertyResult& r) {
   if (r.counterexample) {
     const CaseRecord& c = *r.counterexample;
     absl::StrAppend(&out, "  configuration: ", show_config(c.config), "\n");
-    absl::StrAppend(&out, "  shrunk counterexample, ", c.steps.size(),
-                    " step(s), then the final quiescence:\n");
+    absl::StrAppend(&out, "  shrunk counterexample, ", spec::count_noun(c.steps.size(), "step"),
+                    ", then the final quiescence:\n");
     for (std::size_t i = 0; i < c.steps.size(); ++i) {
       absl::StrAppend(&out, "    ", i + 1, ". ", c.steps[i], "\n");
     }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "spec/finalize.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::realbroker {
 
@@ -67,8 +68,9 @@ std::int64_t WireBalance::live_total() const {
 std::string StatsComparison::finding() const {
   if (matches()) return "";
   if (wire_consumers != broker_consumers) {
-    return absl::StrCat("B11: ", when, ": the broker lists ", broker_consumers,
-                        " consumer(s) on the subscription, the wire has ", wire_consumers,
+    return absl::StrCat("B11: ", when, ": the broker lists ",
+                        spec::count_noun(broker_consumers, "consumer"),
+                        " on the subscription, the wire has ", wire_consumers,
                         " subscribed and not closed");
   }
   const char* direction = broker_available > wire_available ? "over-credit" : "under-credit";

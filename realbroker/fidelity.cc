@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "spec/absl_view.h"
+#include "spec/plain_text.h"
 #include "spec/rule_id.h"
 
 namespace permitcheck::realbroker {
@@ -156,7 +157,8 @@ SideVerdict verdict_of(const RealBrokerOutcome& o) {
   } else if (!o.notes.empty()) {
     v.detail = o.notes.front();
   } else {
-    v.detail = absl::StrCat(o.comparisons.size(), " stats comparison(s) matched the wire");
+    v.detail = absl::StrCat(spec::count_noun(o.comparisons.size(), "stats comparison"),
+                            " matched the wire");
   }
   return v;
 }

@@ -1,6 +1,7 @@
 #include "spec/driver_verdict.h"
 
 #include "absl/strings/str_cat.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 
@@ -41,8 +42,8 @@ std::optional<Finding> undrained_verdict(std::int64_t pending, const std::string
                                          std::uint64_t consumer) {
   if (pending == 0) return std::nullopt;
   return Finding{RuleId::kE6, 0,
-                 absl::StrCat("E6: settled with ", pending,
-                              " entr(ies) pending at broker consumer ", inc, " (consumer ", consumer,
+                 absl::StrCat("E6: settled with ", count_noun(pending, "entry", "entries"),
+                              " pending at broker consumer ", inc, " (consumer ", consumer,
                               ") whose client consumed and acknowledged everything it was sent; "
                               "they are never completed or redelivered while it lives")};
 }
@@ -54,8 +55,9 @@ std::optional<Finding> key_shared_backlog_verdict(const KeySharedBacklog& b) {
   return Finding{
       RuleId::kB13, 0,
       b.never_sent > 0
-          ? absl::StrCat("B13: settled with ", b.never_sent,
-                         " published entr(ies) never sent while every consumer has permits")
+          ? absl::StrCat("B13: settled with ",
+                         count_noun(b.never_sent, "published entry", "published entries"),
+                         " never sent while every consumer has permits")
           : std::string("B13: settled with Key_Shared backlog and no key held back while every "
                         "consumer has permits; nothing was dispatched")};
 }
@@ -64,7 +66,8 @@ std::optional<Finding> backlog_verdict(std::int64_t available, const std::string
   if (available <= 0) return std::nullopt;
   return Finding{RuleId::kB13, 0,
                  absl::StrCat("B13: settled with backlog while broker consumer ", inc, " has ",
-                              available, " available permit(s); nothing was dispatched")};
+                              count_noun(available, "available permit"),
+                              "; nothing was dispatched")};
 }
 
 std::optional<Finding> resubscribed_after_close_verdict(bool closed_itself, std::uint64_t consumer,
@@ -127,8 +130,8 @@ std::optional<Finding> zero_queue_available_verdict(std::int64_t available,
   if (available <= 1) return std::nullopt;
   return Finding{RuleId::kE5, 0,
                  absl::StrCat("E5: zero-queue broker consumer ", inc, " (consumer ", consumer,
-                              ") has ", available,
-                              " available permit(s) at quiescence; a waiting receive() "
+                              ") has ", count_noun(available, "available permit"),
+                              " at quiescence; a waiting receive() "
                               "grants 1, and only one waits")};
 }
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "spec/absl_view.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -18,9 +19,9 @@ std::optional<Finding> send_start_verdict(RulesetId rules, std::string_view inc,
                                           std::int64_t available) {
   if (available > 0 || rules == RulesetId::kLegacy) return std::nullopt;
   return Finding{RuleId::kB12, 0,
-                 absl::StrCat("B12: broker consumer ", av(inc), " was sent to with ", available,
-                              " available permit(s) (a send starts only while they are "
-                              "positive)")};
+                 absl::StrCat("B12: broker consumer ", av(inc), " was sent to with ",
+                              count_noun(available, "available permit"),
+                              " (a send starts only while they are positive)")};
 }
 
 std::optional<Finding> round_start_verdict(RulesetId rules, std::string_view inc,
@@ -38,8 +39,9 @@ std::optional<Finding> failure_record_verdict(std::uint64_t cmd,
   if (implementation == specification) return std::nullopt;
   return Finding{RuleId::kC7,
                  0,
-                 absl::StrCat("command ", cmd, " recorded ", implementation.size(),
-                              " failure(s); the specification records ", specification.size())};
+                 absl::StrCat("command ", cmd, " recorded ",
+                              count_noun(implementation.size(), "failure"),
+                              "; the specification records ", specification.size())};
 }
 
 std::optional<Finding> command_return_verdict(std::uint64_t cmd, std::int64_t implementation,

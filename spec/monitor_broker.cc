@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "spec/finalize.h"
 #include "spec/internal/monitor_state.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 
@@ -73,7 +74,12 @@ void Monitor::State::on(const Send& e) {
     } else if (*s.p != *finalized[i]) {
       violation(RuleId::kB2, absl::StrCat("entry ", s.cmd.to_string(), " finalized P = ", *s.p,
                                           " but B = ", s.entry.batch_size,
-                                          " and its ack_set give ", *finalized[i]));
+                                          s.entry.ack_set.absent()
+                                              ? std::string(" (no ack_set)")
+                                              : absl::StrCat(", ", acknowledged_text(
+                                                                       s.entry.ack_set,
+                                                                       s.entry.batch_size)),
+                                          " give ", *finalized[i]));
     }
     command(s.cmd).broker_p = *s.p;
   }
@@ -88,10 +94,11 @@ void Monitor::State::on(const Send& e) {
               absl::StrCat("consumer ", e.consumer, " debited ", e.consumer_debit,
                            " but the finalized sum", stopped, " is ", expected.consumer_debit,
                            " (",
-                           monitor_internal::distance(e.consumer_debit, expected.consumer_debit),
-                           e.consumer_debit > expected.consumer_debit
-                               ? " permit(s) lost)"
-                               : " permit(s) over-granted)"));
+                           count_noun(monitor_internal::distance(e.consumer_debit,
+                                                                 expected.consumer_debit),
+                                      "permit"),
+                           e.consumer_debit > expected.consumer_debit ? " lost)"
+                                                                      : " over-granted)"));
   }
   if (e.dispatcher && !has_aggregate(*e.dispatcher) && e.dispatcher_debit) {
     violation(RuleId::kB6, absl::StrCat(av(dispatcher_name(*e.dispatcher)), " dispatcher has no "

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "spec/internal/monitor_state.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 
@@ -21,15 +22,15 @@ void Monitor::State::credit(Command& c, std::int64_t n, const Label& what) {
       if (replacement != nullptr) {
         // E3: the unit reaches the replacement's Flow (legacy L6/L7, revision A's F5).
         violation(RuleId::kE3,
-                  absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
-                               " permit(s) debited to incarnation ", inc->inc.to_string(),
-                               " after it ended; incarnation ", replacement->inc.to_string(),
-                               " is current (credit crosses into the replacement; must be "
+                  absl::StrCat(what.str(), " of ", cmd_name(c), " credits ",
+                               count_noun(n, "permit"), " debited to incarnation ",
+                               inc->inc.to_string(), " after it ended; incarnation ",
+                               replacement->inc.to_string(), " is current (credit crosses into the replacement; must be "
                                "dropped)"));
       } else {
         violation(RuleId::kN3,
-                  absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
-                               " permit(s) to incarnation ", inc->inc.to_string(),
+                  absl::StrCat(what.str(), " of ", cmd_name(c), " credits ",
+                               count_noun(n, "permit"), " to incarnation ", inc->inc.to_string(),
                                ", which has ended (must be dropped)"));
       }
       return;
@@ -40,8 +41,8 @@ void Monitor::State::credit(Command& c, std::int64_t n, const Label& what) {
     if (rules->return_scope == ReturnScope::kSameConnection &&
         !(replacement->key.cnx == inc->key.cnx)) {
       violation(RuleId::kN3,
-                absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
-                             " permit(s) of incarnation ", inc->inc.to_string(),
+                absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", count_noun(n, "permit"),
+                             " of incarnation ", inc->inc.to_string(),
                              " on connection ", inc->key.cnx.to_string(),
                              ", which has ended; the current connection differs (must be "
                              "dropped)"));
@@ -50,8 +51,8 @@ void Monitor::State::credit(Command& c, std::int64_t n, const Label& what) {
     if (rules->return_scope == ReturnScope::kSameConnection && invariants()) {
       // The revision's rule allows it; the invariant every revision promises does not.
       violation(RuleId::kE3,
-                absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", n,
-                             " permit(s) debited to incarnation ", inc->inc.to_string(),
+                absl::StrCat(what.str(), " of ", cmd_name(c), " credits ", count_noun(n, "permit"),
+                             " debited to incarnation ", inc->inc.to_string(),
                              " to the same-connection replacement ",
                              replacement->inc.to_string(), " (connection-scoped credit, F5)"));
     }
@@ -195,13 +196,18 @@ void Monitor::State::quiescent_commands(ClientIncarnation& inc) {
     }
     if (c.path) continue;
     if (!c.settled) {
-      violation(RuleId::kK5, absl::StrCat(cmd_name(c), " has no terminal transition at "
-                                          "quiescence (", hand_off_room(c.progress()),
-                                          " unit(s) still command-owned)"));
+      const std::int64_t room = hand_off_room(c.progress());
+      violation(RuleId::kK5,
+                absl::StrCat(cmd_name(c), " never finished (no terminal transition) by quiescence",
+                             room > 0 ? absl::StrCat("; ", room, " of its permits were neither "
+                                                     "handed to a message nor returned")
+                                      : ""));
       c.settled = true;  // report once
     } else if (c.live_messages > 0) {
-      violation(RuleId::kM1, absl::StrCat(c.live_messages, " message(s) of ", cmd_name(c),
-                                          " never returned their unit by quiescence"));
+      violation(RuleId::kM1,
+                absl::StrCat(count_noun(c.live_messages, "message"), " of ", cmd_name(c),
+                             c.live_messages == 1 ? " never returned its permit by quiescence"
+                                                  : " never returned their permits by quiescence"));
       c.live_messages = 0;
     }
   }
@@ -281,7 +287,8 @@ void Monitor::State::on(const MsgReturn& e) {
   if (c == nullptr) return;
   if (e.n != 1) {
     violation(RuleId::kM1, absl::StrCat("message ", e.msg.to_string(), " of ", cmd_name(*c),
-                                        " returned ", e.n, "; a claimed unit returns exactly 1"));
+                                        " returned ", count_noun(e.n, "permit"),
+                                        "; a message returns exactly 1"));
   }
   --c->live_messages;
   c->msg_returned = sat_add(c->msg_returned, e.n);
@@ -325,8 +332,9 @@ void Monitor::State::drop_units(Command& c, std::int64_t n, const Label& what) {
   c.dropped = sat_add(c.dropped, n);
   ClientIncarnation* inc = inc_of(c);
   if (inc && inc->current && invariants()) {
-    violation(RuleId::kM1, absl::StrCat(what.str(), " dropped ", n, " unit(s) while incarnation ",
-                                        inc->inc.to_string(), " is current (lost)"));
+    violation(RuleId::kM1, absl::StrCat(what.str(), " dropped ", count_noun(n, "permit"),
+                                        " while incarnation ", inc->inc.to_string(),
+                                        " is current (lost)"));
   }
 }
 

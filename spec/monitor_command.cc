@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "spec/internal/monitor_state.h"
 #include "spec/client_exit.h"
+#include "spec/plain_text.h"
 #include "spec/prefetch_gauge.h"
 
 namespace permitcheck::spec {
@@ -33,8 +34,8 @@ void Monitor::State::check_complete(Command& c) {
   if (in_scope && c.returned() < c.budget_p) {
     violation(RuleId::kE1,
               absl::StrCat(cmd_name(c), " finished having returned ", c.returned(),
-                           " of its P = ", c.budget_p, " (", sat_sub(c.budget_p, c.returned()),
-                           " permit(s) lost)"));
+                           " of its P = ", c.budget_p, " (",
+                           count_noun(sat_sub(c.budget_p, c.returned()), "permit"), " lost)"));
   }
   transferred_deviations(c, inc);
   // Released, in both modes alike; what a later event naming it needs stays in `retired`.
@@ -275,7 +276,7 @@ void Monitor::State::on(const Restore& e) {
     // The restored unit is command-owned again, but the terminal transition is over.
     violation(c->path ? RuleId::kS1 : RuleId::kK5,
               absl::StrCat("message ", e.msg.to_string(), " restored to ", cmd_name(*c),
-                           " after its terminal transition (the unit can never return)"));
+                           " after its terminal transition (its permit can never be returned)"));
   }
   --c->claimed;
   --c->live_messages;
@@ -312,13 +313,14 @@ void Monitor::State::on(const DirectReturn& e) {
     return;
   }
   if (e.n < 0) {
-    violation(RuleId::kK6, absl::StrCat(cmd_name(*c), " returns ", e.n, " units directly"));
+    violation(RuleId::kK6, absl::StrCat(cmd_name(*c), " returns ", e.n,
+                                        " permits directly (a negative count)"));
     return;
   }
   if (c->protocol_error_due) {
     violation(RuleId::kC4, absl::StrCat(cmd_name(*c), " has message_permits = ",
-                                        *c->message_permits, " but returns ", e.n,
-                                        " permit(s); C4 allows no credit"));
+                                        *c->message_permits, " but returns ",
+                                        count_noun(e.n, "permit"), "; C4 allows no credit"));
   }
   // The specialised paths own their returns (S1): crypto DISCARD returns B (S3, X2),
   // a non-final chunk returns 1 (S2).
@@ -353,11 +355,11 @@ void Monitor::State::on(const DirectReturn& e) {
   } else if (rules->direct_returns == DirectReturns::kFromBudget) {
     const std::int64_t owned = c->settled ? 0 : command_owned(*rules, c->progress());
     if (e.n > owned) {
-      violation(RuleId::kK6, absl::StrCat(cmd_name(*c), " returns ", e.n, " unit(s) directly",
-                                          e.path ? absl::StrCat(" (", av(e.path->name()), ")")
-                                                 : "",
-                                          " but only ", owned, " are command-owned (returned "
-                                          "twice)"));
+      violation(RuleId::kK6,
+                absl::StrCat(cmd_name(*c), " returns ", count_noun(e.n, "permit"), " directly",
+                             e.path ? absl::StrCat(" (", av(e.path->name()), ")") : "",
+                             " but only ", owned,
+                             " of its permits were left to return (returned twice)"));
     }
   }
   c->direct_returned = sat_add(c->direct_returned, e.n);
@@ -374,14 +376,15 @@ void Monitor::State::on(const Settle& e) {
   }
   if (c->settled) {
     if (e.n != 0) {
-      violation(RuleId::kK5, absl::StrCat(cmd_name(*c), " second terminal transition returned ",
-                                          e.n, "; any later terminal transition returns 0"));
+      violation(RuleId::kK5, absl::StrCat(cmd_name(*c), " finished a second time (second terminal "
+                                          "transition) and returned ", count_noun(e.n, "permit"),
+                                          "; only the first returns any"));
     }
   } else if (c->protocol_error_due) {
     if (e.n != 0) {
       violation(RuleId::kC4, absl::StrCat(cmd_name(*c), " has message_permits = ",
-                                          *c->message_permits, " but settles ", e.n,
-                                          " permit(s); C4 allows no credit"));
+                                          *c->message_permits, " but settles ",
+                                          count_noun(e.n, "permit"), "; C4 allows no credit"));
     }
   } else {
     check_settle(*c, e.n);
@@ -398,9 +401,10 @@ void Monitor::State::check_settle(Command& c, std::int64_t n) {
   const std::int64_t expected = settle_amount(*rules, c.progress());
   early_failure_deviations(c);
   if (n == expected) return;
-  std::string text = absl::StrCat(cmd_name(c), " terminal transition returned ", n,
-                                   " but ", expected, " unit(s) are command-owned (P = ",
-                                   c.budget_p, ", ", c.claimed, " handed off, ", c.skipped,
+  std::string text = absl::StrCat(cmd_name(c), " returned ", count_noun(n, "permit"),
+                                   " when it finished (its terminal transition) where the rule "
+                                   "returns ", expected, " (P = ",
+                                   c.budget_p, ", ", c.claimed, " handed to messages, ", c.skipped,
                                    " skipped, ", c.direct_returned, " returned directly",
                                    c.failure ? absl::StrCat(", failed at ",
                                                             av(failure_stage_name(*c.failure)))
@@ -419,7 +423,7 @@ void Monitor::State::check_settle(Command& c, std::int64_t n) {
                       : c.failure                              ? RuleId::kC7
                       : c.skipped > 0                          ? RuleId::kK4
                                                                : RuleId::kK5;
-  violation(rule, absl::StrCat(text, "; ", sat_sub(expected, n), " permit(s) lost"));
+  violation(rule, absl::StrCat(text, "; ", count_noun(sat_sub(expected, n), "permit"), " lost"));
 }
 
 // S5/S6: the message object of the skip just before was released at skip time. A

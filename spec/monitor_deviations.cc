@@ -2,6 +2,7 @@
 // and by how much.
 #include "absl/strings/str_cat.h"
 #include "spec/internal/monitor_state.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 
@@ -39,8 +40,8 @@ void Monitor::State::early_failure_deviations(Command& c) {
   } else if (debited && *debited != c.budget_p) {
     deviation(RuleId::kX6, absl::StrCat(cmd_name(c), " field absent and ",
                                         av(failure_stage_name(*c.failure)), " failure: counted ",
-                                        c.budget_p, " ack_set bits, bits beyond B included, "
-                                        "for a debit of ", *debited));
+                                        count_noun(c.budget_p, "ack_set bit"),
+                                        ", bits beyond B included, for a debit of ", *debited));
     if (inc) {
       inc->deviation = RuleId::kX6;
       inc->deviation_delta_known = false;

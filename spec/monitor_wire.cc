@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "spec/internal/monitor_state.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 
@@ -228,7 +229,11 @@ void Monitor::State::on(const Message& e) {
                static_cast<std::int64_t>(*e.message_permits) != candidate) {
       violation(RuleId::kB7, absl::StrCat(cmd_name(c), " serialized message_permits = ",
                                           *e.message_permits, " but B = ", *e.batch_size,
-                                          " and its ack_set give P = ", candidate));
+                                          e.ack_set.absent()
+                                              ? std::string(" (no ack_set)")
+                                              : absl::StrCat(", ", acknowledged_text(
+                                                                       e.ack_set, *e.batch_size)),
+                                          " give P = ", candidate));
     }
     debit = candidate;
   }
@@ -392,8 +397,8 @@ void Monitor::State::on(const Quiescent& e) {
       std::string text = absl::StrCat(
           describe(key), " at quiescence: broker available ", *available, " + accumulator ",
           inc->accumulator, " = ", total, ", expected Q = ", *q, " (",
-          total < *q ? absl::StrCat(sat_sub(*q, total), " permit(s) lost")
-                     : absl::StrCat(sat_sub(total, *q), " permit(s) invented"),
+          total < *q ? absl::StrCat(count_noun(sat_sub(*q, total), "permit"), " lost")
+                     : absl::StrCat(count_noun(sat_sub(total, *q), "permit"), " invented"),
           ")");
       if (inc->deviation && explained(*inc, sat_sub(total, *q))) {
         deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
@@ -416,10 +421,14 @@ void Monitor::State::on(const Quiescent& e) {
     violation(RuleId::kE5,
               absl::StrCat(describe(key), " at quiescence: broker available ", *available,
                            " with Q = ", *q,
-                           header.t ? absl::StrCat(" leaves ", accumulator,
-                                                   " permit(s) unreturned, not below T = ",
-                                                   *header.t)
-                                    : std::string(" (must be in 1..Q)")));
+                           !header.t ? std::string(" (must be in 1..Q)")
+                           : accumulator < 0
+                               ? absl::StrCat(" is ", count_noun(-accumulator, "permit"),
+                                              " above Q: the client returned ",
+                                              count_noun(-accumulator, "permit"), " too many")
+                               : absl::StrCat(" leaves ", count_noun(accumulator, "permit"),
+                                              " unreturned, where fewer than T = ", *header.t,
+                                              " may be")));
   }
 }
 

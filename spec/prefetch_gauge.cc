@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "spec/absl_view.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 
@@ -42,8 +43,9 @@ std::optional<PrefetchGauge> parse_prefetch_gauge_event(std::string_view ev) {
 // M2.
 std::optional<std::string> prefetch_gauge_leak(const Ruleset& rules, const PrefetchGauge& g) {
   if (rules.id != RulesetId::kRevD || g.gauge == g.held) return std::nullopt;
-  return absl::StrCat("consumer ", g.consumer, " prefetch count gauge is ", g.gauge, " but ", g.held,
-                      " message(s) are prefetched (leak)");
+  return absl::StrCat("consumer ", g.consumer, " prefetch count gauge is ", g.gauge, " but ",
+                      count_noun(g.held, "message"), g.held == 1 ? " is" : " are",
+                      " prefetched (leak)");
 }
 
 }  // namespace permitcheck::spec

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "spec/monitor.h"
+#include "spec/plain_text.h"
 #include "spec/scenario_facts.h"
 #include "spec/scenario_verdict.h"
 
@@ -19,7 +20,9 @@ std::int64_t p_of(const EntrySpec& e) {
 
 std::string name_of(const EntrySpec& e) {
   return absl::StrCat(e.batched ? absl::StrCat("b", e.batch_size) : "single",
-                      e.cleared.empty() ? "" : " (partial)");
+                      e.cleared.empty()
+                          ? ""
+                          : absl::StrCat(" (", spec::acknowledged_text(e.cleared), ")"));
 }
 
 spec::FailureStage stage_of(EntryFault fault) {
@@ -75,7 +78,7 @@ std::vector<spec::WindowFact> windows_of(const ClientSpec& client, const Scenari
   if ((same || p.kind == ScenarioKind::kHeldReconnect) && o.held_across >= 2) {
     v.push_back({.kind = WindowKind::kHeldAcross,
                  .same_connection = same,
-                 .what = absl::StrCat(o.held_across, " message(s) held across ",
+                 .what = absl::StrCat(spec::count_noun(o.held_across, "message"), " held across ",
                                       same ? "CLOSE_CONSUMER on the same connection"
                                            : "a reconnect (new connection)")});
   }
@@ -83,8 +86,8 @@ std::vector<spec::WindowFact> windows_of(const ClientSpec& client, const Scenari
     // Delivered, none acknowledged, then the incarnation ended: their credit stays with it.
     v.push_back({.kind = WindowKind::kHeldAcross,
                  .same_connection = p.same_connection,
-                 .what = absl::StrCat(o.held_across,
-                                      " message(s) inside the client, none acknowledged, across ",
+                 .what = absl::StrCat(spec::count_noun(o.held_across, "message"),
+                                      " inside the client, none acknowledged, across ",
                                       p.same_connection ? "CLOSE_CONSUMER on the same connection"
                                                         : "a connection drop (new connection)")});
   }
@@ -92,8 +95,8 @@ std::vector<spec::WindowFact> windows_of(const ClientSpec& client, const Scenari
     // On a new connection L6; the consumer recreated on the same connection is L7's case.
     v.push_back({.kind = WindowKind::kStaleEpoch,
                  .same_connection = p.same_connection,
-                 .what = absl::StrCat(o.stale_discards,
-                                      " stale-epoch message(s) of an incarnation that ended (",
+                 .what = absl::StrCat(spec::count_noun(o.stale_discards, "stale-epoch message"),
+                                      " of an incarnation that ended (",
                                       p.same_connection ? "CLOSE_CONSUMER, same connection"
                                                         : "a reconnect",
                                       ") discarded after the epoch rose")});
@@ -107,8 +110,9 @@ std::vector<spec::WindowFact> windows_of(const ClientSpec& client, const Scenari
   if (p.kind == ScenarioKind::kStartMessageId && o.before_start_singles > 0) {
     v.push_back({.kind = WindowKind::kBeforeStart,
                  .n = o.before_start_singles,
-                 .what = absl::StrCat(o.before_start_singles,
-                                      " non-batched message(s) at or before start_message_id")});
+                 .what = absl::StrCat(spec::count_noun(o.before_start_singles,
+                                                       "non-batched message"),
+                                      " at or before start_message_id")});
   }
   return v;
 }

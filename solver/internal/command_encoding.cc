@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "spec/finalize.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::solver::internal {
 namespace {
@@ -386,11 +387,7 @@ std::string describe_situation(const spec::CommandSituation& s) {
   if (s.ack_set.absent()) {
     absl::StrAppend(&out, ", ack_set absent");
   } else {
-    std::vector<std::int64_t> set;
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(s.ack_set.words().size()) * 64; ++i) {
-      if (s.ack_set.is_deliverable(i)) set.push_back(i);
-    }
-    absl::StrAppend(&out, ", ack_set {", absl::StrJoin(set, ","), "}");
+    absl::StrAppend(&out, ", ", spec::acknowledged_text(s.ack_set, s.batch_size));
   }
   if (s.early_failure) {
     absl::StrAppend(&out, ", ", std::string(spec::failure_stage_name(*s.early_failure)), " fails");

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "solver/internal/checks.h"
 #include "spec/monitor.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::solver::internal {
 namespace {
@@ -209,14 +210,8 @@ std::string describe_send(spec::DispatcherKind kind, const std::vector<spec::Sen
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const spec::SendEntry& e = entries[i];
-    std::string ack = "ack_set absent";
-    if (!e.ack_set.absent()) {
-      std::vector<std::int64_t> set;
-      for (std::int64_t j = 0; j < static_cast<std::int64_t>(e.ack_set.words().size()) * 64; ++j) {
-        if (e.ack_set.is_deliverable(j)) set.push_back(j);
-      }
-      ack = absl::StrCat("ack_set {", absl::StrJoin(set, ","), "}");
-    }
+    const std::string ack =
+        e.ack_set.absent() ? "ack_set absent" : spec::acknowledged_text(e.ack_set, e.batch_size);
     parts.push_back(absl::StrCat("#", i + 1, " B=", e.batch_size, " ", ack, " ",
                                  e.admitted ? "admitted" : "rejected by pending-ack admission"));
   }
@@ -229,8 +224,8 @@ std::string describe_send(spec::DispatcherKind kind, const std::vector<spec::Sen
   absl::StrAppend(&out, ", ", r.commands.size(), r.commands.size() == 1 ? " command" : " commands",
                   " sent, finalized ΣP=", r.finalized_sum);
   const std::int64_t diff = r.consumer_debit - r.finalized_sum;
-  if (diff > 0) absl::StrAppend(&out, " (", diff, " permit(s) lost)");
-  if (diff < 0) absl::StrAppend(&out, " (", -diff, " permit(s) over-granted)");
+  if (diff > 0) absl::StrAppend(&out, " (", spec::count_noun(diff, "permit"), " lost)");
+  if (diff < 0) absl::StrAppend(&out, " (", spec::count_noun(-diff, "permit"), " over-granted)");
   return out;
 }
 

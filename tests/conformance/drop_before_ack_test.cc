@@ -45,7 +45,7 @@ TEST(ReferenceClientMutant, E3_QueuedCreditToTheReplacementIsCaught) {
   for (const ScenarioParams& p : fixed_cases(ScenarioKind::kDropBeforeAck, 10, 5)) {
     ScenarioOutcome o = run_scenario(c, p);
     const std::string row = p.same_connection ? "L7: " : "L6: ";
-    EXPECT_TRUE(has(o.violations, RuleId::kE3, absl::StrCat(row, "4 message(s) inside the client")))
+    EXPECT_TRUE(has(o.violations, RuleId::kE3, absl::StrCat(row, "4 messages inside the client")))
         << dump(o);
     // The cleared ones (all but the one in processing at the drop) came back to c2's consumer.
     EXPECT_TRUE(has(o.violations, RuleId::kE3, "permit(s) too many")) << dump(o);

@@ -71,7 +71,7 @@ TEST(SolverConservation,
             "B=2 (batch), message_permits=2, ack_set absent, index 0 batch parse fails, "
             "returned 1, P=2 (1 lost)");
   EXPECT_EQ(witness_for(r, "L5")->words,
-            "B=2 (batch), message_permits=1, ack_set {0}, index 1 batch parse fails, returned 2, "
+            "B=2 (batch), message_permits=1, acknowledged {1}, index 1 batch parse fails, returned 2, "
             "P=1 (1 over-granted)");
   EXPECT_EQ(witness_for(r, "L9")->words,
             "B=1 (single message), message_permits=1, ack_set absent, index 0 before start, "

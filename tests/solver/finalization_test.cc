@@ -55,7 +55,7 @@ TEST(SolverFinalization, L8_LegacyCounterexampleForEveryDispatcher) {
   EXPECT_EQ(shared->words,
             "persistent_shared: 2 entries (#1 B=1 ack_set absent admitted; #2 B=1 ack_set absent "
             "rejected by pending-ack admission); consumer debited 2, aggregate debited 2, 1 "
-            "command sent, finalized ΣP=1 (1 permit(s) lost)");
+            "command sent, finalized ΣP=1 (1 permit lost)");
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ TEST(DriverVerdict, E6_EntriesPendingAtAConsumerThatAckedEverythingNeverDrain) {
   EXPECT_EQ(undrained_verdict(0, "b1", 0), std::nullopt);
   const std::optional<Finding> e6 = undrained_verdict(2, "b1", 0);
   EXPECT_EQ(driver_rule_of(e6), "E6");
-  EXPECT_THAT(e6->explanation, HasSubstr("E6: settled with 2 entr(ies) pending at broker "
+  EXPECT_THAT(e6->explanation, HasSubstr("E6: settled with 2 entries pending at broker "
                                          "consumer b1 (consumer 0)"));
 }
 
@@ -72,14 +72,14 @@ TEST(DriverVerdict, B13_BacklogWithPermitsAndNothingHeldBackIsNeverDispatched) {
       {.every_consumer_has_permits = true, .live_consumers = 2, .none_pending = true,
        .never_sent = 3});
   EXPECT_EQ(driver_rule_of(never), "B13");
-  EXPECT_THAT(never->explanation, HasSubstr("3 published entr(ies) never sent"));
+  EXPECT_THAT(never->explanation, HasSubstr("3 published entries never sent"));
   // A key held back (another consumer has it pending) or a consumer without permits: no verdict.
   EXPECT_EQ(key_shared_backlog_verdict({.every_consumer_has_permits = true, .live_consumers = 2}),
             std::nullopt);
   EXPECT_EQ(key_shared_backlog_verdict({.live_consumers = 1}), std::nullopt);
   EXPECT_EQ(driver_rule_of(backlog_verdict(4, "b2")), "B13");
   EXPECT_THAT(backlog_verdict(4, "b2")->explanation,
-              HasSubstr("broker consumer b2 has 4 available permit(s)"));
+              HasSubstr("broker consumer b2 has 4 available permits"));
   EXPECT_EQ(backlog_verdict(0, "b2"), std::nullopt);
 }
 

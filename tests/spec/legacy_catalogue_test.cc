@@ -72,7 +72,7 @@ TEST(LegacyCatalogue, L1_E1_ChecksumFailureReturnsOneOfHundred) {
   EXPECT_EQ(returned(e, RulesetId::kLegacy, 1), 1);
   const MonitorReport r = check_trace(e.header_for(RulesetId::kRevD), e.legacy);
   EXPECT_THAT(r.violations, Contains(Field(&Finding::rule, RuleId::kE1)));
-  EXPECT_THAT(r.violations.front().explanation, ::testing::HasSubstr("99 permit(s) lost"));
+  EXPECT_THAT(r.violations.front().explanation, ::testing::HasSubstr("99 permits lost"));
 }
 
 TEST(LegacyCatalogue, L2_MetadataFailureReturnsOneOfTen) {

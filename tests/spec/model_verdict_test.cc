@@ -22,7 +22,7 @@ std::string model_rule_of(const std::optional<Finding>& f) {
 TEST(ModelVerdict, B12_ASendStartsOnlyWhilePermitsAndTheAggregateArePositive) {
   const std::optional<Finding> b12 = send_start_verdict(RulesetId::kRevD, "b1", 0);
   EXPECT_EQ(model_rule_of(b12), "B12");
-  EXPECT_EQ(b12->explanation, "B12: broker consumer b1 was sent to with 0 available permit(s) (a "
+  EXPECT_EQ(b12->explanation, "B12: broker consumer b1 was sent to with 0 available permits (a "
                               "send starts only while they are positive)");
   EXPECT_EQ(send_start_verdict(RulesetId::kRevD, "b1", 1), std::nullopt);
   EXPECT_EQ(send_start_verdict(RulesetId::kLegacy, "b1", 0), std::nullopt);  // no such promise
@@ -37,7 +37,7 @@ TEST(ModelVerdict, C7_K5_K2_C4_ACommandDoesWhatTheSpecificationsRunOfItDoes) {
   EXPECT_EQ(failure_record_verdict(3, {0}, {0}), std::nullopt);
   const std::optional<Finding> c7 = failure_record_verdict(3, {0, 1}, {0});
   EXPECT_EQ(model_rule_of(c7), "C7");
-  EXPECT_EQ(c7->explanation, "command 3 recorded 2 failure(s); the specification records 1");
+  EXPECT_EQ(c7->explanation, "command 3 recorded 2 failures; the specification records 1");
 
   EXPECT_EQ(command_return_verdict(3, 4, 4), std::nullopt);
   const std::optional<Finding> k5 = command_return_verdict(3, 1, 4);

@@ -54,7 +54,8 @@ TEST(MonitorBroker, B2_FinalizedPOtherThanTheCandidateIsReported) {
   Trace t;
   t.add(Send{.consumer = 0, .entries = {entry(1, 8, true, 8, AckSet({37}))}, .consumer_debit = 3});
   EXPECT_TRUE(FirstViolation(check(broker(), t), RuleId::kB2,
-                             {"entry 1 finalized P = 8 but B = 8", "give 3"}));
+                             {"entry 1 finalized P = 8 but B = 8, acknowledged {1,3,4,6,7} "
+                              "give 3"}));
   Trace good;
   good.add(
       Send{.consumer = 0, .entries = {entry(1, 8, true, 3, AckSet({37}))}, .consumer_debit = 3});
@@ -80,11 +81,11 @@ TEST(MonitorBroker, B4_ConsumerDebitOtherThanTheFinalizedSumIsReported) {
              .consumer_debit = 20});
   EXPECT_TRUE(FirstViolation(check(broker(), t), RuleId::kB4,
                              {"consumer 0 debited 20 but the finalized sum is 10",
-                              "10 permit(s) lost"}));
+                              "10 permits lost"}));
   Trace under;
   under.add(Send{.consumer = 0, .entries = {entry(1, 10, true, 10)}, .consumer_debit = 7});
   EXPECT_TRUE(FirstViolation(check(broker(), under), RuleId::kB4,
-                             {"debited 7 but the finalized sum is 10", "3 permit(s) over-granted"}));
+                             {"debited 7 but the finalized sum is 10", "3 permits over-granted"}));
 }
 
 TEST(MonitorBroker, LegacyDebitsThePreAdmissionSum) {
@@ -178,7 +179,7 @@ TEST(MonitorBroker, B8_OverflowingSendThatFinalizesNothingIsReported) {
                              {"consumer 0 debited 0 but the finalized sum of the entries before "
                               "entry 2",
                               "B8: finalized sum 2147483647 + 1 of the entry at index 1 overflows",
-                              "is 2147483647 (2147483647 permit(s) over-granted)"}));
+                              "is 2147483647 (2147483647 permits over-granted)"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kB8,
                       {"persistent_shared aggregate debited 0 but the finalized sum of the "
                        "entries before entry 2"}));
@@ -194,7 +195,7 @@ TEST(MonitorBroker, B8_OverflowingEntryFinalizedAndDebitedIsReported) {
                              {"entry 2 was finalized with P = 1 but the send stops at entry 2",
                               "neither sent nor debited"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kB8,
-                      {"consumer 0 debited 2147483648", "is 2147483647 (1 permit(s) lost)"}));
+                      {"consumer 0 debited 2147483648", "is 2147483647 (1 permit lost)"}));
   // An entry after the overflowing one is not finalized either, even when it would fit.
   Trace later;
   later.add(Send{.consumer = 0,

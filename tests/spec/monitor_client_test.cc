@@ -76,7 +76,8 @@ TEST(MonitorClient, S5_S6_K4_DeadLetterAndDuplicateSkipsStayCommandOwned) {
       .add(claim(1, "m3", 3))
       .add(settle(1, 0));
   EXPECT_TRUE(FirstViolation(check(client(), lost), RuleId::kK4,
-                             {"returned 0 but 2 unit(s)", "2 skipped", "2 permit(s) lost"}));
+                             {"returned 0 permits when it finished (its terminal transition) "
+                              "where the rule returns 2", "2 skipped", "2 permits lost"}));
 }
 
 // The skip-release marker speaks of the skip just before it: right after a dead-letter skip
@@ -175,19 +176,19 @@ TEST(MonitorClient, M1_ReturnOfTwoUnitsIsReported) {
   t.add(msg_return("m0", 2));
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kM1,
                              {"message m0 of command 1 returned 2",
-                              "a claimed unit returns exactly 1"}));
+                              "a message returns exactly 1"}));
 }
 
 TEST(MonitorClient, M1_DropWhileTheIncarnationIsCurrentIsReported) {
   Trace t = handed_off();
   t.add(Drop{.msg = s("m0"), .n = 1});
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kM1,
-                             {"message m0 dropped 1 unit(s) while incarnation 1 is current",
+                             {"message m0 dropped 1 permit while incarnation 1 is current",
                               "lost"}));
   Trace cmd;
   cmd.subscribed(1, 4).add(recv(1, 3)).add(Drop{.cmd = n(1), .n = 3});
   EXPECT_TRUE(FirstViolation(check(client(), cmd), RuleId::kM1,
-                             {"command 1 dropped 3 unit(s) while incarnation 1 is current"}));
+                             {"command 1 dropped 3 permits while incarnation 1 is current"}));
   Trace twice = handed_off();
   twice.add(IncClose{.inc = n(1), .reason = CloseReason::kClosed})
       .add(Drop{.msg = s("m0"), .n = 1})
@@ -200,7 +201,7 @@ TEST(MonitorClient, M1_MessageNeverReturnedByQuiescenceIsReported) {
   Trace t = handed_off();
   t.add(quiescent());
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kM1,
-                             {"1 message(s) of command 1 never returned their unit"}));
+                             {"1 message of command 1 never returned its permit"}));
 }
 
 TEST(MonitorClient, ReturnedOnceWhileCurrentIsFine) {
@@ -322,7 +323,7 @@ TEST(MonitorClient, N3_ReturnToAnEndedIncarnationWithoutReplacementIsReported) {
   Trace t = handed_off();
   t.add(IncClose{.inc = n(1), .reason = CloseReason::kClosed}).add(msg_return("m0"));
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kN3,
-                             {"return of message m0 of command 1 credits 1 permit(s) to "
+                             {"return of message m0 of command 1 credits 1 permit to "
                               "incarnation 1, which has ended (must be dropped)"}));
   Trace drop_unknown;
   drop_unknown.add(Drop{.cmd = n(9), .n = 1});
@@ -375,7 +376,7 @@ TEST(MonitorClient, K5_QuiescenceOnAnotherConnectionDoesNotJudgeTheConsumersPerm
   EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kK5)))) << dump(r);
   t.add(quiescent("c1"));
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kK5,
-                             {"command 1 has no terminal transition at quiescence"}));
+                             {"command 1 never finished (no terminal transition) by quiescence"}));
 }
 
 // A command still unsettled at quiescence is one K5, however many quiescences follow; a
@@ -469,7 +470,8 @@ TEST(MonitorClient, K5_ASettleAfterTheProtocolErrorItsCommandOwedIsASecondTermin
       .add(ProtocolError{.cnx = s("c1"), .reason = "message_permits out of range"})
       .add(settle(1, 1));
   EXPECT_TRUE(Reports(check(client(), t).violations, RuleId::kK5,
-                      {"command 1 second terminal transition returned 1"}));
+                      {"command 1 finished a second time (second terminal transition) and "
+                       "returned 1 permit"}));
 }
 
 // A command already settled is not what a connection's close is about: an inconsistent one,
@@ -682,10 +684,10 @@ TEST(MonitorClient, C7_E1_CommandFinishingShortOfPIsReported) {
       .add(Corrupt{.cmd = n(1), .stage = FailureStage::kChecksum})
       .add(settle(1, 1));
   const MonitorReport r = check(client(1000, 500), t);
-  EXPECT_TRUE(FirstViolation(r, RuleId::kC7, {"99 permit(s) lost"}));
+  EXPECT_TRUE(FirstViolation(r, RuleId::kC7, {"99 permits lost"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE1,
                       {"command 1 finished having returned 1 of its P = 100",
-                       "99 permit(s) lost"}));
+                       "99 permits lost"}));
 }
 
 TEST(MonitorClient, E1_E2_LegacyRulesetDoesNotPromiseTheInvariants) {
@@ -765,7 +767,7 @@ TEST(MonitorClient, E3_ReturnCrossingIntoTheReplacementIsReported) {
       .subscribed(2, 4, "c2")
       .add(msg_return("m0"));
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kE3,
-                             {"return of message m0 of command 1 credits 1 permit(s) debited to "
+                             {"return of message m0 of command 1 credits 1 permit debited to "
                               "incarnation 1 after it ended",
                               "incarnation 2 is current"}));
   // Same pooled connection (L7): still another incarnation.
@@ -810,10 +812,10 @@ TEST(MonitorClient, E5_LostPermitsAtQuiescenceAreReported) {
   Trace t;
   t.subscribed(1, 4).add(recv(1, 3)).add(settle(1, 2)).add(quiescent());
   const MonitorReport r = check(client(4, 2), t);
-  EXPECT_TRUE(FirstViolation(r, RuleId::kK5, {"1 permit(s) lost"}));
+  EXPECT_TRUE(FirstViolation(r, RuleId::kK5, {"1 permit lost"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE5,
                       {"consumer 0 on connection c1 at quiescence", "broker available 1",
-                       "accumulator 2 = 3", "expected Q = 4", "1 permit(s) lost"}));
+                       "accumulator 2 = 3", "expected Q = 4", "1 permit lost"}));
 }
 
 TEST(MonitorModel, E5_FlowThatDrainedNoAccumulatorInventsPermits) {
@@ -828,7 +830,7 @@ TEST(MonitorModel, E5_FlowThatDrainedNoAccumulatorInventsPermits) {
       .add(quiescent());
   EXPECT_TRUE(FirstViolation(check(model(4, 2), t), RuleId::kE5,
                              {"broker available 4 + accumulator 1 = 5", "expected Q = 4",
-                              "1 permit(s) invented"}));
+                              "1 permit invented"}));
   Trace good;
   good.wire_subscribed(std::nullopt)
       .subscribed(1, 4)
@@ -848,10 +850,10 @@ TEST(MonitorClient, E6_QuiescentWithNothingAvailableIsAStall) {
       .add(settle(1, 0))
       .add(quiescent());
   const MonitorReport r = check(client(2, 1), t);
-  EXPECT_TRUE(FirstViolation(r, RuleId::kM1, {"2 message(s) of command 1"}));
+  EXPECT_TRUE(FirstViolation(r, RuleId::kM1, {"2 messages of command 1"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE6,
                       {"consumer 0 on connection c1 is quiescent with broker available 0"}));
-  EXPECT_TRUE(Reports(r.violations, RuleId::kE5, {"2 permit(s) lost"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE5, {"2 permits lost"}));
 }
 
 // ---- Branches pinned by `ci/mutate --mode monitor` ----
@@ -874,7 +876,7 @@ TEST(MonitorClient, N3_DisconnectEndsTheStateOpenedAfterAnEndedOneOnTheConnectio
       .add(Disconnect{.cnx = s("c1")})
       .add(settle(1, 1));
   EXPECT_TRUE(FirstViolation(check(client(4, 2), t), RuleId::kN3,
-                             {"terminal transition of command 1 credits 1 permit(s) to "
+                             {"terminal transition of command 1 credits 1 permit to "
                               "incarnation 2, which has ended (must be dropped)"}));
 }
 
@@ -884,7 +886,7 @@ TEST(MonitorClient, M1_MessageNeverReturnedIsReportedAtTheFirstQuiescenceOnly) {
   t.add(quiescent()).add(quiescent());
   const MonitorReport r = check(client(), t);
   EXPECT_TRUE(FirstViolation(r, RuleId::kM1,
-                             {"1 message(s) of command 1 never returned their unit"}));
+                             {"1 message of command 1 never returned its permit"}));
   EXPECT_THAT(r.violations, Contains(HasRule(RuleId::kM1)).Times(1)) << dump(r);
 }
 
@@ -895,7 +897,7 @@ TEST(MonitorClient, M1_E1_CommandUnitsDroppedWhileCurrentAreReportedOnceAsM1) {
   t.subscribed(1, 4).add(recv(1, 3)).add(Drop{.cmd = n(1), .n = 3});
   const MonitorReport r = check(client(), t);
   EXPECT_TRUE(FirstViolation(r, RuleId::kM1,
-                             {"command 1 dropped 3 unit(s) while incarnation 1 is current"}));
+                             {"command 1 dropped 3 permits while incarnation 1 is current"}));
   EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kE1)))) << dump(r);
   EXPECT_THAT(r.violations, SizeIs(1)) << dump(r);
 }

@@ -111,11 +111,11 @@ TEST(MonitorClient, C4_ProcessingAnOutOfRangeExplicitValueIsReported) {
     Trace settled;
     settled.subscribed(1, 4).add(recv(1, bad)).add(settle(1, 1));
     EXPECT_TRUE(FirstViolation(check(client(), settled), RuleId::kC4,
-                               {value, "settles 1 permit(s)", "no credit"}));
+                               {value, "settles 1 permit", "no credit"}));
     Trace direct;
     direct.subscribed(1, 4).add(recv(1, bad)).add(DirectReturn{.cmd = n(1), .n = 1});
     EXPECT_TRUE(FirstViolation(check(client(), direct), RuleId::kC4,
-                               {value, "returns 1 permit(s)"}));
+                               {value, "returns 1 permit"}));
     Trace corrupt;
     corrupt.subscribed(1, 4)
         .add(recv(1, bad))
@@ -277,8 +277,9 @@ TEST(MonitorClient, C5_SettleShortfallAfterInconsistentDataIsReported) {
       .add(Corrupt{.cmd = n(1), .stage = FailureStage::kInconsistent})
       .add(settle(1, 1));
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kC5,
-                             {"command 1 terminal transition returned 1 but 3 unit(s)",
-                              "failed at inconsistent", "2 permit(s) lost"}));
+                             {"command 1 returned 1 permit when it finished (its terminal "
+                              "transition) where the rule returns 3",
+                              "failed at inconsistent", "2 permits lost"}));
 }
 
 TEST(MonitorClient, C5_ClosingTheConnectionOverInRangeInconsistentDataIsReported) {
@@ -329,7 +330,8 @@ TEST(MonitorClient, C7_PayloadFailureSettlingLessThanPIsReported) {
     if (c.metadata) bad.add(Metadata{.cmd = n(1), .batch_size = 100});
     bad.add(Corrupt{.cmd = n(1), .stage = c.stage}).add(settle(1, 1));
     EXPECT_TRUE(FirstViolation(check(client(1000, 500), bad), RuleId::kC7,
-                               {"returned 1 but 100 unit(s)", stage, "99 permit(s) lost"}));
+                               {"returned 1 permit when it finished (its terminal transition) "
+                                "where the rule returns 100", stage, "99 permits lost"}));
     Trace good;
     good.subscribed(1, 1000).add(recv(1, 100));
     if (c.metadata) good.add(Metadata{.cmd = n(1), .batch_size = 100});
@@ -405,7 +407,8 @@ TEST(MonitorClient, FailedHandOffRestoresItsUnit) {
       .add(claim(1, "m1", 1))
       .add(settle(1, 0));
   EXPECT_TRUE(FirstViolation(check(client(), lost), RuleId::kK5,
-                             {"returned 0 but 1 unit(s)", "1 handed off"}));
+                             {"returned 0 permits when it finished (its terminal transition) "
+                              "where the rule returns 1", "1 handed to messages"}));
 }
 
 TEST(MonitorClient, K5_RestoreAfterTheTerminalTransitionIsReported) {
@@ -471,7 +474,8 @@ TEST(MonitorClient, K4_SkipThatSettlesNothingLosesItsUnit) {
       .add(Skip{.cmd = n(1), .index = 0, .reason = SkipReason::kBeforeStart})
       .add(settle(1, 0));
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kK4,
-                             {"returned 0 but 1 unit(s)", "1 skipped", "1 permit(s) lost"}));
+                             {"returned 0 permits when it finished (its terminal transition) "
+                              "where the rule returns 1", "1 skipped", "1 permit lost"}));
 }
 
 TEST(MonitorClient, SkippedUnitStaysCommandOwned) {
@@ -493,8 +497,9 @@ TEST(MonitorClient, K5_SecondTerminalTransitionReturningUnitsIsReported) {
   Trace t;
   t.subscribed(1, 4).add(recv(1, 1)).add(settle(1, 1)).add(settle(1, 1));
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kK5,
-                             {"command 1 second terminal transition returned 1",
-                              "any later terminal transition returns 0"}));
+                             {"command 1 finished a second time (second terminal transition) "
+                              "and returned 1 permit",
+                              "only the first returns any"}));
   Trace zero;  // a later terminal transition returning 0 is fine
   zero.subscribed(1, 4).add(recv(1, 1)).add(settle(1, 1)).add(settle(1, 0));
   EXPECT_TRUE(Clean(check(client(), zero)));
@@ -511,15 +516,16 @@ TEST(MonitorClient, K5_NoTerminalTransitionByQuiescenceIsReported) {
   Trace t;
   t.subscribed(1, 4).add(recv(1, 3)).add(quiescent());
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kK5,
-                             {"command 1 has no terminal transition at quiescence",
-                              "3 unit(s) still command-owned"}));
+                             {"command 1 never finished (no terminal transition) by quiescence",
+                              "3 of its permits were neither handed to a message nor returned"}));
 }
 
 TEST(MonitorClient, K5_SettlingLessThanOwnedWithoutFailureIsReported) {
   Trace t;
   t.subscribed(1, 4).add(recv(1, 3)).add(claim(1, "m0")).add(settle(1, 1));
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kK5,
-                             {"returned 1 but 2 unit(s)", "1 permit(s) lost"}));
+                             {"returned 1 permit when it finished (its terminal transition) where "
+                              "the rule returns 2", "1 permit lost"}));
 }
 
 TEST(MonitorClient, K6_DirectReturnBeyondBudgetIsDoubleReturn) {
@@ -529,19 +535,19 @@ TEST(MonitorClient, K6_DirectReturnBeyondBudgetIsDoubleReturn) {
       .add(claim(1, "m0", 0))
       .add(DirectReturn{.cmd = n(1), .n = 1, .path = "duplicate"});
   EXPECT_TRUE(FirstViolation(check(client(), t), RuleId::kK6,
-                             {"command 1 returns 1 unit(s) directly (duplicate)",
-                              "only 0 are command-owned", "returned twice"}));
+                             {"command 1 returns 1 permit directly (duplicate)",
+                              "only 0 of its permits were left to return", "returned twice"}));
   Trace negative;
   negative.subscribed(1, 4).add(recv(1, 1)).add(DirectReturn{.cmd = n(1), .n = -1});
   EXPECT_TRUE(FirstViolation(check(client(), negative), RuleId::kK6,
-                             {"command 1 returns -1 units directly"}));
+                             {"command 1 returns -1 permits directly (a negative count)"}));
   Trace after_settle;
   after_settle.subscribed(1, 4)
       .add(recv(1, 1))
       .add(settle(1, 1))
       .add(DirectReturn{.cmd = n(1), .n = 1, .path = "dead_letter"});
   EXPECT_TRUE(FirstViolation(check(client(), after_settle), RuleId::kK6,
-                             {"(dead_letter) but only 0 are command-owned"}));
+                             {"(dead_letter) but only 0 of its permits were left to return"}));
 }
 
 TEST(MonitorClient, K6_DirectReturnTakenFromTheBudgetIsFine) {
@@ -566,7 +572,9 @@ TEST(MonitorClient, K7_DirectReturnBesideTheBudgetReturnsTwice) {
       .add(DirectReturn{.cmd = n(1), .n = 1, .path = "duplicate"})
       .add(settle(1, 1));
   const MonitorReport r = check(client(), t);
-  EXPECT_TRUE(FirstViolation(r, RuleId::kK7, {"returned 1 but 0 unit(s)", "returns 2 > P"}));
+  EXPECT_TRUE(FirstViolation(r, RuleId::kK7, {"returned 1 permit when it finished (its terminal "
+                                              "transition) where the rule returns 0", "returns 2 "
+                                                                                      "> P"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"returned 2 permits but its P is 1"}));
 }
 
@@ -575,7 +583,8 @@ TEST(MonitorClient, K7_E2_SettlingMoreThanOwnedOverReturns) {
   t.subscribed(1, 4).add(recv(1, 3)).add(claim(1, "m0")).add(settle(1, 3));
   const MonitorReport r = check(client(), t);
   EXPECT_TRUE(FirstViolation(r, RuleId::kK7,
-                             {"command 1 terminal transition returned 3 but 2 unit(s)",
+                             {"command 1 returned 3 permits when it finished (its terminal "
+                              "transition) where the rule returns 2",
                               "the command returns 4 > P"}));
   Trace after_return = t;
   after_return.add(msg_return("m0"));
@@ -660,7 +669,8 @@ TEST(MonitorClient, K5_SettleAfterTransferReturnsNothing) {
       .add(Transfer{.cmd = n(1), .path = TransferPath::kCrypto})
       .add(settle(1, 8));
   EXPECT_TRUE(FirstViolation(check(client(16, 8), t), RuleId::kK5,
-                             {"command 1 terminal transition returned 8 but 0 unit(s)"}));
+                             {"command 1 returned 8 permits when it finished (its terminal "
+                              "transition) where the rule returns 0"}));
   // F1: crypto DISCARD of a complete batch returned by the path and again by the budget.
   Trace twice;
   twice.subscribed(1, 16)
@@ -747,7 +757,9 @@ TEST(MonitorCommand, K6_DirectReturnOfZeroUnitsIsNotNegative) {
   EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kK6)))) << dump(r);
   Trace negative;
   negative.subscribed(1, 4).add(recv(1, 1)).add(DirectReturn{.cmd = n(1), .n = -1});
-  EXPECT_TRUE(Reports(check(client(4, 2), negative).violations, RuleId::kK6, {"returns -1 units directly"}));
+  EXPECT_TRUE(Reports(check(client(4, 2), negative).violations, RuleId::kK6, {"returns -1 permits "
+                                                                              "directly (a "
+                                                                              "negative count)"}));
 }
 
 // A finished command named again comes back into the table of commands in flight, which may

@@ -377,7 +377,7 @@ TEST(MonitorMemory, K6_E2_LateReturnIsJudgedByItsOwnCommandAfterCommandsOfOtherS
   t.add(DirectReturn{.cmd = n(2), .n = 1});
   t.add(DirectReturn{.cmd = n(3), .n = 1});
   const MonitorReport r = both(client(1000, 500), t);
-  EXPECT_TRUE(Reports(r.violations, RuleId::kK6, {"command 2 returns 1 unit(s) directly"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kK6, {"command 2 returns 1 permit directly"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"command 2 returned 4 permits but its P is 3"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"command 3 returned 4 permits but its P is 3"}));
 }
@@ -509,7 +509,7 @@ TEST(MonitorMemory, M3_E3_E2_LateReturnToAReplacedCompactedPermitStateIsReported
   const MonitorReport r = both(client(4, 1), t);
   EXPECT_TRUE(FirstViolation(r, RuleId::kM3, {"message m0 returned 1 again"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE3,
-                      {"second return of message m0 of command 1 credits 1 permit(s) debited "
+                      {"second return of message m0 of command 1 credits 1 permit debited "
                        "to incarnation 1 after it ended; incarnation 2 is current"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"command 1 returned 2 permits but its P is 1"}));
   ASSERT_THAT(r.violations, SizeIs(3)) << dump(r);

@@ -59,7 +59,8 @@ TEST(MonitorStreaming, K5_E2_SecondTerminalTransitionAfterFinishIsReportedInBoth
   Trace t = finished_command();
   t.add(settle(1, 1));
   const MonitorReport r = both(client(), t);
-  EXPECT_TRUE(FirstViolation(r, RuleId::kK5, {"second terminal transition returned 1"}));
+  EXPECT_TRUE(FirstViolation(r, RuleId::kK5, {"finished a second time (second terminal "
+                                              "transition) and returned 1 permit"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"command 1 returned 2", "its P is 1"}));
 }
 
@@ -75,7 +76,7 @@ TEST(MonitorStreaming, K6_E2_DirectReturnFromAFinishedCommandIsReportedInBothMod
   Trace t = finished_command();
   t.add(DirectReturn{.cmd = n(1), .n = 1});
   const MonitorReport r = both(client(), t);
-  EXPECT_TRUE(FirstViolation(r, RuleId::kK6, {"only 0 are command-owned"}));
+  EXPECT_TRUE(FirstViolation(r, RuleId::kK6, {"only 0 of its permits were left to return"}));
   EXPECT_TRUE(Reports(r.violations, RuleId::kE2, {"command 1 returned 2"}));
 }
 
@@ -150,7 +151,7 @@ TEST(MonitorArithmetic, E2_E5_ClientGrantSummingPast2To63IsInventedNotAStall) {
   t.subscribed(1, 4).add(flow(kMax64, 1)).add(quiescent());
   const MonitorReport r = both(client(), t);
   EXPECT_TRUE(FirstViolation(r, RuleId::kE2, {"Flow of 9223372036854775807"}));
-  EXPECT_TRUE(Reports(r.violations, RuleId::kE5, {"permit(s) invented"}));
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE5, {"permits invented"}));
   EXPECT_THAT(r.violations, Not(Contains(HasRule(RuleId::kE6)))) << dump(r);
 }
 

@@ -36,9 +36,9 @@ TEST(MonitorOutput, K5_GoldenDiagnosticOfAShortSettle) {
   ASSERT_FALSE(r.violations.empty()) << dump(r);
   // Events are on lines 2..6 (line 1 is the header): the settle is line 6.
   EXPECT_EQ(format_finding(r.violations.front()),
-            "line 6: K5 command 7 terminal transition returned 2 but 3 unit(s) are "
-            "command-owned (P = 3, 0 handed off, 0 skipped, 0 returned directly); 1 permit(s) "
-            "lost");
+            "line 6: K5 command 7 returned 2 permits when it finished (its terminal transition) "
+            "where the rule returns 3 (P = 3, 0 handed to messages, 0 skipped, 0 returned "
+            "directly); 1 permit lost");
 }
 
 TEST(MonitorOutput, K5_FindingsCarryTheLinePassedToOnEvent) {
@@ -144,8 +144,8 @@ TEST(MonitorWire, B2_B7_SerializedValueMustBeTheBoundedPopcount) {
   Trace bad;
   bad.wire_subscribed(4).add(message(1, 4, ack, 8));
   EXPECT_TRUE(FirstViolation(check(wire(), bad), RuleId::kB7,
-                             {"command 1 serialized message_permits = 4", "B = 8",
-                              "give P = 3"}));
+                             {"command 1 serialized message_permits = 4 but B = 8, "
+                              "acknowledged {1,3,4,6,7}, bits {9} set beyond B give P = 3"}));
   Trace good;
   good.wire_subscribed(4).add(message(1, 3, ack, 8));
   EXPECT_TRUE(Clean(check(wire(), good)));
@@ -155,7 +155,7 @@ TEST(MonitorWire, B7_CompleteBatchAndNonBatchedCarryBAndOne) {
   Trace bad;
   bad.wire_subscribed(16).add(message(1, 1, {}, 8));  // complete batch of 8 serialized as 1
   EXPECT_TRUE(FirstViolation(check(wire(16, 8), bad), RuleId::kB7,
-                             {"message_permits = 1", "B = 8", "give P = 8"}));
+                             {"message_permits = 1 but B = 8 (no ack_set) give P = 8"}));
   Trace good;
   good.wire_subscribed(16).add(message(1, 8, {}, 8)).add(message(2, 1, {}, 1));
   EXPECT_TRUE(Clean(check(wire(16, 8), good)));
@@ -264,7 +264,8 @@ TEST(MonitorWire, E5_QuiescentWithTheAccumulatorAtTIsReported) {
   t.wire_subscribed(4).add(message(1, 3)).add(quiescent());
   EXPECT_TRUE(FirstViolation(check(wire(4, 2), t), RuleId::kE5,
                              {"consumer 0 on connection c1 at quiescence", "broker available 1",
-                              "Q = 4", "leaves 3 permit(s) unreturned", "not below T = 2"}));
+                              "Q = 4", "leaves 3 permits unreturned", "where fewer than T = 2 may "
+                                                                      "be"}));
 }
 
 TEST(MonitorWire, QuiescentWithTheAccumulatorBelowTIsFine) {
@@ -405,14 +406,27 @@ TEST(MonitorWire, E5_WireQuiescenceBoundsAreExact) {
   Trace at_t;
   at_t.wire_subscribed(4).add(message(1, 2)).add(quiescent());
   EXPECT_TRUE(FirstViolation(check(wire(4, 2), at_t), RuleId::kE5,
-                             {"broker available 2 with Q = 4 leaves 2 permit(s) unreturned, "
-                              "not below T = 2"}));
+                             {"broker available 2 with Q = 4 leaves 2 permits unreturned, "
+                              "where fewer than T = 2 may be"}));
   Trace below_t;
   below_t.wire_subscribed(4).add(message(1, 1)).add(quiescent());
   EXPECT_TRUE(Clean(check(wire(4, 2), below_t)));
   Trace full;
   full.wire_subscribed(4).add(quiescent());
   EXPECT_TRUE(Clean(check(wire(4, std::nullopt), full)));
+}
+
+// Available above Q is said as what it is (permits returned too many), never as a negative
+// number left unreturned.
+TEST(MonitorWire, E5_AvailableAboveQIsPermitsReturnedTooMany) {
+  Trace over;
+  over.wire_subscribed(4).add(flow(1)).add(quiescent());
+  const MonitorReport r = check(wire(4, 2), over);
+  EXPECT_TRUE(Reports(r.violations, RuleId::kE5,
+                      {"broker available 5 with Q = 4 is 1 permit above Q: the client returned "
+                       "1 permit too many"}))
+      << dump(r);
+  for (const Finding& f : r.violations) EXPECT_THAT(f.explanation, Not(::testing::HasSubstr("-1")));
 }
 
 // A MESSAGE's ack_set is the command's: what its P is, with no field, is counted from it.

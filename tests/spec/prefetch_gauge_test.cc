@@ -34,7 +34,7 @@ TEST(PrefetchGauge, M2_GaugeAboveWhatIsHeldIsALeakUnderRevD) {
   const std::optional<std::string> m2 =
       prefetch_gauge_leak(rev_d(), {.consumer = 0, .gauge = 1, .held = 0});
   ASSERT_TRUE(m2.has_value());
-  EXPECT_EQ(*m2, "consumer 0 prefetch count gauge is 1 but 0 message(s) are prefetched (leak)");
+  EXPECT_EQ(*m2, "consumer 0 prefetch count gauge is 1 but 0 messages are prefetched (leak)");
   EXPECT_EQ(prefetch_gauge_leak(rev_d(), {.consumer = 0, .gauge = 2, .held = 2}), std::nullopt);
   // Legacy Pulsar leaks them (section 10's L6): no M2 promise to break there.
   EXPECT_EQ(prefetch_gauge_leak(legacy(), {.consumer = 0, .gauge = 1, .held = 0}), std::nullopt);

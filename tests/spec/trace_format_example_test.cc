@@ -57,7 +57,7 @@ TEST(TraceFormatExample, C7_SettlingZeroAfterTheBatchFailureLosesOne) {
   ASSERT_FALSE(r.violations.empty());
   EXPECT_EQ(r.violations.front().rule, RuleId::kC7);
   EXPECT_EQ(r.violations.front().line, 11u);  // the settle is on line 11 of the file
-  EXPECT_THAT(r.violations.front().explanation, ::testing::HasSubstr("1 permit(s) lost"));
+  EXPECT_THAT(r.violations.front().explanation, ::testing::HasSubstr("1 permit lost"));
 }
 
 TEST(TraceFormatExample, K7_E2_SettlingTwoOverReturns) {
