@@ -118,7 +118,7 @@ void expect_validate_reproduces(const testing::Run& r, const fs::path& cex) {
   ASSERT_FALSE(conform_found.empty()) << r.out;
   ASSERT_TRUE(fs::exists(cex)) << r.out << r.err;
   const testing::Run v = testing::run_permitcheck({"validate", cex.string()});
-  EXPECT_EQ(v.code, kExitViolation) << v.out << v.err;
+  EXPECT_EQ(v.code, spec::kExitViolation) << v.out << v.err;
   const std::size_t vat = v.out.find("violations");
   ASSERT_NE(vat, std::string::npos) << v.out;
   EXPECT_EQ(finding_lines(v.out.substr(vat)), conform_found) << r.out << v.out;
@@ -131,7 +131,7 @@ TEST(ConformCounterexample, C7_AConsumerClosedForGoodIsTheSameFactInTheSavedTrac
   const testing::Run r =
       conform_corrupt_checksum(exit_test_client(" --mutant close-on-checksum"), dir);
   if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
-  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  ASSERT_EQ(r.code, spec::kExitViolation) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("C7 at quiescence the client has no subscribed consumer"));
   expect_validate_reproduces(r, dir / "corrupt_checksum.jsonl");
   fs::remove_all(dir);
@@ -143,7 +143,7 @@ TEST(ConformCounterexample, C7_AMalformedFrameIsTheSameFactInTheSavedTrace) {
   const testing::Run r =
       conform_corrupt_checksum(exit_test_client(" --mutant garbage-on-checksum"), dir);
   if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
-  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  ASSERT_EQ(r.code, spec::kExitViolation) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("C7 client sent a malformed frame"));
   expect_validate_reproduces(r, dir / "corrupt_checksum.jsonl");
   fs::remove_all(dir);
@@ -155,7 +155,7 @@ TEST(ConformCounterexample, L1_C7_TheDrainsFindingIsTheSameInTheSavedTrace) {
   const fs::path dir = exit_test_dir("conform_cex_legacy");
   const testing::Run r = conform_corrupt_checksum(exit_test_client(" --ruleset legacy"), dir);
   if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
-  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  ASSERT_EQ(r.code, spec::kExitViolation) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr(": C7 L1: "));
   expect_validate_reproduces(r, dir / "corrupt_checksum.jsonl");
   fs::remove_all(dir);
@@ -169,7 +169,7 @@ TEST(ConformCounterexample, E2_TheDrainsSurplusIsTheSameInTheSavedTrace) {
        "active_consumer_change", "--cases", "0", "--idle", "0.8", "--max-shrinks", "2",
        "--jobs", "1", "--reproduce", "1", "--trace-dir", dir.string()});
   if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
-  ASSERT_EQ(r.code, kExitViolation) << r.out << r.err;
+  ASSERT_EQ(r.code, spec::kExitViolation) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr(": E2 the client returned"));
   expect_validate_reproduces(r, dir / "active_consumer_change.jsonl");
   fs::remove_all(dir);
