@@ -7,7 +7,7 @@
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "nlohmann/json.hpp"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/outcome.h"
 #include "spec/ruleset.h"
 #include "validate/junit.h"
@@ -171,8 +171,8 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
     return spec::kExitPass;
   }
   properties::PropertySpec spec;
-  spec.name = absl::StrCat(std::string(av(rules->name)), " implementation against ",
-                           std::string(av(against->name)));
+  spec.name = absl::StrCat(std::string(to_absl(rules->name)), " implementation against ",
+                           std::string(to_absl(against->name)));
   spec.mode = impl::mode_of(rules->id);  // every ruleset has an implementation mode
   spec.rules = against->id;
   spec.goal = properties::Goal::conform();
@@ -200,8 +200,8 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   if (o.format == "json") {
     nlohmann::ordered_json j = {{"tool", "permitcheck check"},
                                 {"property", r.name},
-                                {"ruleset", std::string(av(rules->name))},
-                                {"against", std::string(av(against->name))},
+                                {"ruleset", std::string(to_absl(rules->name))},
+                                {"against", std::string(to_absl(against->name))},
                                 {"shard", shard},
                                 {"seed", r.seed},
                                 {"cases", r.cases},

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/progress.h"
 #include "report/output.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/outcome.h"
 #include "spec/ruleset.h"
 #include "validate/junit.h"
@@ -59,7 +59,7 @@ namespace {
 std::string known_checks() {
   std::string out;
   for (solver::Check c : solver::all_checks()) {
-    absl::StrAppend(&out, out.empty() ? "" : ", ", av(solver::check_name(c)));
+    absl::StrAppend(&out, out.empty() ? "" : ", ", to_absl(solver::check_name(c)));
   }
   return out;
 }
@@ -71,15 +71,15 @@ std::string interruption_summary(const std::vector<solver::Check>& checks,
                                  const std::vector<solver::Result>& results) {
   std::string finished, interrupted, not_started;
   auto add = [](std::string& list, std::string_view item) {
-    absl::StrAppend(&list, list.empty() ? "" : ", ", av(item));
+    absl::StrAppend(&list, list.empty() ? "" : ", ", to_absl(item));
   };
   for (const solver::Result& r : results) {
     const auto* u = std::get_if<solver::Unknown>(&r.outcome);
     if (u != nullptr && u->reason.ends_with("interrupted")) {  // "conservation query: interrupted"
       add(interrupted, solver::check_name(r.check));
     } else {
-      add(finished, absl::StrCat(av(solver::check_name(r.check)), " (",
-                                 av(solver::outcome_name(r.outcome)), ")"));
+      add(finished, absl::StrCat(to_absl(solver::check_name(r.check)), " (",
+                                 to_absl(solver::outcome_name(r.outcome)), ")"));
     }
   }
   for (std::size_t i = results.size(); i < checks.size(); ++i) {
@@ -95,9 +95,9 @@ std::string interruption_summary(const std::vector<solver::Check>& checks,
 std::string prove_junit(const std::vector<solver::Result>& results, const spec::Ruleset& rules) {
   validate::JunitSuite suite{.name = "permitcheck prove", .suite = "prove"};
   for (const solver::Result& r : results) {
-    validate::JunitCase c{.classname = absl::StrCat("permitcheck.prove.", av(rules.name)),
-                          .name = absl::StrCat(av(solver::check_name(r.check)), " (",
-                                               av(solver::scope_name(r)), ") ", r.bound),
+    validate::JunitCase c{.classname = absl::StrCat("permitcheck.prove.", to_absl(rules.name)),
+                          .name = absl::StrCat(to_absl(solver::check_name(r.check)), " (",
+                                               to_absl(solver::scope_name(r)), ") ", r.bound),
                           .seconds = r.seconds};
     if (const auto* cex = std::get_if<solver::Counterexample>(&r.outcome)) {
       std::string body;
@@ -124,8 +124,8 @@ bool write_counterexample_traces(const std::vector<solver::Result>& results,
     if (cex == nullptr) continue;
     for (std::size_t i = 0; i < cex->witnesses.size(); ++i) {
       const std::string path =
-          absl::StrCat(dir, "/", av(solver::check_name(r.check)), "-",
-                       av(spec::ruleset(r.ruleset).name), "-", i + 1, ".jsonl");
+          absl::StrCat(dir, "/", to_absl(solver::check_name(r.check)), "-",
+                       to_absl(spec::ruleset(r.ruleset).name), "-", i + 1, ".jsonl");
       std::ostringstream text;
       if (!solver::write_witness(text, cex->witnesses[i]).ok() ||
           !report::write_report(path, out, text.str(), "prove", err)) {
@@ -196,7 +196,7 @@ int run_prove(const ProveOptions& o, std::ostream& out, std::ostream& err) {
   for (solver::Check c : checks) {
     if (stop.signal() != 0) break;
     line.update(static_cast<std::int64_t>(results.size()), total,
-                absl::StrCat(av(solver::check_name(c)), " running"));
+                absl::StrCat(to_absl(solver::check_name(c)), " running"));
     results.push_back(solver::prove(c, *rules, bounds));
     all_proved = all_proved && std::holds_alternative<solver::Proved>(results.back().outcome);
   }

@@ -8,7 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/rule_id.h"
 #include "trace/writer.h"
 
@@ -160,11 +160,11 @@ std::string tell(const Story& s, const std::optional<spec::CommandLedger>& ledge
   for (const auto& [reason, n] : s.skips) {
     absl::StrAppend(&out, "; ", n, n == 1 ? " index was" : " indexes were", " skipped (", reason, ")");
   }
-  if (s.path) absl::StrAppend(&out, "; ownership moved to the ", av(spec::transfer_path_name(*s.path)), " path");
+  if (s.path) absl::StrAppend(&out, "; ownership moved to the ", to_absl(spec::transfer_path_name(*s.path)), " path");
   const std::int64_t returned = ledger ? ledger->returned : s.direct + s.settled + s.msg_returns;
   absl::StrAppend(&out, "; the client returned ", returned);
   if (s.failure) {
-    absl::StrAppend(&out, " after a ", av(spec::failure_stage_name(*s.failure)), " failure");
+    absl::StrAppend(&out, " after a ", to_absl(spec::failure_stage_name(*s.failure)), " failure");
     if (s.failure_index) absl::StrAppend(&out, " at index ", *s.failure_index);
   }
   std::vector<std::string> parts;
@@ -199,7 +199,7 @@ std::string tell(const Story& s, const std::optional<spec::CommandLedger>& ledge
 
 std::string tell_send(const spec::Send& e, std::uint64_t line) {
   std::string out = absl::StrCat("send on line ", line, " to consumer ", e.consumer);
-  if (e.dispatcher) absl::StrAppend(&out, " (", av(spec::dispatcher_name(*e.dispatcher)), ")");
+  if (e.dispatcher) absl::StrAppend(&out, " (", to_absl(spec::dispatcher_name(*e.dispatcher)), ")");
   std::vector<std::string> entries;
   std::int64_t sum = 0;
   for (const spec::SentEntry& s : e.entries) {
@@ -242,7 +242,7 @@ std::string label(std::string_view s) {
 }
 
 std::string opt_id(const std::optional<spec::Id>& id, std::string_view prefix) {
-  return id ? absl::StrCat(av(prefix), id->to_string()) : "";
+  return id ? absl::StrCat(to_absl(prefix), id->to_string()) : "";
 }
 
 // One diagram line for an event (empty: nothing to draw).
@@ -273,7 +273,7 @@ std::string draw(const spec::Event& event, std::uint64_t line) {
     std::string operator()(const spec::Quiescent& e) { return absl::StrCat("Note over B,A: quiescent, consumer ", e.consumer, " on ", e.cnx.to_string(), at); }
     std::string operator()(const spec::IncOpen& e) { return absl::StrCat("Note over L,C: permit state inc ", e.inc.to_string(), " opened for consumer ", e.consumer, " on ", e.cnx.to_string(), at); }
     std::string operator()(const spec::IncFlowEnabled& e) { return absl::StrCat("Note over C: inc ", e.inc.to_string(), " may send Flow", at); }
-    std::string operator()(const spec::IncClose& e) { return absl::StrCat("Note over L,C: inc ", e.inc.to_string(), " ended (", av(spec::close_reason_name(e.reason)), ")", at); }
+    std::string operator()(const spec::IncClose& e) { return absl::StrCat("Note over L,C: inc ", e.inc.to_string(), " ended (", to_absl(spec::close_reason_name(e.reason)), ")", at); }
     std::string operator()(const spec::Recv& e) {
       std::vector<std::string> f;
       if (e.message_permits) f.push_back(absl::StrCat("message_permits ", *e.message_permits));
@@ -281,10 +281,10 @@ std::string draw(const spec::Event& event, std::uint64_t line) {
       return absl::StrCat("L->>C: cmd ", e.cmd.to_string(), " arrives on inc ", e.inc.to_string(),
                           f.empty() ? "" : absl::StrCat(" (", absl::StrJoin(f, ", "), ")"), at);
     }
-    std::string operator()(const spec::Resolve& e) { return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " P = ", e.p, " (", av(spec::permit_source_name(e.source)), ")", at); }
+    std::string operator()(const spec::Resolve& e) { return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " P = ", e.p, " (", to_absl(spec::permit_source_name(e.source)), ")", at); }
     std::string operator()(const spec::Metadata& e) { return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " metadata, B = ", e.batch_size, at); }
     std::string operator()(const spec::Corrupt& e) {
-      return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " ", av(spec::failure_stage_name(e.stage)), " failure",
+      return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " ", to_absl(spec::failure_stage_name(e.stage)), " failure",
                           e.index ? absl::StrCat(" at index ", *e.index) : "", at);
     }
     std::string operator()(const spec::Claim& e) {
@@ -292,10 +292,10 @@ std::string draw(const spec::Event& event, std::uint64_t line) {
                           e.index ? absl::StrCat(" index ", *e.index) : "", ", 1 unit claimed)", at);
     }
     std::string operator()(const spec::Restore& e) { return absl::StrCat("A--xC: hand-off of ", e.msg.to_string(), " failed, unit back to cmd ", e.cmd.to_string(), at); }
-    std::string operator()(const spec::Skip& e) { return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " index ", e.index, " skipped (", av(spec::skip_reason_name(e.reason)), ")", at); }
-    std::string operator()(const spec::Transfer& e) { return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " owned by the ", av(spec::transfer_path_name(e.path)), " path", at); }
+    std::string operator()(const spec::Skip& e) { return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " index ", e.index, " skipped (", to_absl(spec::skip_reason_name(e.reason)), ")", at); }
+    std::string operator()(const spec::Transfer& e) { return absl::StrCat("Note over C: cmd ", e.cmd.to_string(), " owned by the ", to_absl(spec::transfer_path_name(e.path)), " path", at); }
     std::string operator()(const spec::DirectReturn& e) {
-      return absl::StrCat("C->>C: cmd ", e.cmd.to_string(), " returns ", e.n, " directly", e.path ? absl::StrCat(" (", av(e.path->name()), ")") : "", at);
+      return absl::StrCat("C->>C: cmd ", e.cmd.to_string(), " returns ", e.n, " directly", e.path ? absl::StrCat(" (", to_absl(e.path->name()), ")") : "", at);
     }
     std::string operator()(const spec::Settle& e) { return absl::StrCat("C->>C: cmd ", e.cmd.to_string(), " settles, returns ", e.n, at); }
     std::string operator()(const spec::MsgReturn& e) { return absl::StrCat("A-->>C: message ", e.msg.to_string(), " done, returns ", e.n, at); }
@@ -351,11 +351,11 @@ Explained explain(trace::Trace t) {
 
 std::string render_text(const Explained& e, std::string_view name) {
   const spec::TraceHeader& h = e.trace.header;
-  std::string out = absl::StrCat("Counterexample ", av(name), ": ", av(spec::trace_source_name(h.source)),
+  std::string out = absl::StrCat("Counterexample ", to_absl(name), ": ", to_absl(spec::trace_source_name(h.source)),
                                  " trace, ", e.trace.events.size(),
                                  e.trace.events.size() == 1 ? " event" : " events",
                                  ", checked against ruleset ",
-                                 av(spec::ruleset(h.ruleset).name));
+                                 to_absl(spec::ruleset(h.ruleset).name));
   if (h.q) absl::StrAppend(&out, ", q ", *h.q);
   if (h.t) absl::StrAppend(&out, ", t ", *h.t);
   out += ".\n\n";
@@ -365,15 +365,15 @@ std::string render_text(const Explained& e, std::string_view name) {
     absl::StrAppend(&out, e.violations.size() == 1 ? "1 violation:\n" : absl::StrCat(e.violations.size(), " violations:\n"));
     for (const spec::Finding& f : e.violations) {
       const spec::RuleInfo& info = spec::rule_info(f.rule);
-      absl::StrAppend(&out, "  ", spec::format_finding(f), "\n    ", av(info.name), " (",
-                      av(info.title), ", docs/rules.md ", av(info.section), ")\n");
+      absl::StrAppend(&out, "  ", spec::format_finding(f), "\n    ", to_absl(info.name), " (",
+                      to_absl(info.title), ", docs/rules.md ", to_absl(info.section), ")\n");
     }
   }
   if (!e.deviations.empty()) {
     out += "\nKnown deviations (accepted under this ruleset, not failures):\n";
     for (const spec::Finding& f : e.deviations) {
       const spec::RuleInfo& info = spec::rule_info(f.rule);
-      absl::StrAppend(&out, "  ", spec::format_finding(f), "\n    ", av(info.name), " (", av(info.title), ")\n");
+      absl::StrAppend(&out, "  ", spec::format_finding(f), "\n    ", to_absl(info.name), " (", to_absl(info.title), ")\n");
     }
   }
   if (!e.commands.empty()) {

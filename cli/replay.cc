@@ -9,7 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "report/findings.h"
 #include "report/json.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/outcome.h"
 #include "validate/junit.h"
 #include "validate/report.h"
@@ -97,10 +97,10 @@ std::string format_replay(const Replayed& r, std::string_view name, validate::Re
     }
     return validate::format_junit(suite);
   }
-  absl::StrAppend(&out, "Replay of ", av(name), " (", r.trace.events.size(), " events)\n");
+  absl::StrAppend(&out, "Replay of ", to_absl(name), " (", r.trace.events.size(), " events)\n");
   for (const RulesetRun& run : r.runs) {
     const spec::MonitorReport& rep = run.report;
-    absl::StrAppend(&out, "specification, ruleset ", av(spec::ruleset(run.ruleset).name),
+    absl::StrAppend(&out, "specification, ruleset ", to_absl(spec::ruleset(run.ruleset).name),
                     run.from_header ? " (the trace's ruleset)" : "", ": ",
                     rep.violations.empty() ? "holds" : absl::StrCat(rep.violations.size(), " violation", rep.violations.size() == 1 ? "" : "s"),
                     rep.deviations.empty() ? "" : absl::StrCat(", ", rep.deviations.size(), " known deviation", rep.deviations.size() == 1 ? "" : "s"),

@@ -7,13 +7,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::matrix {
 namespace {
 
 absl::Status bad(const std::string& source, int line, std::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(source, ":", line, ": ", av(why)));
+  return absl::InvalidArgumentError(absl::StrCat(source, ":", line, ": ", to_absl(why)));
 }
 
 // The line that decides `key`: the most specific of broker and release, then broker, then
@@ -59,7 +59,7 @@ absl::StatusOr<Expectations> parse_expectations(std::string_view text, std::stri
                                                 const std::vector<std::string>& scenarios) {
   Expectations out{.client = std::move(client), .source = std::move(source), .lines = {}};
   int n = 0;
-  for (absl::string_view raw : absl::StrSplit(av(text), '\n')) {
+  for (absl::string_view raw : absl::StrSplit(to_absl(text), '\n')) {
     ++n;
     absl::string_view line = raw.substr(0, raw.find('#'));
     line = absl::StripAsciiWhitespace(line);

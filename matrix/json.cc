@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/rule_id.h"
 #include "validate/report.h"
 
@@ -179,7 +179,8 @@ absl::StatusOr<Matrix> from_json(std::string_view text) {
     get(j, "schema", schema);
     if (schema != kSchema) {
       return absl::InvalidArgumentError(
-          absl::StrCat("schema \"", schema, "\", this permitcheck reads \"", av(kSchema), "\""));
+          absl::StrCat("schema \"", schema, "\", this permitcheck reads \"", to_absl(kSchema),
+                       "\""));
     }
     Matrix m;
     if (j.contains("shard")) {

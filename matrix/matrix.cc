@@ -5,7 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::matrix {
 namespace {
@@ -65,8 +65,9 @@ std::string ClientSummary::text() const {
 absl::StatusOr<Shard> parse_shard(std::string_view text) {
   const std::size_t slash = text.find('/');
   Shard s;
-  if (slash == std::string_view::npos || !absl::SimpleAtoi(av(text.substr(0, slash)), &s.index) ||
-      !absl::SimpleAtoi(av(text.substr(slash + 1)), &s.count) || s.count < 1 || s.index < 1 ||
+  if (slash == std::string_view::npos ||
+      !absl::SimpleAtoi(to_absl(text.substr(0, slash)), &s.index) ||
+      !absl::SimpleAtoi(to_absl(text.substr(slash + 1)), &s.count) || s.count < 1 || s.index < 1 ||
       s.index > s.count) {
     return absl::InvalidArgumentError(
         absl::StrCat("shard \"", std::string(text), "\" is not I/N with 1 <= I <= N"));

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "matrix/sequence_svg.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/plain_text.h"
 
 namespace permitcheck::matrix {
@@ -101,8 +101,8 @@ std::optional<AcrossBrokers> across_brokers(const Matrix& m, std::string_view cl
     parts.push_back(absl::StrCat(c.key.broker, " ", text));
   }
   if (a) {
-    a->text = differ ? absl::StrCat(av(outcome_name(a->outcome)), " (", absl::StrJoin(parts, "; "),
-                                    ")")
+    a->text = differ ? absl::StrCat(to_absl(outcome_name(a->outcome)), " (",
+                                    absl::StrJoin(parts, "; "), ")")
                      : first;
   }
   return a;
@@ -111,7 +111,7 @@ std::optional<AcrossBrokers> across_brokers(const Matrix& m, std::string_view cl
 namespace {
 
 std::string md_escape(std::string_view s) {
-  return absl::StrReplaceAll(av(s), {{"|", "\\|"}, {"\n", " "}});
+  return absl::StrReplaceAll(to_absl(s), {{"|", "\\|"}, {"\n", " "}});
 }
 
 std::string seconds_text(double s) { return absl::StrFormat("%.1f", s); }
@@ -204,7 +204,8 @@ std::string render_markdown(const Matrix& m) {
   out += "\nA bold cell is unexpected: its client's expectations say otherwise. A cell not run "
          "is `-`.";
   if (brokers_of(rows_of(m)).size() > 1) {
-    absl::StrAppend(&out, " A row `", av(kAllBrokers), "` gives each client release across the "
+    absl::StrAppend(&out, " A row `", to_absl(kAllBrokers),
+                    "` gives each client release across the "
                     "brokers: the worst outcome, and each broker's when they differ.");
   }
   out += "\n\n## Scenarios\n\n";
@@ -279,11 +280,11 @@ std::string cell_anchor(std::size_t i) { return absl::StrCat("cell-", i); }
 
 void details(std::string* out, const Cell& c, std::size_t i) {
   absl::StrAppend(out, "<details class=\"cell\" id=\"", cell_anchor(i), "\" data-outcome=\"",
-                  av(outcome_name(c.outcome)), "\">\n<summary>", h(c.key.client), " ", h(c.key.version),
+                  to_absl(outcome_name(c.outcome)), "\">\n<summary>", h(c.key.client), " ", h(c.key.version),
                   " &times; ", h(c.key.scenario), ": ", h(short_text(c)), " (", verdict_name(c.verdict),
                   ")</summary>\n<dl class=\"facts\">\n");
   const auto fact = [&](std::string_view k, std::string_view v) {
-    if (!v.empty()) absl::StrAppend(out, "<dt>", av(k), "</dt><dd>", h(v), "</dd>\n");
+    if (!v.empty()) absl::StrAppend(out, "<dt>", to_absl(k), "</dt><dd>", h(v), "</dd>\n");
   };
   fact("broker", c.key.broker);
   fact("outcome", outcome_name(c.outcome));
@@ -356,7 +357,7 @@ std::string render_html(const Matrix& m) {
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>permitcheck matrix</title>\n<style>";
-  absl::StrAppend(&out, av(kStyle), "</style>\n</head>\n<body>\n<h1>permitcheck matrix</h1>\n<p class=\"counts\">",
+  absl::StrAppend(&out, to_absl(kStyle), "</style>\n</head>\n<body>\n<h1>permitcheck matrix</h1>\n<p class=\"counts\">",
                   h(counts_line(m)), "</p>\n");
   // Where each cell's details are: cells in m.cells order.
   std::map<const Cell*, std::size_t> index;
@@ -377,7 +378,7 @@ std::string render_html(const Matrix& m) {
         out += "<td class=\"missing\">-</td>";
         continue;
       }
-      std::string cls = absl::StrCat("cell ", av(outcome_name(c->outcome)));
+      std::string cls = absl::StrCat("cell ", to_absl(outcome_name(c->outcome)));
       if (c->verdict == Verdict::kUnexpected) cls += " unexpected";
       if (c->verdict == Verdict::kAsPinned) cls += " pinned";
       absl::StrAppend(&out, "<td class=\"", cls, "\" title=\"", h(col.name), ": ", h(c->reason),
@@ -397,7 +398,7 @@ std::string render_html(const Matrix& m) {
         out += "<td class=\"missing\">-</td>";
         continue;
       }
-      absl::StrAppend(&out, "<td class=\"cell ", av(outcome_name(a->outcome)),
+      absl::StrAppend(&out, "<td class=\"cell ", to_absl(outcome_name(a->outcome)),
                       a->unexpected ? " unexpected" : "", "\" title=\"", h(col.name),
                       " across the brokers\">", h(a->text), "</td>");
     }
@@ -439,7 +440,7 @@ std::string render_html(const Matrix& m) {
   }
   out += "<h2>Cells</h2>\n";
   for (std::size_t i = 0; i < m.cells.size(); ++i) details(&out, m.cells[i], i);
-  absl::StrAppend(&out, "<script>", av(kScript), "</script>\n</body>\n</html>\n");
+  absl::StrAppend(&out, "<script>", to_absl(kScript), "</script>\n</body>\n</html>\n");
   return out;
 }
 
@@ -474,7 +475,7 @@ std::string render_junit(const Matrix& m) {
                         "\"/>\n");
       } else if (c->outcome != Outcome::kPass) {
         ++sk;
-        absl::StrAppend(&cases, "      <skipped message=\"", h(absl::StrCat(av(outcome_name(c->outcome)), ": ", c->reason)),
+        absl::StrAppend(&cases, "      <skipped message=\"", h(absl::StrCat(to_absl(outcome_name(c->outcome)), ": ", c->reason)),
                         "\"/>\n");
       }
       if (!body.empty()) absl::StrAppend(&cases, "      <system-out>", h(body), "</system-out>\n");

@@ -5,7 +5,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/events.h"
 #include "spec/plain_text.h"
 #include "trace/reader.h"
@@ -100,12 +100,12 @@ Row row_of(const spec::Event& e) { return std::visit(RowOf{}, e); }
 
 void text(std::string* out, int x, int y, std::string_view anchor, std::string_view cls,
           std::string_view s) {
-  absl::StrAppend(out, "<text x=\"", x, "\" y=\"", y, "\" text-anchor=\"", av(anchor), "\" class=\"",
-                  av(cls), "\">", xml_text(s), "</text>\n");
+  absl::StrAppend(out, "<text x=\"", x, "\" y=\"", y, "\" text-anchor=\"", to_absl(anchor), "\" class=\"",
+                  to_absl(cls), "\">", xml_text(s), "</text>\n");
 }
 
 std::string svg_of(const std::vector<Row>& rows, std::string_view id_view) {
-  const absl::string_view id = av(id_view);
+  const absl::string_view id = to_absl(id_view);
   const int height = kTop + static_cast<int>(rows.size()) * kRow + 40;
   std::string out = absl::StrCat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"seq\" width=\"", kWidth, "\" height=\"",

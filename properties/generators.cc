@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/permit_state.h"
 
 namespace permitcheck::properties {
@@ -284,8 +284,9 @@ std::string show_entry(const impl::EntrySpec& e) {
 
 std::string show_config(const impl::WorldConfig& c) {
   std::string out = absl::StrCat(
-      "mode=", av(impl::mode_name(c.mode)), " dispatcher=", av(spec::dispatcher_name(c.dispatcher)),
-      " broker=", av(impl::broker_flavour_name(c.flavour)), " consumers=", c.consumers,
+      "mode=", to_absl(impl::mode_name(c.mode)), " dispatcher=",
+      to_absl(spec::dispatcher_name(c.dispatcher)),
+      " broker=", to_absl(impl::broker_flavour_name(c.flavour)), " consumers=", c.consumers,
       " connections=", c.connections, " Q=", c.q, " T=", c.t > 0 ? c.t : spec::default_threshold(c.q));
   if (c.options.start_message_id) {
     absl::StrAppend(&out, " startMessageId=", c.options.start_message_id->entry, ":",
@@ -294,10 +295,10 @@ std::string show_config(const impl::WorldConfig& c) {
   if (c.options.max_redeliver_count) {
     absl::StrAppend(&out, " maxRedeliverCount=", *c.options.max_redeliver_count);
   }
-  absl::StrAppend(&out, " cryptoFailureAction=", av(impl::crypto_action_name(c.options.crypto_action)));
+  absl::StrAppend(&out, " cryptoFailureAction=", to_absl(impl::crypto_action_name(c.options.crypto_action)));
   if (c.mutant != impl::Mutant::kNone) {
     for (const impl::MutantInfo& m : impl::all_mutants()) {
-      if (m.id == c.mutant) absl::StrAppend(&out, " mutant=", av(m.name));
+      if (m.id == c.mutant) absl::StrAppend(&out, " mutant=", to_absl(m.name));
     }
   }
   return out;

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "rapidcheck.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/driver_verdict.h"
 #include "spec/finalize.h"
 #include "spec/prefetch_gauge.h"
@@ -22,7 +22,7 @@ std::uint64_t cmd_number(const spec::Id& id) { return id.is_number() ? id.as_num
 
 std::string format_problem(const Problem& p) {
   std::string out = absl::StrCat("[step ", p.step, "] ", p.source);
-  if (p.rule) absl::StrAppend(&out, " ", av(spec::rule_name(*p.rule)));
+  if (p.rule) absl::StrAppend(&out, " ", to_absl(spec::rule_name(*p.rule)));
   if (p.deviation) absl::StrAppend(&out, " (known deviation)");
   if (p.explained) absl::StrAppend(&out, " (explained)");
   if (p.legacy) absl::StrAppend(&out, " [", *p.legacy, " signature]");

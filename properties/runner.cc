@@ -13,7 +13,7 @@
 #include "properties/generators.h"
 #include "rapidcheck.h"
 #include "rapidcheck/state.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/monitor.h"
 #include "spec/plain_text.h"
 #include "trace/reader.h"
@@ -49,7 +49,7 @@ class CountingListener : public rc::detail::TestListener {
 };
 
 std::string problem_label(const Problem& p) {
-  return p.rule ? absl::StrCat(p.source, " ", av(spec::rule_name(*p.rule))) : p.source;
+  return p.rule ? absl::StrCat(p.source, " ", to_absl(spec::rule_name(*p.rule))) : p.source;
 }
 
 }  // namespace
@@ -269,7 +269,7 @@ std::vector<MutantResult> run_mutation(const PropertyParams& params) {
   for (const impl::MutantInfo& m : impl::all_mutants()) {
     if (only != nullptr && *only != '\0' && m.name.find(only) == std::string_view::npos) continue;
     const PropertyResult r = run_property(
-        {.name = absl::StrCat("mutant ", av(m.name)), .mode = impl::Mode::kRevD, .mutant = m.id}, p);
+        {.name = absl::StrCat("mutant ", to_absl(m.name)), .mode = impl::Mode::kRevD, .mutant = m.id}, p);
     MutantResult res{.info = m, .killed = !r.passed, .cases = r.cases, .seconds = r.seconds};
     if (r.counterexample) {
       res.killed_by = problem_label(r.counterexample->problem);
@@ -295,8 +295,9 @@ std::string format_mutation_table(const std::vector<MutantResult>& results) {
   int killed = 0;
   for (const MutantResult& r : results) {
     killed += r.killed ? 1 : 0;
-    absl::StrAppend(&out, absl::StrFormat("%-40s %-5s %-7s %-12s %6d %6s\n", av(r.info.name),
-                                          av(r.info.rule), r.killed ? "yes" : "NO", r.killed_by,
+    absl::StrAppend(&out, absl::StrFormat("%-40s %-5s %-7s %-12s %6d %6s\n", to_absl(r.info.name),
+                                          to_absl(r.info.rule), r.killed ? "yes" : "NO",
+                                          r.killed_by,
                                           r.cases, r.killed ? std::to_string(r.steps) : "-"));
   }
   absl::StrAppend(&out, absl::StrFormat("killed %d of %d (%.1f%%)\n", killed, results.size(),
@@ -319,7 +320,7 @@ std::string format_findings_table(const std::vector<LegacyFinding>& findings) {
                                     "cases", "trace file (re-checked)");
   for (const LegacyFinding& f : findings) {
     const std::string rule =
-        f.rule ? absl::StrCat(av(spec::rule_name(*f.rule)), f.deviation ? " (deviation)" : "") : "-";
+        f.rule ? absl::StrCat(to_absl(spec::rule_name(*f.rule)), f.deviation ? " (deviation)" : "") : "-";
     absl::StrAppend(&out, absl::StrFormat("%-4s %-6s %-14s %6s %6d  %s%s\n", f.id,
                                           f.found ? "yes" : "NO", rule,
                                           f.found ? std::to_string(f.steps) : "-", f.cases,

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "simdjson.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::realbroker {
 namespace {
@@ -72,11 +72,12 @@ absl::StatusOr<std::string> topic_path(std::string_view topic) {
     if (topic.substr(0, prefix.size()) != prefix) continue;
     const std::string_view rest = topic.substr(prefix.size());
     if (std::count(rest.begin(), rest.end(), '/') == 2) {
-      return absl::StrCat(av(domain), "/", av(rest));
+      return absl::StrCat(to_absl(domain), "/", to_absl(rest));
     }
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("not a full topic name (persistent://TENANT/NAMESPACE/TOPIC): ", av(topic)));
+      absl::StrCat("not a full topic name (persistent://TENANT/NAMESPACE/TOPIC): ",
+                   to_absl(topic)));
 }
 
 absl::StatusOr<std::string> PulsarAdmin::call(std::string_view method, const std::string& path,
@@ -84,8 +85,8 @@ absl::StatusOr<std::string> PulsarAdmin::call(std::string_view method, const std
   absl::StatusOr<HttpResponse> r = http_request(url_, method, path, body);
   if (!r.ok()) return r.status();
   if (r->status < 200 || r->status > 299) {
-    return absl::FailedPreconditionError(absl::StrCat(av(method), " ", path, ": HTTP ", r->status,
-                                                      ": ", r->body.substr(0, 200)));
+    return absl::FailedPreconditionError(absl::StrCat(to_absl(method), " ", path, ": HTTP ",
+                                                      r->status, ": ", r->body.substr(0, 200)));
   }
   return std::move(r->body);
 }
@@ -123,7 +124,7 @@ absl::Status PulsarAdmin::create_subscription(std::string_view topic,
   // The body is the position: the earliest message.
   const std::string body = R"({"ledgerId":-1,"entryId":-1,"partitionIndex":-1})";
   absl::StatusOr<std::string> r =
-      call("PUT", absl::StrCat("/admin/v2/", *path, "/subscription/", av(subscription)), body);
+      call("PUT", absl::StrCat("/admin/v2/", *path, "/subscription/", to_absl(subscription)), body);
   if (!r.ok() && absl::StrContains(r.status().message(), "HTTP 409")) return absl::OkStatus();
   return r.status();
 }
@@ -133,7 +134,8 @@ absl::Status PulsarAdmin::delete_subscription(std::string_view topic,
   absl::StatusOr<std::string> path = topic_path(topic);
   if (!path.ok()) return path.status();
   return call("DELETE",
-              absl::StrCat("/admin/v2/", *path, "/subscription/", av(subscription), "?force=true"))
+              absl::StrCat("/admin/v2/", *path, "/subscription/", to_absl(subscription),
+                           "?force=true"))
       .status();
 }
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/plain_text.h"
 #include "spec/rule_id.h"
 
@@ -118,7 +118,7 @@ ScenarioParams conformance_params(const FidelityPair& pair, int batch_size, int 
   if (p.kind == ScenarioKind::kCloseConsumer || p.kind == ScenarioKind::kReconnect) {
     p.disrupt_after = std::max(1, entries / 2);
   }
-  p.corner = absl::StrCat("fidelity with the real broker's ", av(pair.real_broker));
+  p.corner = absl::StrCat("fidelity with the real broker's ", to_absl(pair.real_broker));
   return p;
 }
 
@@ -169,7 +169,7 @@ std::string explain(const KnownDifference& d) {
   return absl::StrCat(d.resolution == KnownDifference::Resolution::kFixed
                           ? "fixed in the conformance broker: "
                           : "deliberate simplification: ",
-                      av(d.why));
+                      to_absl(d.why));
 }
 
 FidelityRow compare_verdicts(std::string client, const FidelityPair& pair,
@@ -207,7 +207,8 @@ std::string render_fidelity_table(const std::vector<FidelityRow>& rows) {
       "difference |\n|---|---|---|---|---|---|\n";
   for (const FidelityRow& r : rows) {
     const std::string scenarios =
-        r.pair ? absl::StrCat(av(r.pair->real_broker), " / ", av(r.pair->conformance)) : "?";
+        r.pair ? absl::StrCat(to_absl(r.pair->real_broker), " / ",
+                              to_absl(r.pair->conformance)) : "?";
     std::string difference;
     if (!r.same) {
       difference = r.known ? explain(*r.known)
@@ -242,7 +243,7 @@ std::vector<FidelityRow> run_fidelity(BrokerControl& broker, const FidelityOptio
   const RealBrokerRun defaults;
   std::vector<FidelityRow> rows;
   for (const FidelityPair* p : pairs) {
-    if (progress) progress(absl::StrCat("fidelity: ", av(p->real_broker), " on Pulsar ...\n"));
+    if (progress) progress(absl::StrCat("fidelity: ", to_absl(p->real_broker), " on Pulsar ...\n"));
     const RealBrokerOutcome real = run_on_real_broker(
         broker, RealBrokerRun{.client_command = options.client_command,
                               .client_name = options.client_name,
@@ -253,7 +254,8 @@ std::vector<FidelityRow> run_fidelity(BrokerControl& broker, const FidelityOptio
                               .timeout = options.real_broker_timeout,
                               .log_dir = options.log_dir});
     if (progress) {
-      progress(absl::StrCat("fidelity: ", av(p->conformance), " on the conformance broker ...\n"));
+      progress(absl::StrCat("fidelity: ", to_absl(p->conformance),
+                            " on the conformance broker ...\n"));
     }
     conformance::ClientSpec client{
         .command = conformance_command(options.client_command, *p),

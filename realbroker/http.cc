@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "asio.hpp"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::realbroker {
 namespace {
@@ -25,10 +25,10 @@ absl::StatusOr<HttpResponse> parse_response(std::string_view raw) {
   const std::string_view status_line = head.substr(0, head.find("\r\n"));
   int status = 0;
   if (status_line.substr(0, 7) != "HTTP/1." || status_line.size() < 12 ||
-      !absl::SimpleAtoi(av(status_line.substr(9, 3)), &status)) {
-    return absl::InvalidArgumentError(absl::StrCat("bad HTTP status line: ", av(status_line)));
+      !absl::SimpleAtoi(to_absl(status_line.substr(9, 3)), &status)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad HTTP status line: ", to_absl(status_line)));
   }
-  const std::string lower = absl::AsciiStrToLower(av(head));
+  const std::string lower = absl::AsciiStrToLower(to_absl(head));
   HttpResponse out{.status = status, .body = std::string(raw.substr(end + 4))};
   if (absl::StrContains(lower, "transfer-encoding: chunked")) {
     absl::StatusOr<std::string> body = decode_chunked(out.body);
@@ -42,7 +42,7 @@ absl::StatusOr<HttpResponse> parse_response(std::string_view raw) {
 
 absl::StatusOr<HttpUrl> parse_http_url(std::string_view url) {
   if (url.substr(0, 7) != "http://") {
-    return absl::InvalidArgumentError(absl::StrCat("not an http:// URL: ", av(url)));
+    return absl::InvalidArgumentError(absl::StrCat("not an http:// URL: ", to_absl(url)));
   }
   const std::string_view whole = url;
   url.remove_prefix(7);
@@ -57,8 +57,9 @@ absl::StatusOr<HttpUrl> parse_http_url(std::string_view url) {
   const std::size_t colon = authority.rfind(':');
   if (colon != std::string_view::npos) {
     std::uint32_t port = 0;
-    if (!absl::SimpleAtoi(av(authority.substr(colon + 1)), &port) || port == 0 || port > 65535) {
-      return absl::InvalidArgumentError(absl::StrCat("bad port in URL: ", av(whole)));
+    if (!absl::SimpleAtoi(to_absl(authority.substr(colon + 1)), &port) || port == 0 ||
+        port > 65535) {
+      return absl::InvalidArgumentError(absl::StrCat("bad port in URL: ", to_absl(whole)));
     }
     out.port = static_cast<std::uint16_t>(port);
     authority = authority.substr(0, colon);
@@ -76,8 +77,8 @@ absl::StatusOr<std::string> decode_chunked(std::string_view body) {
     std::string_view size_text = body.substr(0, eol);
     size_text = size_text.substr(0, size_text.find(';'));  // chunk extensions
     std::uint64_t size = 0;
-    if (!absl::SimpleHexAtoi(av(size_text), &size)) {
-      return absl::InvalidArgumentError(absl::StrCat("bad chunk size: ", av(size_text)));
+    if (!absl::SimpleHexAtoi(to_absl(size_text), &size)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad chunk size: ", to_absl(size_text)));
     }
     body.remove_prefix(eol + 2);
     if (size == 0) return out;
@@ -94,10 +95,11 @@ absl::StatusOr<HttpResponse> http_request(const HttpUrl& url, std::string_view m
   asio::ip::tcp::socket socket(io);
   asio::ip::tcp::resolver resolver(io);
   const std::string request = absl::StrCat(
-      av(method), " ", url.base_path, av(path), " HTTP/1.1\r\nHost: ", url.host, ":", url.port,
+      to_absl(method), " ", url.base_path, to_absl(path), " HTTP/1.1\r\nHost: ", url.host, ":",
+      url.port,
       "\r\nAccept: application/json\r\nConnection: close\r\n",
       body.empty() ? "" : "Content-Type: application/json\r\n", "Content-Length: ", body.size(),
-      "\r\n\r\n", av(body));
+      "\r\n\r\n", to_absl(body));
   std::string raw;
   std::array<char, 8192> buffer;
   std::optional<absl::Status> result;

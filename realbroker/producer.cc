@@ -16,7 +16,7 @@
 #include "protocol/frame.h"
 #include "protocol/proto/pulsar_wire.pb.h"
 #include "realbroker/proto/producer_wire.pb.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::realbroker {
 namespace {
@@ -88,14 +88,16 @@ absl::StatusOr<int> connect_to(const std::string& host, std::uint16_t port) {
 absl::Status broker_error(const Command& c, std::string_view what) {
   if (c.type() == Command::ERROR) {
     return absl::FailedPreconditionError(
-        absl::StrCat(av(what), ": broker error ", c.error().error(), ": ", c.error().message()));
+        absl::StrCat(to_absl(what), ": broker error ", c.error().error(), ": ",
+                     c.error().message()));
   }
   if (c.type() == Command::SEND_ERROR) {
     return absl::FailedPreconditionError(absl::StrCat(
-        av(what), ": broker send error ", c.send_error().error(), ": ", c.send_error().message()));
+        to_absl(what), ": broker send error ", c.send_error().error(), ": ",
+        c.send_error().message()));
   }
   return absl::FailedPreconditionError(
-      absl::StrCat(av(what), ": unexpected command ", Command::Type_Name(c.type())));
+      absl::StrCat(to_absl(what), ": unexpected command ", Command::Type_Name(c.type())));
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include "capture/checker.h"
 #include "capture/tap.h"
 #include "realbroker/producer.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/rule_id.h"
 #include "trace/reader.h"
 

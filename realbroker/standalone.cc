@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "asio.hpp"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::realbroker {
 namespace {
@@ -57,13 +57,15 @@ std::string installed_version(const std::string& root) {
 
 absl::StatusOr<BrokerEndpoint> parse_service_url(std::string_view service_url,
                                                  std::string_view admin_url) {
-  const std::string bad = absl::StrCat("--service-url: not pulsar://HOST:PORT: ", av(service_url));
+  const std::string bad = absl::StrCat("--service-url: not pulsar://HOST:PORT: ",
+                                       to_absl(service_url));
   if (service_url.substr(0, 9) != "pulsar://") return absl::InvalidArgumentError(bad);
   std::string_view rest = service_url.substr(9);
   if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   const std::size_t colon = rest.rfind(':');
   std::uint32_t port = 0;
-  if (colon == std::string_view::npos || !absl::SimpleAtoi(av(rest.substr(colon + 1)), &port) ||
+  if (colon == std::string_view::npos || !absl::SimpleAtoi(to_absl(rest.substr(colon + 1)),
+                                                           &port) ||
       port == 0 || port > 65535 || colon == 0) {
     return absl::InvalidArgumentError(bad);
   }

@@ -1,7 +1,7 @@
 #include "report/findings.h"
 
 #include "absl/strings/str_cat.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::report {
 
@@ -10,10 +10,11 @@ std::string findings_text(const std::vector<spec::Finding>& violations,
                           const FindingsStyle& style) {
   std::string out;
   for (const spec::Finding& f : violations) {
-    absl::StrAppend(&out, av(style.indent), spec::format_finding(f), "\n");
+    absl::StrAppend(&out, to_absl(style.indent), spec::format_finding(f), "\n");
   }
   for (const spec::Finding& f : deviations) {
-    absl::StrAppend(&out, av(style.indent), av(style.deviation_mark), spec::format_finding(f),
+    absl::StrAppend(&out, to_absl(style.indent), to_absl(style.deviation_mark),
+                    spec::format_finding(f),
                     "\n");
   }
   return out;

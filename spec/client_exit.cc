@@ -2,7 +2,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -23,7 +23,7 @@ std::optional<std::string_view> take_field(std::string_view& rest, std::string_v
 }  // namespace
 
 std::string client_exit_event(const ClientExit& x) {
-  return absl::StrCat(av(kClientExitEvent), " rule=", av(rule_name(x.rule)),
+  return absl::StrCat(to_absl(kClientExitEvent), " rule=", to_absl(rule_name(x.rule)),
                       " scenario=", x.scenario, " granted=", x.granted, " debited=", x.debited,
                       " how=", x.how);
 }
@@ -41,8 +41,8 @@ std::optional<ClientExit> parse_client_exit_event(std::string_view ev) {
   if (!rule || !scenario || !granted || !debited || !rest.starts_with("how=")) return std::nullopt;
   ClientExit x;
   const std::optional<RuleId> id = parse_rule_id(*rule);
-  if (!id || !absl::SimpleAtoi(av(*granted), &x.granted) ||
-      !absl::SimpleAtoi(av(*debited), &x.debited)) {
+  if (!id || !absl::SimpleAtoi(to_absl(*granted), &x.granted) ||
+      !absl::SimpleAtoi(to_absl(*debited), &x.debited)) {
     return std::nullopt;
   }
   x.rule = *id;

@@ -1,7 +1,7 @@
 #include "spec/model_verdict.h"
 
 #include "absl/strings/str_cat.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/plain_text.h"
 
 namespace permitcheck::spec {
@@ -19,7 +19,7 @@ std::optional<Finding> send_start_verdict(RulesetId rules, std::string_view inc,
                                           std::int64_t available) {
   if (available > 0 || rules == RulesetId::kLegacy) return std::nullopt;
   return Finding{RuleId::kB12, 0,
-                 absl::StrCat("B12: broker consumer ", av(inc), " was sent to with ",
+                 absl::StrCat("B12: broker consumer ", to_absl(inc), " was sent to with ",
                               count_noun(available, "available permit"),
                               " (a send starts only while they are positive)")};
 }
@@ -28,8 +28,8 @@ std::optional<Finding> round_start_verdict(RulesetId rules, std::string_view inc
                                            std::string_view dispatcher, std::int64_t aggregate) {
   if (aggregate > 0 || rules == RulesetId::kLegacy) return std::nullopt;
   return Finding{RuleId::kB12, 0,
-                 absl::StrCat("B12: broker consumer ", av(inc), " was sent to while the ",
-                              av(dispatcher), " aggregate was ", aggregate,
+                 absl::StrCat("B12: broker consumer ", to_absl(inc), " was sent to while the ",
+                              to_absl(dispatcher), " aggregate was ", aggregate,
                               " (a send starts only while it is positive)")};
 }
 
@@ -72,14 +72,15 @@ std::optional<Finding> connection_close_verdict(std::uint64_t cmd, bool spec_clo
 
 Finding unknown_broker_consumer_finding(std::string_view inc) {
   return Finding{RuleId::kB11, 0,
-                 absl::StrCat("broker consumer ", av(inc), " is unknown to the specification")};
+                 absl::StrCat("broker consumer ", to_absl(inc),
+                              " is unknown to the specification")};
 }
 
 std::optional<Finding> removed_broker_consumer_verdict(std::string_view inc, bool live_in_model,
                                                        bool live_in_implementation) {
   if (!live_in_model || live_in_implementation) return std::nullopt;
   return Finding{RuleId::kB11, 0,
-                 absl::StrCat("broker consumer ", av(inc),
+                 absl::StrCat("broker consumer ", to_absl(inc),
                               " was removed without the model seeing it")};
 }
 
@@ -87,7 +88,7 @@ std::optional<Finding> available_verdict(std::string_view inc, std::int64_t impl
                                          std::int64_t specification) {
   if (implementation == specification) return std::nullopt;
   return Finding{RuleId::kB4, 0,
-                 absl::StrCat("broker consumer ", av(inc), " available: implementation ",
+                 absl::StrCat("broker consumer ", to_absl(inc), " available: implementation ",
                               implementation, ", specification ", specification)};
 }
 
@@ -95,7 +96,8 @@ std::optional<Finding> unacked_verdict(std::string_view inc, std::int64_t implem
                                        std::int64_t specification) {
   if (implementation == specification) return std::nullopt;
   return Finding{RuleId::kB5, 0,
-                 absl::StrCat("broker consumer ", av(inc), " unacked increases: implementation ",
+                 absl::StrCat("broker consumer ", to_absl(inc),
+                              " unacked increases: implementation ",
                               implementation, ", specification ", specification)};
 }
 

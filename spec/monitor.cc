@@ -11,7 +11,7 @@
 namespace permitcheck::spec {
 
 std::string format_finding(const Finding& f) {
-  return absl::StrCat("line ", f.line, ": ", av(rule_name(f.rule)), " ",
+  return absl::StrCat("line ", f.line, ": ", to_absl(rule_name(f.rule)), " ",
                       f.explanation);
 }
 

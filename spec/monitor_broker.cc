@@ -101,12 +101,14 @@ void Monitor::State::on(const Send& e) {
                                                                       : " over-granted)"));
   }
   if (e.dispatcher && !has_aggregate(*e.dispatcher) && e.dispatcher_debit) {
-    violation(RuleId::kB6, absl::StrCat(av(dispatcher_name(*e.dispatcher)), " dispatcher has no "
+    violation(RuleId::kB6, absl::StrCat(to_absl(dispatcher_name(*e.dispatcher)),
+                                        " dispatcher has no "
                                         "aggregate but debited ", *e.dispatcher_debit));
   } else if (e.dispatcher_debit && expected.dispatcher_debit &&
              *e.dispatcher_debit != *expected.dispatcher_debit) {
     violation(overflow ? RuleId::kB8 : RuleId::kB6,
-              absl::StrCat(av(dispatcher_name(kind)), " aggregate debited ", *e.dispatcher_debit,
+              absl::StrCat(to_absl(dispatcher_name(kind)), " aggregate debited ",
+                           *e.dispatcher_debit,
                            " but the finalized sum", stopped, " is ",
                            *expected.dispatcher_debit));
   }

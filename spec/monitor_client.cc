@@ -388,7 +388,7 @@ void Monitor::State::on(const ProtocolError& e) {
       } else if (*c.failure == FailureStage::kInconsistent) {
         what = "inconsistent data (more deliverable messages than P, or another C5 case)";
       } else {
-        what = absl::StrCat("a payload failure (", av(failure_stage_name(*c.failure)), ")");
+        what = absl::StrCat("a payload failure (", to_absl(failure_stage_name(*c.failure)), ")");
       }
       violation(c.message_permits ? RuleId::kC5 : RuleId::kC6,
                 absl::StrCat("connection ", e.cnx.to_string(), " closed (", e.reason, ") while ",

@@ -169,8 +169,8 @@ void Monitor::State::on(const Resolve& e) {
   }
   if (e.p != expected.p || e.source != expected.source) {
     violation(rule, absl::StrCat(cmd_name(*c), " resolved P = ", e.p, " from ",
-                                 av(permit_source_name(e.source)), "; the ladder gives ", expected.p,
-                                 " from ", av(permit_source_name(expected.source))));
+                                 to_absl(permit_source_name(e.source)), "; the ladder gives ", expected.p,
+                                 " from ", to_absl(permit_source_name(expected.source))));
   }
 }
 
@@ -239,7 +239,7 @@ void Monitor::State::on(const Claim& e) {
   } else if (c->path) {
     violation(RuleId::kS1, absl::StrCat(cmd_name(*c), " hands off message ", e.msg.to_string(),
                                         " from the generic budget after ownership moved to the ",
-                                        av(transfer_path_name(*c->path)), " path"));
+                                        to_absl(transfer_path_name(*c->path)), " path"));
   } else if (c->zero_queue_batch) {
     violation(RuleId::kS7, absl::StrCat("zero-queue consumer hands off message ",
                                         e.msg.to_string(), " of batch ", cmd_name(*c),
@@ -357,7 +357,7 @@ void Monitor::State::on(const DirectReturn& e) {
     if (e.n > owned) {
       violation(RuleId::kK6,
                 absl::StrCat(cmd_name(*c), " returns ", count_noun(e.n, "permit"), " directly",
-                             e.path ? absl::StrCat(" (", av(e.path->name()), ")") : "",
+                             e.path ? absl::StrCat(" (", to_absl(e.path->name()), ")") : "",
                              " but only ", owned,
                              " of its permits were left to return (returned twice)"));
     }
@@ -407,7 +407,7 @@ void Monitor::State::check_settle(Command& c, std::int64_t n) {
                                    c.budget_p, ", ", c.claimed, " handed to messages, ", c.skipped,
                                    " skipped, ", c.direct_returned, " returned directly",
                                    c.failure ? absl::StrCat(", failed at ",
-                                                            av(failure_stage_name(*c.failure)))
+                                                            to_absl(failure_stage_name(*c.failure)))
                                              : "",
                                    ")");
   if (n > expected) {

@@ -30,7 +30,8 @@ void Monitor::State::early_failure_deviations(Command& c) {
   if (c.ack_set.absent()) {
     deviation(RuleId::kX1,
               absl::StrCat(cmd_name(c), " field absent (old broker) and ",
-                           av(failure_stage_name(*c.failure)), " failure: returned the fallback ",
+                           to_absl(failure_stage_name(*c.failure)),
+                           " failure: returned the fallback ",
                            c.budget_p, debited ? absl::StrCat(" for a debit of ", *debited) : "",
                            "; exactness needs an upgraded broker"));
     if (inc && debited && *debited != c.budget_p) {
@@ -39,7 +40,8 @@ void Monitor::State::early_failure_deviations(Command& c) {
     }
   } else if (debited && *debited != c.budget_p) {
     deviation(RuleId::kX6, absl::StrCat(cmd_name(c), " field absent and ",
-                                        av(failure_stage_name(*c.failure)), " failure: counted ",
+                                        to_absl(failure_stage_name(*c.failure)),
+                                        " failure: counted ",
                                         count_noun(c.budget_p, "ack_set bit"),
                                         ", bits beyond B included, for a debit of ", *debited));
     if (inc) {

@@ -183,7 +183,7 @@ void Monitor::State::on(const Flow& e) {
     const ClientIncarnation* inc = current_client_inc(key);
     if (inc && inc->deviation && explained(*inc, available - *live.q)) {
       deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
-                                              av(rule_name(*inc->deviation))));
+                                              to_absl(rule_name(*inc->deviation))));
     } else {
       violation(RuleId::kE2, std::move(text));
     }
@@ -386,7 +386,7 @@ void Monitor::State::on(const Quiescent& e) {
          (inc->deviation_delta < 0 && explained(*inc, sat_sub(sat_add(*available, inc->accumulator), *q))));
     if (excused) {
       deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
-                                              av(rule_name(*inc->deviation))));
+                                              to_absl(rule_name(*inc->deviation))));
     } else {
       violation(RuleId::kE6, std::move(text));
     }
@@ -402,10 +402,10 @@ void Monitor::State::on(const Quiescent& e) {
           ")");
       if (inc->deviation && explained(*inc, sat_sub(total, *q))) {
         deviation(*inc->deviation, absl::StrCat(text, "; explained by known deviation ",
-                                                av(rule_name(*inc->deviation))));
+                                                to_absl(rule_name(*inc->deviation))));
       } else {
         if (inc->deviation) {
-          absl::StrAppend(&text, "; known deviation ", av(rule_name(*inc->deviation)),
+          absl::StrAppend(&text, "; known deviation ", to_absl(rule_name(*inc->deviation)),
                           " accounts for ", inc->deviation_delta, " of it");
         }
         violation(RuleId::kE5, std::move(text));

@@ -2,13 +2,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::spec {
 
 std::string noun_text(bool singular, std::string_view one, std::string_view many) {
   if (singular) return std::string(one);
-  if (many.empty()) return absl::StrCat(av(one), "s");
+  if (many.empty()) return absl::StrCat(to_absl(one), "s");
   return std::string(many);
 }
 

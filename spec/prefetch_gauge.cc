@@ -4,13 +4,13 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 
 std::string prefetch_gauge_event(const PrefetchGauge& g) {
-  return absl::StrCat(av(kPrefetchGaugeEvent), " consumer=", g.consumer, " gauge=", g.gauge,
+  return absl::StrCat(to_absl(kPrefetchGaugeEvent), " consumer=", g.consumer, " gauge=", g.gauge,
                       " held=", g.held);
 }
 
@@ -33,8 +33,8 @@ std::optional<PrefetchGauge> parse_prefetch_gauge_event(std::string_view ev) {
   const std::optional<std::string_view> g = value(parts[2], "gauge");
   const std::optional<std::string_view> h = value(parts[3], "held");
   PrefetchGauge out;
-  if (!c || !g || !h || !absl::SimpleAtoi(av(*c), &out.consumer) || !absl::SimpleAtoi(av(*g), &out.gauge) ||
-      !absl::SimpleAtoi(av(*h), &out.held)) {
+  if (!c || !g || !h || !absl::SimpleAtoi(to_absl(*c), &out.consumer) || !absl::SimpleAtoi(to_absl(*g), &out.gauge) ||
+      !absl::SimpleAtoi(to_absl(*h), &out.held)) {
     return std::nullopt;
   }
   return out;

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -41,7 +41,7 @@ class FactFields {
   std::int64_t number(std::string_view key) {
     const std::string_view w = word(key);
     std::int64_t n = 0;
-    if (ok_ && !absl::SimpleAtoi(av(w), &n)) ok_ = false;
+    if (ok_ && !absl::SimpleAtoi(to_absl(w), &n)) ok_ = false;
     return n;
   }
   bool flag(std::string_view key) {
@@ -78,11 +78,11 @@ int fact_flag(bool b) { return b ? 1 : 0; }
 }  // namespace
 
 std::string window_event(const WindowFact& w) {
-  std::string s = absl::StrCat(av(kWindowEvent), " kind=",
-                               av(kWindowKinds[static_cast<int>(w.kind)]));
+  std::string s = absl::StrCat(to_absl(kWindowEvent), " kind=",
+                               to_absl(kWindowKinds[static_cast<int>(w.kind)]));
   switch (w.kind) {
     case WindowKind::kPayloadFailure:
-      absl::StrAppend(&s, " stage=", av(failure_stage_name(w.stage)), " p=", w.p);
+      absl::StrAppend(&s, " stage=", to_absl(failure_stage_name(w.stage)), " p=", w.p);
       break;
     case WindowKind::kTruncatedBatch:
       absl::StrAppend(&s, " handed=", w.handed, " p=", w.p,
@@ -135,7 +135,7 @@ std::optional<WindowFact> parse_window_event(std::string_view ev) {
 }
 
 std::string early_failure_event(const EarlyFailure& e) {
-  return absl::StrCat(av(kEarlyFailureEvent), " p=", e.p, " ack_set=",
+  return absl::StrCat(to_absl(kEarlyFailureEvent), " p=", e.p, " ack_set=",
                       e.ack_set.absent() ? "-" : absl::StrJoin(e.ack_set.words(), ","),
                       " name=", e.name);
 }
@@ -149,7 +149,7 @@ std::optional<EarlyFailure> parse_early_failure_event(std::string_view ev) {
   if (!f.ok()) return std::nullopt;
   if (words != "-") {
     std::vector<std::int64_t> v;
-    for (absl::string_view w : absl::StrSplit(av(words), ',')) {
+    for (absl::string_view w : absl::StrSplit(to_absl(words), ',')) {
       std::int64_t n = 0;
       if (!absl::SimpleAtoi(w, &n)) return std::nullopt;
       v.push_back(n);
@@ -160,19 +160,19 @@ std::optional<EarlyFailure> parse_early_failure_event(std::string_view ev) {
 }
 
 std::string late_flow_event(std::int64_t permits) {
-  return absl::StrCat(av(kLateFlowEvent), " permits=", permits);
+  return absl::StrCat(to_absl(kLateFlowEvent), " permits=", permits);
 }
 
 std::optional<std::int64_t> parse_late_flow_event(std::string_view ev) {
   FactFields f(ev, kLateFlowEvent);
   const std::string_view w = f.last("permits");
   std::int64_t n = 0;
-  if (!f.ok() || !absl::SimpleAtoi(av(w), &n)) return std::nullopt;
+  if (!f.ok() || !absl::SimpleAtoi(to_absl(w), &n)) return std::nullopt;
   return n;
 }
 
 std::string drain_event(const DrainFact& d) {
-  return absl::StrCat(av(kDrainEvent), " scenario=", d.scenario, " ran=", fact_flag(d.ran),
+  return absl::StrCat(to_absl(kDrainEvent), " scenario=", d.scenario, " ran=", fact_flag(d.ran),
                       " measured=", fact_flag(d.measured), " delta=", d.delta,
                       " short_min=", d.short_min, " short_max=", d.short_max,
                       " granted=", d.granted, " debited=", d.debited,
@@ -199,7 +199,7 @@ std::optional<DrainFact> parse_drain_event(std::string_view ev) {
 }
 
 std::string no_consumer_event(const NoConsumer& x) {
-  return absl::StrCat(av(kNoConsumerEvent), " rule=", av(rule_name(x.rule)),
+  return absl::StrCat(to_absl(kNoConsumerEvent), " rule=", to_absl(rule_name(x.rule)),
                       " scenario=", x.scenario);
 }
 
@@ -215,7 +215,7 @@ std::optional<NoConsumer> parse_no_consumer_event(std::string_view ev) {
 }
 
 std::string malformed_frame_event(const MalformedFrame& x) {
-  return absl::StrCat(av(kMalformedFrameEvent), " rule=", av(rule_name(x.rule)),
+  return absl::StrCat(to_absl(kMalformedFrameEvent), " rule=", to_absl(rule_name(x.rule)),
                       " scenario=", x.scenario, " error=", x.error);
 }
 

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "validate/json_out.h"
 #include "validate/junit.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/outcome.h"
 #include "spec/rule_id.h"
 
@@ -12,7 +12,7 @@ namespace {
 
 
 std::string plural(std::size_t n, std::string_view one, std::string_view many) {
-  return absl::StrCat(n, " ", av(n == 1 ? one : many));
+  return absl::StrCat(n, " ", to_absl(n == 1 ? one : many));
 }
 
 // ERROR and NOTHING-CHECKED are exit 2; the others are spec/outcome.h's outcomes.
@@ -25,8 +25,8 @@ std::string verdict_word(const FileResult& r) {
 std::string describe_header(const FileResult& r) {
   if (!r.header) return "";
   const spec::TraceHeader& h = *r.header;
-  std::string s = absl::StrCat(av(spec::trace_source_name(h.source)), " trace, ruleset ",
-                               av(spec::ruleset(h.ruleset).name));
+  std::string s = absl::StrCat(to_absl(spec::trace_source_name(h.source)), " trace, ruleset ",
+                               to_absl(spec::ruleset(h.ruleset).name));
   if (h.q) absl::StrAppend(&s, ", q ", *h.q);
   if (h.t) absl::StrAppend(&s, ", t ", *h.t);
   if (r.idle_seconds) absl::StrAppend(&s, ", idle ", *r.idle_seconds, " s");

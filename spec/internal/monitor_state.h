@@ -60,7 +60,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 #include "spec/command_budget.h"
 #include "spec/events.h"
 #include "spec/internal/id_runs.h"
@@ -113,7 +113,7 @@ struct Label {
   std::string_view text;
   const Id* id = nullptr;  // appended after a space when set
   std::string str() const {
-    return id ? absl::StrCat(av(text), " ", id->to_string()) : std::string(text);
+    return id ? absl::StrCat(to_absl(text), " ", id->to_string()) : std::string(text);
   }
 };
 
@@ -380,7 +380,7 @@ struct Monitor::State {
   using Retired = monitor_internal::Retired;
   using EndedIncs = monitor_internal::EndedIncs;
   using FinishedMessages = monitor_internal::FinishedMessages;
-  static absl::string_view av(std::string_view s) { return permitcheck::av(s); }
+  static absl::string_view to_absl(std::string_view s) { return permitcheck::to_absl(s); }
   static std::int64_t sat_add(std::int64_t a, std::int64_t b) {
     return monitor_internal::sat_add(a, b);
   }

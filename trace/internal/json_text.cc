@@ -152,7 +152,7 @@ std::string display_token(std::string_view raw) {
   std::size_t cut = kDisplayBytes;
   // Back up to a character boundary: never end the quote inside a UTF-8 sequence.
   while (cut > 0 && (static_cast<unsigned char>(raw[cut]) & 0xC0) == 0x80) --cut;
-  return absl::StrCat(av(raw.substr(0, cut)), "...");
+  return absl::StrCat(to_absl(raw.substr(0, cut)), "...");
 }
 
 void append_json_string(std::string* out, std::string_view s) {

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "absl/strings/string_view.h"
-#include "spec/absl_view.h"
+#include "base/absl_view.h"
 
 namespace permitcheck::trace::internal {
 

@@ -30,7 +30,7 @@ std::string shown(const Peeked& p) {
 
 absl::Status LineParser::type_error(std::string_view path, std::string_view expected,
                                     const Peeked& p) const {
-  return error(absl::StrCat("field \"", av(path), "\" must be ", av(expected), ", got ",
+  return error(absl::StrCat("field \"", to_absl(path), "\" must be ", to_absl(expected), ", got ",
                             shown(p)));
 }
 
@@ -57,8 +57,8 @@ absl::Status LineParser::begin(const LineSource& lines) {
 absl::Status LineParser::json_error_at(std::string_view what, std::size_t at) const {
   std::string message =
       at == std::string_view::npos
-          ? absl::StrCat("malformed JSON: ", av(what))
-          : absl::StrCat("malformed JSON at column ", at + 1, ": ", av(what));
+          ? absl::StrCat("malformed JSON: ", to_absl(what))
+          : absl::StrCat("malformed JSON at column ", at + 1, ": ", to_absl(what));
   if (!terminated_)
     absl::StrAppend(&message, " (the last line has no newline: is the trace truncated?)");
   return error(message);
@@ -172,7 +172,7 @@ absl::Status LineParser::root_object(std::string_view what, od::object* out) {
       std::string_view raw;
       if (!doc_.raw_json_token().get(raw)) p.raw = raw;
     }
-    return error(absl::StrCat(av(what), " must be a JSON object, got ", shown(p)));
+    return error(absl::StrCat(to_absl(what), " must be a JSON object, got ", shown(p)));
   }
   if (simdjson::error_code err = doc_.get_object().get(*out)) return json_error(err);
   return absl::OkStatus();
@@ -321,7 +321,7 @@ absl::Status LineParser::read_ack_set(od::value v, std::string_view path,
       word = to_long_word(w.number);
     }
     if (!word) {
-      return type_error(absl::StrCat(av(path), "[", out->size(), "]"),
+      return type_error(absl::StrCat(to_absl(path), "[", out->size(), "]"),
                         "an integer in int64 or uint64 range", w);
     }
     out->push_back(*word);
@@ -364,7 +364,7 @@ absl::Status LineParser::read_entries(od::value v, std::vector<spec::SentEntry>*
         if (absl::Status s = skip_value(field.value(), 3); !s.ok()) return s;
         continue;
       }
-      const std::string path = absl::StrCat(prefix, ".", av(key));
+      const std::string path = absl::StrCat(prefix, ".", to_absl(key));
       if (present & bit) return duplicate(path);
       present |= bit;
       absl::Status s;

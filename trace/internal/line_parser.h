@@ -113,14 +113,14 @@ class LineParser {
 
  private:
   absl::Status error(std::string_view message) const {
-    return absl::InvalidArgumentError(absl::StrCat("line ", line_, ": ", av(message)));
+    return absl::InvalidArgumentError(absl::StrCat("line ", line_, ": ", to_absl(message)));
   }
   // Malformed JSON at byte offset `at` of the line (npos: unknown).
   absl::Status json_error_at(std::string_view what, std::size_t at) const;
   absl::Status json_error(simdjson::error_code err);
   absl::Status type_error(std::string_view path, std::string_view expected, const Peeked& p) const;
   absl::Status duplicate(std::string_view path) const {
-    return error(absl::StrCat("duplicate field \"", av(path), "\""));
+    return error(absl::StrCat("duplicate field \"", to_absl(path), "\""));
   }
   std::size_t offset_of(std::string_view raw) const {
     return static_cast<std::size_t>(raw.data() - text_.data());

@@ -24,14 +24,14 @@ template <typename E>
 std::string enum_names(int count, std::string_view (*name)(E)) {
   std::string out;
   for (int i = 0; i < count; ++i)
-    absl::StrAppend(&out, i > 0 ? ", " : "", av(name(static_cast<E>(i))));
+    absl::StrAppend(&out, i > 0 ? ", " : "", to_absl(name(static_cast<E>(i))));
   return out;
 }
 
 std::string dispatcher_names() {
   std::string out;
   for (spec::DispatcherKind k : spec::all_dispatcher_kinds()) {
-    absl::StrAppend(&out, out.empty() ? "" : ", ", av(spec::dispatcher_name(k)));
+    absl::StrAppend(&out, out.empty() ? "" : ", ", to_absl(spec::dispatcher_name(k)));
   }
   return out;
 }
@@ -39,7 +39,7 @@ std::string dispatcher_names() {
 std::string supported_rulesets() {
   std::string out;
   for (const spec::Ruleset* r : spec::all_rulesets()) {
-    absl::StrAppend(&out, out.empty() ? "" : ", ", av(r->name));
+    absl::StrAppend(&out, out.empty() ? "" : ", ", to_absl(r->name));
   }
   return out;
 }
@@ -86,7 +86,7 @@ absl::Status LineParser::header(spec::TraceHeader* out) {
     Peeked p;
     switch (bit) {
       case kTraceBit: {
-        const std::string expected = absl::StrCat("\"", av(kTraceName), "\"");
+        const std::string expected = absl::StrCat("\"", to_absl(kTraceName), "\"");
         if (absl::Status s = read_string(field.value(), key, expected, &scratch_, &p); !s.ok()) {
           return s;
         }
@@ -220,9 +220,9 @@ absl::Status LineParser::event(spec::Event* out) {
   if (FieldMask missing = schema.required & ~fields_.present; missing != 0) {
     for (std::size_t f = 0; f < static_cast<std::size_t>(FieldId::kCount); ++f) {
       if (missing & field_bit(static_cast<FieldId>(f))) {
-        return error(absl::StrCat("event \"", av(schema.name),
+        return error(absl::StrCat("event \"", to_absl(schema.name),
                                   "\" is missing required field \"",
-                                  av(field_info(static_cast<FieldId>(f)).name), "\""));
+                                  to_absl(field_info(static_cast<FieldId>(f)).name), "\""));
       }
     }
   }
@@ -354,7 +354,7 @@ absl::Status LineParser::build(std::size_t kind, spec::Event* out) {
   Fields& f = fields_;
   // An enumeration field's value, checked against the spec's names.
   const auto enum_error = [&](FieldId field, const std::string& names) {
-    return error(absl::StrCat("field \"", av(field_info(field).name),
+    return error(absl::StrCat("field \"", to_absl(field_info(field).name),
                               "\" must be one of ", names, ", got ", json_quoted(f.str(field))));
   };
   switch (kind) {
