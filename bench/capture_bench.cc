@@ -33,7 +33,7 @@
 #include "capture/capture_file.h"
 #include "capture/checker.h"
 #ifdef PERMITCHECK_HAVE_TAP
-#include "capture/tap.h"
+#include "tap/tap.h"
 #endif
 #include "capgen/capture_gen.h"
 #include "capgen/loopback.h"
@@ -41,10 +41,14 @@
 namespace {
 
 using namespace permitcheck::capture;
+#ifdef PERMITCHECK_HAVE_TAP
+using permitcheck::tap::Tap;
+using permitcheck::tap::TapOptions;
+#endif
 namespace frames = permitcheck::capgen::frames;
 namespace capgen = permitcheck::capgen;
 namespace wire = permitcheck::wire;
-namespace conformance = permitcheck::conformance;
+namespace protocol = permitcheck::protocol;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {

@@ -13,7 +13,7 @@
 #include "validate/report.h"
 #include "validate/validate.h"
 #ifdef PERMITCHECK_HAVE_TAP
-#include "capture/tap.h"
+#include "tap/tap.h"
 #endif
 
 namespace permitcheck::cli {
@@ -65,7 +65,7 @@ std::string bypass_text(const std::string& address) {
 
 // What the summary at the end of a run reports, in every format.
 struct TapSummary {
-  const capture::TapStats& stats;
+  const tap::TapStats& stats;
   const capture::WireChecker& checker;
   spec::Outcome outcome;
   std::string verdict;  // PASS, FAIL, INCOMPLETE or NOT-EXERCISED
@@ -77,7 +77,7 @@ struct TapSummary {
 // The summary as the last JSON line: {"summary":{...,"findings":[...]}}.
 std::string summary_json(const TapSummary& s) {
   using Json = nlohmann::ordered_json;
-  const capture::TapStats& st = s.stats;
+  const tap::TapStats& st = s.stats;
   const capture::WireChecker& checker = s.checker;
   Json summary = {{"ok", s.outcome == spec::Outcome::kPass},
                   {"verdict", s.verdict},
@@ -107,7 +107,7 @@ std::string summary_json(const TapSummary& s) {
 
 // The summary as text: settings, counts, what was checked, bypasses and the verdict.
 std::string summary_text(const TapSummary& s) {
-  const capture::TapStats& st = s.stats;
+  const tap::TapStats& st = s.stats;
   const capture::WireChecker& checker = s.checker;
   std::ostringstream out;
   out << "settings: --idle " << s.idle_seconds << " --max-memory " << s.max_memory << "\n";
@@ -242,7 +242,7 @@ int TapCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
               << std::flush;
         }
       });
-  auto on_bypass = [&](const capture::LookupBypass& b) {
+  auto on_bypass = [&](const tap::LookupBypass& b) {
     if (junit) {
     } else if (json) {
       const Json line = {{"warning", "lookup_bypass"},
@@ -257,7 +257,7 @@ int TapCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
           << std::flush;
     }
   };
-  capture::Tap tap(capture::TapOptions{.listen = listen_,
+  tap::Tap tap(tap::TapOptions{.listen = listen_,
                                        .upstream = upstream_,
                                        .decode = capture::CaptureOptions{.idle_seconds = idle_,
                                                                          .max_memory = *max_memory},
@@ -274,7 +274,7 @@ int TapCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
       << std::flush;
   tap.run();
   checker.finish();
-  const capture::TapStats st = tap.stats();
+  const tap::TapStats st = tap.stats();
   // A pass means everything was checked: a connection not understood to its end (the checker
   // fell behind and dropped copies, a gap, the memory limit) makes the run INCOMPLETE (exit 3);
   // without a subscribed consumer no permit rule was exercised, so such a run is NOT-EXERCISED

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "capture/checker.h"
-#include "capture/tap.h"
+#include "tap/tap.h"
 #include "realbroker/producer.h"
 #include "base/absl_view.h"
 #include "spec/rule_id.h"
@@ -172,7 +172,7 @@ class Session {
   std::ostream trace_stream_;
   std::mutex findings_mu_;
   std::unique_ptr<capture::WireChecker> checker_;
-  std::unique_ptr<capture::Tap> tap_;
+  std::unique_ptr<tap::Tap> tap_;
   std::thread tap_thread_;
   std::unique_ptr<BatchProducer> producer_;
   std::unique_ptr<GroupProcess> client_;
@@ -235,13 +235,13 @@ absl::Status Session::start_tap() {
       std::function<void(const capture::NotUnderstood&)>{},
       /*sends_span_frames=*/true);  // Pulsar writes a dispatch's entries in one go (X7)
   const BrokerEndpoint e = broker_.endpoint();
-  tap_ = std::make_unique<capture::Tap>(
-      capture::TapOptions{.listen = absl::StrCat("127.0.0.1:", run_.tap_port),
+  tap_ = std::make_unique<tap::Tap>(
+      tap::TapOptions{.listen = absl::StrCat("127.0.0.1:", run_.tap_port),
                           .upstream = absl::StrCat(e.service_host, ":", e.service_port),
                           .decode = capture::CaptureOptions{.idle_seconds = 1.0},
                           .pcap_path = run_.pcap_path,
                           .on_bypass =
-                              [this](const capture::LookupBypass& b) {
+                              [this](const tap::LookupBypass& b) {
                                 std::lock_guard<std::mutex> lock(findings_mu_);
                                 out_.notes.push_back(absl::StrCat(
                                     "a lookup sent the client to ", b.address,

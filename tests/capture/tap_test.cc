@@ -1,7 +1,7 @@
 // Tests of capture/tap.h: what passes through the tap is byte for byte what was sent, in both
 // directions, whether it is Pulsar (checked live: a known-bad exchange fails with its rule) or
 // not (forwarded untouched, reported as not understood).
-#include "capture/tap.h"
+#include "tap/tap.h"
 
 #include <gtest/gtest.h>
 
@@ -30,6 +30,9 @@ using testing::connect_loopback;
 using testing::listen_loopback;
 using testing::read_all;
 using testing::send_all;
+using tap::lookup_bypass;
+using tap::Tap;
+using tap::TapOptions;
 
 struct Exchange {
   std::string broker_got, client_got;

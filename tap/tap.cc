@@ -1,4 +1,4 @@
-#include "capture/tap.h"
+#include "tap/tap.h"
 
 #include <pcap/pcap.h>
 #include <sys/resource.h>
@@ -19,8 +19,18 @@
 #include "absl/strings/str_cat.h"
 #include "asio.hpp"
 
-namespace permitcheck::capture {
+namespace permitcheck::tap {
 namespace {
+
+// The capture reader's types: the tap decodes what it forwards as a capture is decoded.
+using capture::CaptureOptions;
+using capture::encode_ip_packet;
+using capture::Endpoint;
+using capture::LookupAnswer;
+using capture::TcpSegment;
+using capture::WireChecker;
+using capture::WireSink;
+using capture::WireTraceBuilder;
 
 using asio::ip::tcp;
 
@@ -423,4 +433,4 @@ TapStats Tap::stats() const {
                   .bypassed = impl_->bypassed};
 }
 
-}  // namespace permitcheck::capture
+}  // namespace permitcheck::tap

@@ -10,8 +10,8 @@
 //   Tap tap(TapOptions{.listen = "127.0.0.1:6651", .upstream = "127.0.0.1:6650"}, &checker);
 //   absl::Status s = tap.start();      // binds; tap.port() is the port it listens on
 //   tap.run();                         // until stop() (from a signal handler's thread, say)
-#ifndef PERMITCHECK_CAPTURE_TAP_H_
-#define PERMITCHECK_CAPTURE_TAP_H_
+#ifndef PERMITCHECK_TAP_TAP_H_
+#define PERMITCHECK_TAP_TAP_H_
 
 #include <cstdint>
 #include <functional>
@@ -25,7 +25,7 @@
 #include "capture/checker.h"
 #include "capture/wire_trace.h"
 
-namespace permitcheck::capture {
+namespace permitcheck::tap {
 
 // A LOOKUP answer that sends the client past the tap: the consumer it then opens is not seen.
 struct LookupBypass {
@@ -39,13 +39,13 @@ struct LookupBypass {
 // proxy_through_service_url); nullopt when the client stays on the tap or is sent nowhere. A
 // wildcard listen host (0.0.0.0, ::) matches any host on the port, and loopback names match
 // each other (127.0.0.0/8, localhost, ::1).
-std::optional<std::string> lookup_bypass(const LookupAnswer& answer, std::string_view listen_host,
-                                         std::uint16_t listen_port);
+std::optional<std::string> lookup_bypass(const capture::LookupAnswer& answer,
+                                         std::string_view listen_host, std::uint16_t listen_port);
 
 struct TapOptions {
   std::string listen;    // ADDR:PORT (port 0: any free one)
   std::string upstream;  // HOST:PORT of the broker
-  CaptureOptions decode;  // idle, bounds (port is ignored)
+  capture::CaptureOptions decode;  // idle, bounds (port is ignored)
   std::string pcap_path;  // when not empty, every forwarded segment is also written here
   // Copies waiting for the checking thread, in bytes: past it a connection is forwarded but
   // no longer checked (reported as not understood), so forwarding never waits on checking.
@@ -65,7 +65,7 @@ struct TapStats {
 class Tap {
  public:
   // REQUIRES: `checker` outlives the tap.
-  Tap(TapOptions options, WireChecker* checker);
+  Tap(TapOptions options, capture::WireChecker* checker);
   ~Tap();
 
   // Binds the listening socket and opens the --pcap file. InvalidArgument for a bad address,
@@ -86,6 +86,6 @@ class Tap {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace permitcheck::capture
+}  // namespace permitcheck::tap
 
-#endif  // PERMITCHECK_CAPTURE_TAP_H_
+#endif  // PERMITCHECK_TAP_TAP_H_
