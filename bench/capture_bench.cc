@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "capture/capture_file.h"
-#include "capture/checker.h"
+#include "capture/wire_monitor.h"
 #ifdef PERMITCHECK_HAVE_TAP
 #include "tap/tap.h"
 #endif
@@ -288,7 +288,7 @@ bool g_checker_thread = false;  // --checker-thread 1: check on the checker's ow
 ValidateRun validate(const std::string& path, bool reader_thread) {
   const auto start = Clock::now();
   const double cpu0 = cpu_seconds(RUSAGE_SELF);
-  WireChecker checker(permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
+  WireMonitor checker(permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
   if (g_checker_thread) checker.check_on_own_thread();
   WireTraceBuilder builder(CaptureOptions{}, checker.sink());
   const absl::Status s = read_capture_file(path, &builder, reader_thread);
@@ -416,7 +416,7 @@ TapRun measure(bool through_tap, int rounds, int messages) {
     (void)read_all(fd);
     ::close(fd);
   });
-  WireChecker checker(permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
+  WireMonitor checker(permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
   std::unique_ptr<Tap> tap;
   std::thread serving;
   std::uint16_t port = broker_port;

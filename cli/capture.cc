@@ -9,7 +9,7 @@
 #include "validate/validate.h"
 #ifdef PERMITCHECK_HAVE_CAPTURE
 #include "capture/capture_file.h"
-#include "capture/checker.h"
+#include "capture/wire_monitor.h"
 #endif
 
 namespace permitcheck::cli {
@@ -110,7 +110,7 @@ validate::FileResult validate_capture(const std::string& path, std::optional<spe
       return result;
     }
   }
-  capture::WireChecker checker(header, trace_file.is_open() ? &trace_file : nullptr, {},
+  capture::WireMonitor checker(header, trace_file.is_open() ? &trace_file : nullptr, {},
                                [&](const capture::NotUnderstood& n) {
                                  err << "permitcheck validate: " << path << ": connection "
                                      << n.connection << " not understood from "

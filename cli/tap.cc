@@ -25,7 +25,7 @@ namespace {
 // when it is INCOMPLETE or checked nothing (as validate's), the known deviations and the
 // settings in its system-out.
 std::string tap_junit(const std::string& listen, const std::string& upstream,
-                      const std::string& verdict, const capture::WireChecker& checker,
+                      const std::string& verdict, const capture::WireMonitor& checker,
                       const std::string& why_not, double idle) {
   validate::JunitSuite suite{.name = "permitcheck tap", .suite = "tap"};
   validate::JunitCase c{.classname = "permitcheck.tap", .name = absl::StrCat(listen, " -> ", upstream)};
@@ -66,7 +66,7 @@ std::string bypass_text(const std::string& address) {
 // What the summary at the end of a run reports, in every format.
 struct TapSummary {
   const tap::TapStats& stats;
-  const capture::WireChecker& checker;
+  const capture::WireMonitor& checker;
   spec::Outcome outcome;
   std::string verdict;  // PASS, FAIL, INCOMPLETE or NOT-EXERCISED
   std::string why_not;  // why nothing was exercised, when nothing was
@@ -78,7 +78,7 @@ struct TapSummary {
 std::string summary_json(const TapSummary& s) {
   using Json = nlohmann::ordered_json;
   const tap::TapStats& st = s.stats;
-  const capture::WireChecker& checker = s.checker;
+  const capture::WireMonitor& checker = s.checker;
   Json summary = {{"ok", s.outcome == spec::Outcome::kPass},
                   {"verdict", s.verdict},
                   {"idle_seconds", s.idle_seconds},
@@ -108,7 +108,7 @@ std::string summary_json(const TapSummary& s) {
 // The summary as text: settings, counts, what was checked, bypasses and the verdict.
 std::string summary_text(const TapSummary& s) {
   const tap::TapStats& st = s.stats;
-  const capture::WireChecker& checker = s.checker;
+  const capture::WireMonitor& checker = s.checker;
   std::ostringstream out;
   out << "settings: --idle " << s.idle_seconds << " --max-memory " << s.max_memory << "\n";
   out << "tap: " << st.connections << " connection(s) (" << st.pulsar_connections
@@ -210,7 +210,7 @@ int TapCommand::run(std::istream&, std::ostream& out, std::ostream& err) {
   using Json = nlohmann::ordered_json;  // every JSON line is written by report::json_line
   const bool junit = format_ == "junit";  // one report at the end, nothing printed live
   const spec::TraceHeader header{.source = spec::TraceSource::kWire, .q = q_, .t = t_};
-  capture::WireChecker checker(
+  capture::WireMonitor checker(
       header, trace_file.is_open() ? &trace_file : nullptr,
       [&](const capture::WireFinding& f) {
         const char* kind = f.deviation ? "deviation" : "violation";

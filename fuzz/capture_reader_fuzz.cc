@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "capture/capture_file.h"
-#include "capture/checker.h"
+#include "capture/wire_monitor.h"
 
 namespace {
 
@@ -66,7 +66,7 @@ void feed_segments(std::string_view in, permitcheck::capture::WireTraceBuilder* 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  permitcheck::capture::WireChecker checker(
+  permitcheck::capture::WireMonitor checker(
       permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
   permitcheck::capture::CaptureOptions options;
   options.max_pending_bytes = 4096;  // small bounds: the overflow paths run too
@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // A pcap read in place must read as libpcap reads it (capture_file.h).
     const absl::Status in_place = permitcheck::capture::read_capture_bytes(bytes, &builder);
     checker.finish();
-    permitcheck::capture::WireChecker reference(
+    permitcheck::capture::WireMonitor reference(
         permitcheck::spec::TraceHeader{.source = permitcheck::spec::TraceSource::kWire}, nullptr);
     permitcheck::capture::WireTraceBuilder libpcap(options, reference.sink());
     const absl::Status read = permitcheck::capture::read_capture_bytes(bytes, &libpcap, false);

@@ -12,7 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "capture/checker.h"
+#include "capture/wire_monitor.h"
 #include "tap/tap.h"
 #include "realbroker/producer.h"
 #include "base/absl_view.h"
@@ -171,7 +171,7 @@ class Session {
   TraceBuffer trace_;
   std::ostream trace_stream_;
   std::mutex findings_mu_;
-  std::unique_ptr<capture::WireChecker> checker_;
+  std::unique_ptr<capture::WireMonitor> checker_;
   std::unique_ptr<tap::Tap> tap_;
   std::thread tap_thread_;
   std::unique_ptr<BatchProducer> producer_;
@@ -218,7 +218,7 @@ absl::Status Session::publish(int entries) {
 
 absl::Status Session::start_tap() {
   const spec::TraceHeader header{.source = spec::TraceSource::kWire, .q = run_.q, .t = run_.t};
-  checker_ = std::make_unique<capture::WireChecker>(
+  checker_ = std::make_unique<capture::WireMonitor>(
       header, &trace_stream_,
       [this](const capture::WireFinding& f) {
         std::lock_guard<std::mutex> lock(findings_mu_);

@@ -28,7 +28,7 @@ using capture::encode_ip_packet;
 using capture::Endpoint;
 using capture::LookupAnswer;
 using capture::TcpSegment;
-using capture::WireChecker;
+using capture::WireMonitor;
 using capture::WireSink;
 using capture::WireTraceBuilder;
 
@@ -115,7 +115,7 @@ struct Tap::Impl {
   };
 
   TapOptions options;
-  WireChecker* checker;
+  WireMonitor* checker;
   asio::io_context io;
   tcp::acceptor acceptor{io};
   tcp::endpoint upstream;
@@ -146,7 +146,7 @@ struct Tap::Impl {
   std::vector<std::string> bypassed;
   std::atomic<std::uint64_t> pulsar_connections{0};
 
-  Impl(TapOptions o, WireChecker* c)
+  Impl(TapOptions o, WireMonitor* c)
       : options(std::move(o)), checker(c), builder(decode_options(options), with_lookups(c->sink())) {}
 
   WireSink with_lookups(WireSink sink) {
@@ -349,7 +349,7 @@ struct Tap::Impl {
   }
 };
 
-Tap::Tap(TapOptions options, WireChecker* checker)
+Tap::Tap(TapOptions options, WireMonitor* checker)
     : impl_(std::make_unique<Impl>(std::move(options), checker)) {}
 
 Tap::~Tap() {

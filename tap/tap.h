@@ -1,7 +1,7 @@
 // Tap: a transparent TCP proxy between any Pulsar client and any broker. Every byte is
 // forwarded unchanged as soon as it arrives (one thread, Nagle off on both sockets); a copy
 // goes through a bounded queue to a second thread that decodes it (the same path as a
-// capture: wire_trace.h) and checks it live with the Monitor (checker.h), so forwarding never
+// capture: wire_trace.h) and checks it live with the Monitor (wire_monitor.h), so forwarding never
 // waits on checking. A stream it cannot decode, or cannot check in time, is still forwarded
 // untouched and reported as not understood. Memory per connection is bounded (one read
 // buffer per direction, the decoder's bounds), and the queue in all. TLS is out of scope: a
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "capture/checker.h"
+#include "capture/wire_monitor.h"
 #include "capture/wire_trace.h"
 
 namespace permitcheck::tap {
@@ -65,7 +65,7 @@ struct TapStats {
 class Tap {
  public:
   // REQUIRES: `checker` outlives the tap.
-  Tap(TapOptions options, capture::WireChecker* checker);
+  Tap(TapOptions options, capture::WireMonitor* checker);
   ~Tap();
 
   // Binds the listening socket and opens the --pcap file. InvalidArgument for a bad address,

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "capture/capture_file.h"
-#include "capture/checker.h"
+#include "capture/wire_monitor.h"
 #include "capture/ip_fragments.h"
 #include "spec/outcome.h"
 #include "spec/rule_id.h"
@@ -44,7 +44,7 @@ struct Judged {
 
 // What `permitcheck validate` decides (cli/capture.cc, capture_outcome) on the pcap `bytes`.
 Judged judge_bytes(const std::string& bytes, CaptureOptions options = {}) {
-  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+  WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
   WireTraceBuilder builder(options, checker.sink());
   const absl::Status read = read_capture_bytes(bytes, &builder);
   checker.finish();

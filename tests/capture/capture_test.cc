@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "capture/capture_file.h"
-#include "capture/checker.h"
+#include "capture/wire_monitor.h"
 #include "capture/reassembly.h"
 #include "spec/rule_id.h"
 #include "tests/capture/capture_testing.h"
@@ -49,7 +49,7 @@ Verdict check(const std::string& pcap, CaptureOptions options = {},
               std::optional<std::int64_t> t = std::nullopt, bool own_thread = false) {
   Verdict v;
   std::ostringstream trace;
-  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = t}, &trace);
+  WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = t}, &trace);
   if (own_thread) checker.check_on_own_thread();
   WireTraceBuilder builder(options, checker.sink());
   v.read = read_capture_bytes(pcap, &builder);
@@ -267,7 +267,7 @@ TEST(CaptureGaps, DroppedSegmentIsNotUnderstoodNeverAViolation) {
   }
 }
 
-// Checking on the checker's own thread (WireChecker::check_on_own_thread) gives exactly what
+// Checking on the checker's own thread (WireMonitor::check_on_own_thread) gives exactly what
 // checking on the decoding thread gives: the same findings with their connections, the same
 // connections not understood, the same trace; on passing, failing and broken captures, and on
 // more events than one hand-over batch.
@@ -312,7 +312,7 @@ TEST(CaptureChecker, E2_E5_CheckingOnItsOwnThreadChangesNothing) {
   ASSERT_GT(captures[3].size(), std::size_t{2} << 20);
   auto from_file = [&](bool reader_thread) {
     std::ostringstream trace;
-    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, &trace);
+    WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, &trace);
     WireTraceBuilder builder(CaptureOptions{}, checker.sink());
     EXPECT_TRUE(read_capture_file(path, &builder, reader_thread).ok());
     checker.finish();

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "capture/capture_file.h"
-#include "capture/checker.h"
+#include "capture/wire_monitor.h"
 #include "spec/outcome.h"
 #include "spec/rule_id.h"
 #include "tests/capture/capture_testing.h"
@@ -38,7 +38,7 @@ struct Judged {
 
 Judged judge(const std::vector<Packet>& packets, std::optional<std::int64_t> t = 5,
              CaptureOptions options = {}) {
-  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = t}, nullptr);
+  WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = t}, nullptr);
   WireTraceBuilder builder(options, checker.sink());
   const absl::Status read =
       read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, packets), &builder);

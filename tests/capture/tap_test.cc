@@ -56,7 +56,7 @@ Exchange through_tap(const std::string& to_broker, const std::string& to_client,
     send_all(fd, to_client);
     ::close(fd);
   });
-  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
+  WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
   Tap tap(TapOptions{.listen = "127.0.0.1:0",
                      .upstream = "127.0.0.1:" + std::to_string(broker_port),
                      .pcap_path = pcap_path,
@@ -111,7 +111,7 @@ TEST(Tap, N4_FlowBeforeSubscribeSucceededIsFoundLiveAndTheBytesPassUnchanged) {
   // sees it, so the SUCCESS after it is forwarded but opens no incarnation.
   EXPECT_EQ(x.events, 4u);
   // --pcap: the capture of what passed reads back to the same verdict.
-  WireChecker again(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
+  WireMonitor again(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
   WireTraceBuilder builder(CaptureOptions{}, again.sink());
   ASSERT_TRUE(read_capture_file(pcap, &builder).ok());
   again.finish();
@@ -139,7 +139,7 @@ TEST(Tap, ACheckerFallingBehindStopsCheckingNotForwarding) {
 }
 
 TEST(Tap, BadAddressesAreUsageErrors) {
-  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
+  WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
   EXPECT_EQ(Tap(TapOptions{.listen = "nonsense", .upstream = "127.0.0.1:1"}, &checker).start().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Tap(TapOptions{.listen = "127.0.0.1:0", .upstream = "127.0.0.1"}, &checker).start().code(),

@@ -1,16 +1,16 @@
-// WireChecker: the Monitor run live on a derived wire trace. Each event is checked as it
+// WireMonitor: the Monitor run live on a derived wire trace. Each event is checked as it
 // arrives (constant memory: the monitor keeps no ledger); each finding is annotated with the
 // connection (client address:port > broker address:port) and the capture time of the event
 // that exposed it, and reported at once. Optionally writes the trace (trace-format.md), so
 // `render` and `replay` work on what the wire showed.
 //
-//   WireChecker checker(header, &trace_file, [](const WireFinding& f) { print(f); });
+//   WireMonitor checker(header, &trace_file, [](const WireFinding& f) { print(f); });
 //   WireTraceBuilder builder(options, checker.sink());
 //   read_capture_file(path, &builder);
 //   checker.finish();
 //   bool passed = checker.violations().empty();
-#ifndef PERMITCHECK_CAPTURE_CHECKER_H_
-#define PERMITCHECK_CAPTURE_CHECKER_H_
+#ifndef PERMITCHECK_CAPTURE_WIRE_MONITOR_H_
+#define PERMITCHECK_CAPTURE_WIRE_MONITOR_H_
 
 #include <cstdint>
 #include <functional>
@@ -45,17 +45,17 @@ struct NotUnderstood {
 // "2026-12-01T21:14:19.123456Z".
 std::string format_capture_time(double seconds_since_epoch);
 
-class WireChecker {
+class WireMonitor {
  public:
   // `trace_out`, when not null, receives the header and every event (one per line).
   // `on_finding`, when set, is called for every finding as it is found. `sends_span_frames`:
   // the broker may write one send as several MESSAGE frames (spec::MonitorOptions).
-  WireChecker(const spec::TraceHeader& header, std::ostream* trace_out,
+  WireMonitor(const spec::TraceHeader& header, std::ostream* trace_out,
               std::function<void(const WireFinding&)> on_finding = {},
               std::function<void(const NotUnderstood&)> on_not_understood = {},
               bool sends_span_frames = false);
 
-  ~WireChecker();
+  ~WireMonitor();
 
   // From now on, the events given to sink() are checked on a thread of this checker's, in
   // batches (at most two waiting: memory stays constant), so decoding and checking overlap;
@@ -106,8 +106,8 @@ class WireChecker {
 // else INCOMPLETE when a connection was not understood to its end (a gap, the checker falling
 // behind, a full table, the memory limit); else PASS when a consumer was checked; else
 // NOT-APPLICABLE (nothing checked: no consumer subscribed).
-spec::Outcome checked_outcome(const WireChecker& checker);
+spec::Outcome checked_outcome(const WireMonitor& checker);
 
 }  // namespace permitcheck::capture
 
-#endif  // PERMITCHECK_CAPTURE_CHECKER_H_
+#endif  // PERMITCHECK_CAPTURE_WIRE_MONITOR_H_

@@ -1,4 +1,4 @@
-#include "capture/checker.h"
+#include "capture/wire_monitor.h"
 
 #include <cmath>
 #include <condition_variable>
@@ -23,7 +23,7 @@ std::string format_capture_time(double t) {
                          tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
 }
 
-WireChecker::WireChecker(const spec::TraceHeader& header, std::ostream* trace_out,
+WireMonitor::WireMonitor(const spec::TraceHeader& header, std::ostream* trace_out,
                          std::function<void(const WireFinding&)> on_finding,
                          std::function<void(const NotUnderstood&)> on_not_understood,
                          bool sends_span_frames)
@@ -37,7 +37,7 @@ WireChecker::WireChecker(const spec::TraceHeader& header, std::ostream* trace_ou
 }
 
 // What the decoding thread hands to the checking thread, in order.
-struct WireChecker::Worker {
+struct WireMonitor::Worker {
   struct Item {
     std::optional<TimedEvent> event;  // else a connection not understood
     NotUnderstood not_understood;
@@ -72,7 +72,7 @@ struct WireChecker::Worker {
   }
 };
 
-WireChecker::~WireChecker() {
+WireMonitor::~WireMonitor() {
   if (worker_ && worker_->thread.joinable()) {
     {
       std::lock_guard<std::mutex> lock(worker_->mu);
@@ -83,7 +83,7 @@ WireChecker::~WireChecker() {
   }
 }
 
-void WireChecker::check_on_own_thread() {
+void WireMonitor::check_on_own_thread() {
   worker_ = std::make_unique<Worker>();
   worker_->filling.reserve(Worker::kBatch);
   worker_->thread = std::thread([this] {
@@ -112,7 +112,7 @@ void WireChecker::check_on_own_thread() {
   });
 }
 
-WireSink WireChecker::sink() {
+WireSink WireMonitor::sink() {
   if (worker_) {
     return WireSink{
         .event = [this](const std::string& c, TimedEvent&& e) {
@@ -128,7 +128,7 @@ WireSink WireChecker::sink() {
                                const std::string& r) { on_not_understood(c, t, r); }};
 }
 
-void WireChecker::on_event(const std::string& connection, const TimedEvent& event) {
+void WireMonitor::on_event(const std::string& connection, const TimedEvent& event) {
   ++events_;
   if (std::holds_alternative<spec::Quiescent>(event.event)) ++quiescent_;
   if (std::holds_alternative<spec::SubscribeOk>(event.event)) ++consumers_;
@@ -148,7 +148,7 @@ void WireChecker::on_event(const std::string& connection, const TimedEvent& even
   collect(connection, event.time);
 }
 
-void WireChecker::collect(const std::string& connection, double time) {
+void WireMonitor::collect(const std::string& connection, double time) {
   auto annotate = [&](const spec::Finding& f, bool deviation, std::vector<spec::Finding>* into) {
     spec::Finding g = f;
     if (!connection.empty()) {
@@ -171,14 +171,14 @@ void WireChecker::collect(const std::string& connection, double time) {
   }
 }
 
-void WireChecker::on_not_understood(const std::string& connection, double time,
+void WireMonitor::on_not_understood(const std::string& connection, double time,
                                     const std::string& reason) {
   NotUnderstood n{connection, time, reason};
   if (on_not_understood_) on_not_understood_(n);
   if (not_understood_.size() < 1000) not_understood_.push_back(std::move(n));
 }
 
-void WireChecker::finish() {
+void WireMonitor::finish() {
   if (worker_ && worker_->thread.joinable()) {
     if (!worker_->filling.empty()) worker_->hand_over();
     {
@@ -192,7 +192,7 @@ void WireChecker::finish() {
   collect("", 0);
 }
 
-spec::Outcome checked_outcome(const WireChecker& checker) {
+spec::Outcome checked_outcome(const WireMonitor& checker) {
   if (!checker.violations().empty()) return spec::Outcome::kFail;
   if (!checker.not_understood().empty()) return spec::Outcome::kIncomplete;
   return checker.consumers() > 0 ? spec::Outcome::kPass : spec::Outcome::kNotApplicable;
