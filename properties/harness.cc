@@ -6,15 +6,14 @@
 #include "absl/strings/str_cat.h"
 #include "rapidcheck.h"
 #include "base/absl_view.h"
+#include "spec/bug_signature.h"
+#include "spec/driver_excuse.h"
 #include "spec/driver_verdict.h"
 #include "spec/finalize.h"
 #include "spec/prefetch_gauge.h"
 
 namespace permitcheck::properties {
 namespace {
-
-// impl's reason for an N7 protocol error (internal/consumer.cc).
-constexpr std::string_view kOverflowReason = "permit accumulator overflow";
 
 std::uint64_t cmd_number(const spec::Id& id) { return id.is_number() ? id.as_number() : 0; }
 
@@ -353,156 +352,59 @@ std::optional<std::uint64_t> Harness::consumer_of_event(const spec::Event& e) co
   return std::nullopt;
 }
 
-// Rulebook section 11: which review finding a violation of an implementation of revision A-D
-// is an instance of (checked against rev-d).
-std::optional<std::string> Harness::review_signature(const spec::Finding& f,
-                                                     const spec::Event& e) const {
-  auto cmd_of = [](const spec::Event& ev) -> std::optional<std::uint64_t> {
-    if (const auto* s = std::get_if<spec::Settle>(&ev)) return cmd_number(s->cmd);
-    if (const auto* d = std::get_if<spec::DirectReturn>(&ev)) return cmd_number(d->cmd);
-    return std::nullopt;
-  };
-  switch (f.rule) {
-    case spec::RuleId::kK5:
-    case spec::RuleId::kK6:
-    case spec::RuleId::kK7:
-    case spec::RuleId::kE1:
-    case spec::RuleId::kE2:
-      // F1: a direct return beside a budget that drains as well.
-      if (const std::optional<std::uint64_t> cmd = cmd_of(e);
-          cmd && direct_cmds_.contains(*cmd) && !stage_of_.contains(*cmd) &&
-          !world_->corrupted_on_wire(*cmd)) {
-        return "F1";
-      }
-      return std::nullopt;
-    case spec::RuleId::kB6:
-      // F2: a sticky-key aggregate debited with the pre-admission count.
-      if (const auto* s = std::get_if<spec::Send>(&e);
-          s != nullptr && s->dispatcher && spec::is_sticky_key(*s->dispatcher)) {
-        for (const spec::SentEntry& entry : s->entries) {
-          if (!entry.entry.admitted) return "F2";
-        }
-      }
-      return std::nullopt;
-    case spec::RuleId::kS5:
-      // F3: a dead-letter message object released while dead-letter handling holds it.
-      if (const auto* x = std::get_if<spec::Extension>(&e);
-          x != nullptr && x->ev == spec::kSkipReleaseEvent) {
-        return "F3";
-      }
-      return std::nullopt;
-    case spec::RuleId::kC5:
-    case spec::RuleId::kC6: {
-      // F4: the pooled connection closed over inconsistent data (rev-d keeps it, C5/C6): every
-      // incarnation on it ends, the consumer's own and those of unrelated consumers sharing it.
-      // One ended incarnation is already the widened disconnect; a plain `check` seldom pools
-      // two consumers on the corrupted connection. An N7 overflow closes the connection by the
-      // rulebook (section 12, item 6): not F4.
-      const auto* pe = std::get_if<spec::ProtocolError>(&e);
-      if (pe == nullptr || pe->reason == kOverflowReason) return std::nullopt;
-      std::set<std::uint64_t> ended;
-      const std::vector<spec::Event>& events = world_->events();
-      for (std::size_t i = static_cast<std::size_t>(f.line - 1); i < events.size(); ++i) {
-        const auto* c = std::get_if<spec::IncClose>(&events[i]);
-        if (c == nullptr) continue;
-        if (c->reason != spec::CloseReason::kProtocolError) break;
-        if (auto it = consumer_of_inc_.find(c->inc.to_string()); it != consumer_of_inc_.end()) {
-          ended.insert(it->second);
-        }
-      }
-      if (!ended.empty()) return "F4";
-      return std::nullopt;
-    }
-    case spec::RuleId::kE3: {
-      // F5: connection-scoped credit crosses into a same-connection replacement: the message
-      // came on the connection the consumer's current incarnation is on.
-      const auto* r = std::get_if<spec::MsgReturn>(&e);
-      if (r == nullptr) return std::nullopt;
-      const auto cmd = cmd_of_msg_.find(r->msg.to_string());
-      if (cmd == cmd_of_msg_.end()) return std::nullopt;
-      const auto cnx = cnx_of_cmd_.find(cmd->second);
-      const auto consumer = consumer_of_cmd_.find(cmd->second);
-      if (cnx == cnx_of_cmd_.end() || consumer == consumer_of_cmd_.end()) return std::nullopt;
-      const auto current = trace_consumers_.find(consumer->second);
-      if (current != trace_consumers_.end() && current->second.cnx.to_string() == cnx->second) return "F5";
-      return std::nullopt;
-    }
-    default:
-      return std::nullopt;
+spec::DriverFacts Harness::facts_at(const spec::Finding& f, const spec::Event& e) const {
+  spec::DriverFacts d{.legacy_implementation = config_.mode == impl::Mode::kLegacy,
+                      .ruleset = rules_,
+                      .previous = event_at(f.line - 1),
+                      .any_consumer_corrupted = !corrupted_consumers_.empty()};
+  std::optional<std::uint64_t> cmd;
+  if (const auto* s = std::get_if<spec::Settle>(&e)) cmd = cmd_number(s->cmd);
+  if (const auto* r = std::get_if<spec::DirectReturn>(&e)) cmd = cmd_number(r->cmd);
+  if (const auto* m = std::get_if<spec::Message>(&e)) cmd = cmd_number(m->cmd);
+  if (cmd) {
+    if (auto it = stage_of_.find(*cmd); it != stage_of_.end()) d.injected_stage = it->second;
+    d.corrupted_on_wire = world_->corrupted_on_wire(*cmd);
+    d.direct_return = direct_cmds_.contains(*cmd);
+    d.before_start = before_start_.contains(*cmd);
   }
+  if (const std::optional<std::uint64_t> consumer = consumer_of_event(e)) {
+    d.consumer_corrupted = corrupted_consumers_.contains(*consumer);
+    d.consumer_inexact = deviated_consumers_.contains(*consumer);
+  }
+  if (std::holds_alternative<spec::ProtocolError>(e)) {
+    // The incarnations the connection close after the protocol error ended.
+    std::set<std::uint64_t> ended;
+    const std::vector<spec::Event>& events = world_->events();
+    for (std::size_t i = static_cast<std::size_t>(f.line - 1); i < events.size(); ++i) {
+      const auto* c = std::get_if<spec::IncClose>(&events[i]);
+      if (c == nullptr) continue;
+      if (c->reason != spec::CloseReason::kProtocolError) break;
+      if (auto it = consumer_of_inc_.find(c->inc.to_string()); it != consumer_of_inc_.end()) {
+        ended.insert(it->second);
+      }
+    }
+    d.consumers_ended_by_close = ended.size();
+  }
+  if (const auto* r = std::get_if<spec::MsgReturn>(&e)) {
+    // Whether the message came on the connection its consumer's current incarnation is on.
+    const auto msg_cmd = cmd_of_msg_.find(r->msg.to_string());
+    if (msg_cmd != cmd_of_msg_.end()) {
+      const auto cnx = cnx_of_cmd_.find(msg_cmd->second);
+      const auto consumer = consumer_of_cmd_.find(msg_cmd->second);
+      if (cnx != cnx_of_cmd_.end() && consumer != consumer_of_cmd_.end()) {
+        const auto current = trace_consumers_.find(consumer->second);
+        d.returned_on_current_connection =
+            current != trace_consumers_.end() && current->second.cnx.to_string() == cnx->second;
+      }
+    }
+  }
+  return d;
 }
 
-// Rulebook section 10: which legacy bug a finding is an instance of.
-std::optional<std::string> Harness::legacy_signature(const spec::Finding& f, bool deviation) const {
+std::optional<std::string> Harness::signature(const spec::Finding& f, bool deviation) const {
   const spec::Event* e = event_at(f.line);
   if (e == nullptr) return std::nullopt;
-  if (config_.mode != impl::Mode::kLegacy) {
-    return deviation ? std::nullopt : review_signature(f, *e);
-  }
-  if (deviation) {
-    if (f.rule == spec::RuleId::kX2 && std::holds_alternative<spec::DirectReturn>(*e)) return "L10";
-    return std::nullopt;
-  }
-  // A command whose wire value was rewritten by an injected fault is no legacy bug's instance.
-  if (const auto* s = std::get_if<spec::Settle>(e); s != nullptr && world_->corrupted_on_wire(cmd_number(s->cmd))) {
-    return std::nullopt;
-  }
-  auto stage = [this](const spec::Id& cmd) -> std::optional<spec::FailureStage> {
-    auto it = stage_of_.find(cmd_number(cmd));
-    if (it == stage_of_.end()) return std::nullopt;
-    return it->second;
-  };
-  switch (f.rule) {
-    case spec::RuleId::kC7:
-      if (const auto* s = std::get_if<spec::Settle>(e)) {
-        switch (stage(s->cmd).value_or(spec::FailureStage::kInconsistent)) {
-          case spec::FailureStage::kChecksum:
-            return "L1";
-          case spec::FailureStage::kMetadata:
-            return "L2";
-          case spec::FailureStage::kDecompress:
-            return "L3";
-          case spec::FailureStage::kBatch:
-            return "L4";
-          case spec::FailureStage::kInconsistent:
-            return std::nullopt;
-        }
-      }
-      return std::nullopt;
-    case spec::RuleId::kK7:
-    case spec::RuleId::kE2:
-      if (const auto* s = std::get_if<spec::Settle>(e);
-          s != nullptr && stage(s->cmd) == spec::FailureStage::kBatch) {
-        return "L5";
-      }
-      return std::nullopt;
-    case spec::RuleId::kK4:
-      if (const auto* s = std::get_if<spec::Settle>(e);
-          s != nullptr && before_start_.contains(cmd_number(s->cmd))) {
-        return "L9";
-      }
-      return std::nullopt;
-    case spec::RuleId::kE3:
-      if (std::holds_alternative<spec::MsgReturn>(*e)) {
-        const spec::Event* before = event_at(f.line - 1);
-        const auto* x = before ? std::get_if<spec::Extension>(before) : nullptr;
-        return (x != nullptr && x->ev == "x-stale-epoch-discard") ? "L6" : "L7";
-      }
-      return std::nullopt;
-    case spec::RuleId::kB4:
-    case spec::RuleId::kB6:
-      if (const auto* s = std::get_if<spec::Send>(e)) {
-        for (const spec::SentEntry& entry : s->entries) {
-          if (!entry.entry.admitted) return "L8";
-        }
-      }
-      return std::nullopt;
-    case spec::RuleId::kN6:
-      if (std::holds_alternative<spec::Flow>(*e)) return "L11";
-      return std::nullopt;
-    default:
-      return std::nullopt;
-  }
+  return spec::legacy_signature(f, deviation, *e, facts_at(f, *e));
 }
 
 void Harness::add_quiesce(std::optional<spec::Finding> f, std::size_t step) {
@@ -569,8 +471,7 @@ void Harness::collect() {
   for (; deviations_seen_ < deviations.size(); ++deviations_seen_) {
     const spec::Finding& f = deviations[deviations_seen_];
     const spec::Event* e = event_at(f.line);
-    if (e != nullptr && (f.rule == spec::RuleId::kX1 || f.rule == spec::RuleId::kX2 ||
-                         f.rule == spec::RuleId::kX5 || f.rule == spec::RuleId::kX6)) {
+    if (e != nullptr && spec::leaves_balance_inexact(f)) {
       if (std::optional<std::uint64_t> consumer = consumer_of_event(*e)) {
         deviated_consumers_.insert(*consumer);
       }
@@ -581,73 +482,21 @@ void Harness::collect() {
          .text = spec::format_finding(f),
          .step = step,
          .line = f.line,
-         .legacy = legacy_signature(f, true)});
+         .legacy = signature(f, true)});
   }
   const std::vector<spec::Finding>& violations = monitor_->violations();
   for (; violations_seen_ < violations.size(); ++violations_seen_) {
     const spec::Finding& f = violations[violations_seen_];
+    // An injected fault or an accepted inexactness explains it (spec/driver_excuse.h).
     const spec::Event* e = event_at(f.line);
-    bool explained = false;
-    if (e != nullptr) {
-      if (const auto* m = std::get_if<spec::Message>(e);
-          m != nullptr && (f.rule == spec::RuleId::kW2 || f.rule == spec::RuleId::kE4) &&
-          world_->corrupted_on_wire(cmd_number(m->cmd))) {
-        explained = true;  // the injected fault itself (out of range: W2; in range: E4)
-      }
-      // Legacy Pulsar credits a late return on the same pooled connection to the replacement
-      // and may write that Flow before the replacement's Subscribe succeeded (the L7 path);
-      // the monitor checks N4 under every ruleset, so a legacy run against the legacy ruleset
-      // shows it.
-      if (rules_ == spec::RulesetId::kLegacy && config_.mode == impl::Mode::kLegacy &&
-          f.rule == spec::RuleId::kN4 && std::holds_alternative<spec::Flow>(*e)) {
-        explained = true;
-      }
-      // An injected in-range value near 2^31 - 1, settled as C5 says, overflows the
-      // accumulator: the connection closes by N7, which the monitor reads as a C5 close.
-      if (const auto* pe = std::get_if<spec::ProtocolError>(e);
-          pe != nullptr && f.rule == spec::RuleId::kC5 && !corrupted_consumers_.empty() &&
-          pe->reason == kOverflowReason) {
-        explained = true;
-      }
-      // The monitor keeps a Flow that is due but not yet written (queued on the event loop) in
-      // the accumulator, while N5 swaps it to 0 when T is reached: a settle of an injected
-      // 2^31 - 1 then reads as an N7 overflow. Only an injected value gets near 2^31 - 1; the
-      // model (spec::PermitState) still checks the accumulator. Reported to the monitor's owner.
-      if (const auto* st = std::get_if<spec::Settle>(e);
-          st != nullptr && f.rule == spec::RuleId::kN7 && !corrupted_consumers_.empty()) {
-        explained = true;
-      }
-      // B12/B13 judge the available permits the monitor derives from the serialized values; an
-      // injected wire value (or an accepted inexactness) shifts them away from the broker's own
-      // balance, which is what the broker dispatches on.
-      if (f.rule == spec::RuleId::kB12 || f.rule == spec::RuleId::kB13) {
-        const std::optional<std::uint64_t> consumer = consumer_of_event(*e);
-        if (consumer && (corrupted_consumers_.contains(*consumer) ||
-                         deviated_consumers_.contains(*consumer))) {
-          explained = true;
-        }
-      }
-      if (f.rule == spec::RuleId::kE2 || f.rule == spec::RuleId::kE5 || f.rule == spec::RuleId::kE6) {
-        const std::optional<std::uint64_t> consumer = consumer_of_event(*e);
-        if (consumer && deviated_consumers_.contains(*consumer) &&
-            (std::holds_alternative<spec::Flow>(*e) || std::holds_alternative<spec::Quiescent>(*e))) {
-          explained = true;  // the balance carries an accepted inexactness (X1, X2, X5, X6)
-        }
-        // An in-range wrong message_permits makes the client settle the value it was told
-        // (C5), not what the broker debited: the balance carries the injected difference.
-        if (consumer && corrupted_consumers_.contains(*consumer) &&
-            (std::holds_alternative<spec::Flow>(*e) || std::holds_alternative<spec::Quiescent>(*e))) {
-          explained = true;
-        }
-      }
-    }
+    const bool explained = e != nullptr && spec::explained_by_driver(f, *e, facts_at(f, *e));
     add({.source = "monitor",
          .rule = f.rule,
          .explained = explained,
          .text = spec::format_finding(f),
          .step = step,
          .line = f.line,
-         .legacy = legacy_signature(f, false)});
+         .legacy = signature(f, false)});
   }
 
   if (!model_diverged_) {

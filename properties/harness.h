@@ -27,6 +27,7 @@
 #include "impl/world.h"
 #include "properties/coverage.h"
 #include "properties/spec_model.h"
+#include "spec/driver_facts.h"
 #include "spec/monitor.h"
 
 namespace permitcheck::properties {
@@ -136,8 +137,11 @@ class Harness {
   void add(Problem p);
   // A verdict of spec/driver_verdict.h, when there is one, as the harness's quiescence problem.
   void add_quiesce(std::optional<spec::Finding> f, std::size_t step);
-  std::optional<std::string> legacy_signature(const spec::Finding& f, bool deviation) const;
-  std::optional<std::string> review_signature(const spec::Finding& f, const spec::Event& e) const;
+  // What the harness knows about finding `f`'s event `e` beside the trace (spec/driver_facts.h),
+  // for the spec/ decisions of its legacy row, review finding and excuse.
+  spec::DriverFacts facts_at(const spec::Finding& f, const spec::Event& e) const;
+  // The legacy row or review finding of `f` (spec/bug_signature.h); nullopt without its event.
+  std::optional<std::string> signature(const spec::Finding& f, bool deviation) const;
   const spec::Event* event_at(std::uint64_t line) const;
   std::optional<std::uint64_t> consumer_of_event(const spec::Event& e) const;
 
@@ -162,7 +166,7 @@ class Harness {
   std::map<std::uint64_t, spec::FailureStage> stage_of_;       // cmd -> corrupt stage
   std::set<std::uint64_t> before_start_;                       // cmds with such a skip
   std::map<std::uint64_t, std::uint64_t> consumer_of_cmd_;     // cmd -> consumer
-  std::set<std::uint64_t> deviated_consumers_;                 // X1/X2/X6 seen on them
+  std::set<std::uint64_t> deviated_consumers_;                 // X1/X2/X5/X6 seen on them
   std::set<std::uint64_t> corrupted_consumers_;                // got an injected wire value
   std::set<std::uint64_t> direct_cmds_;                        // cmds with a direct return
   std::map<std::string, std::uint64_t> consumer_of_inc_;       // client inc -> consumer

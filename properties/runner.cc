@@ -159,16 +159,6 @@ std::string format_failure(const PropertyResult& r) {
 
 // ---- Legacy findings ----
 
-spec::RuleId expected_legacy_rule(const std::string& id) {
-  if (id == "L1" || id == "L2" || id == "L3" || id == "L4") return spec::RuleId::kC7;
-  if (id == "L5") return spec::RuleId::kK7;
-  if (id == "L6" || id == "L7") return spec::RuleId::kE3;
-  if (id == "L8") return spec::RuleId::kB4;
-  if (id == "L9") return spec::RuleId::kK4;
-  if (id == "L10") return spec::RuleId::kX2;
-  return spec::RuleId::kN6;  // L11
-}
-
 bool write_and_recheck(const CaseRecord& record, const std::string& path, spec::RuleId rule,
                        bool deviation, std::string* recheck_text) {
   {

@@ -88,9 +88,6 @@ struct LegacyFinding {
   std::optional<CaseRecord> counterexample;
 };
 
-// The rule each legacy bug is expected to be reported with under rev-d.
-spec::RuleId expected_legacy_rule(const std::string& id);
-
 // Searches for L<id> in legacy mode (params.searches independent searches from seeds
 // params.seed, params.seed + 1, ...), keeps the shortest shrunk counterexample and writes it
 // to `dir`/L<id>.jsonl.

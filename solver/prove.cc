@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "solver/internal/checks.h"
-#include "spec/legacy_catalogue.h"
 #include "spec/monitor.h"
 
 namespace permitcheck::solver {
@@ -327,13 +326,6 @@ bool judge(Witness& w) {
   w.rule = report.violations.front().rule;
   w.finding = spec::format_finding(report.violations.front());
   return true;
-}
-
-spec::RuleId catalogue_rule(std::string_view id) {
-  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
-    if (e.id == id) return e.rev_d_rule;
-  }
-  return spec::RuleId::kE1;
 }
 
 VacuityItem vacuity_item(std::string what, const Answer& a, bool want_sat) {

@@ -236,4 +236,11 @@ std::vector<CatalogueEntry> legacy_catalogue() {
   return out;
 }
 
+std::optional<RuleId> legacy_row_rule(std::string_view id) {
+  for (const CatalogueEntry& e : legacy_catalogue()) {
+    if (e.id == id) return e.rev_d_rule;
+  }
+  return std::nullopt;
+}
+
 }  // namespace permitcheck::spec

@@ -14,6 +14,7 @@
 #define PERMITCHECK_SPEC_LEGACY_CATALOGUE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct CatalogueEntry {
 
 // L1..L11 in rulebook order.
 std::vector<CatalogueEntry> legacy_catalogue();
+
+// The rule a legacy row's trace breaks under rev-d (its entry's rev_d_rule: L1-L4 C7, L5 K7,
+// L6/L7 E3, L8 B4, L9 K4, L10 X2, L11 N6), or nullopt for an id that is no row.
+std::optional<RuleId> legacy_row_rule(std::string_view id);
 
 }  // namespace permitcheck::spec
 

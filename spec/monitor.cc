@@ -1,4 +1,5 @@
 #include "spec/monitor.h"
+#include "spec/finding_text.h"
 
 #include <algorithm>
 #include <iterator>
@@ -10,9 +11,10 @@
 
 namespace permitcheck::spec {
 
-std::string format_finding(const Finding& f) {
-  return absl::StrCat("line ", f.line, ": ", to_absl(rule_name(f.rule)), " ",
-                      f.explanation);
+std::string format_finding(const Finding& f) { return format_finding(f.rule, f.line, f.explanation); }
+
+std::string format_finding(RuleId rule, std::uint64_t line, std::string_view explanation) {
+  return absl::StrCat("line ", line, ": ", to_absl(rule_name(rule)), " ", to_absl(explanation));
 }
 
 

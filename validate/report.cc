@@ -4,6 +4,7 @@
 #include "validate/json_out.h"
 #include "validate/junit.h"
 #include "base/absl_view.h"
+#include "spec/finding_text.h"
 #include "spec/outcome.h"
 #include "spec/rule_id.h"
 
@@ -187,14 +188,14 @@ std::optional<ReportFormat> parse_report_format(std::string_view name) {
 }
 
 nlohmann::ordered_json finding_object(const spec::Finding& f) {
-  return {{"line", f.line},
-          {"rule", std::string(spec::rule_name(f.rule))},
-          {"text", f.explanation},
-          {"message", spec::format_finding(f)}};
+  return finding_object(f.rule, f.line, f.explanation);
 }
 
 nlohmann::ordered_json finding_object(spec::RuleId rule, std::uint64_t line, std::string_view text) {
-  return finding_object(spec::Finding{rule, line, std::string(text)});
+  return {{"line", line},
+          {"rule", std::string(spec::rule_name(rule))},
+          {"text", std::string(text)},
+          {"message", spec::format_finding(rule, line, text)}};
 }
 
 std::string finding_json(const spec::Finding& f) {

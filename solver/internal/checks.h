@@ -98,9 +98,6 @@ ClassInputs class_inputs(const Outcome& ref, const z3::expr& stage, const z3::ex
 // single message, a batch with and without a parse failure), in report order.
 std::vector<SituationClass> situation_classes(z3::context& ctx, const ClassInputs& in);
 
-// The legacy catalogue's rule for row `id` ("L1" -> C7), judged against rev-d.
-spec::RuleId catalogue_rule(std::string_view id);
-
 // A vacuity item from an answer: `want_sat` says whether kSat means ok.
 VacuityItem vacuity_item(std::string what, const Answer& a, bool want_sat);
 

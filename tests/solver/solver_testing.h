@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -84,11 +85,9 @@ inline const Witness* witness_for(const Result& r, std::string_view id) {
 
 // The rule the legacy catalogue reports for row `id` against rev-d.
 inline spec::RuleId catalogue_rule(std::string_view id) {
-  for (const spec::CatalogueEntry& e : spec::legacy_catalogue()) {
-    if (e.id == id) return e.rev_d_rule;
-  }
-  ADD_FAILURE() << "no catalogue row " << id;
-  return spec::RuleId::kE1;
+  const std::optional<spec::RuleId> rule = spec::legacy_row_rule(id);
+  if (!rule) ADD_FAILURE() << "no catalogue row " << id;
+  return rule.value_or(spec::RuleId::kE1);
 }
 
 // The monitor's report on the witness's trace, read back from its trace-format text when the
