@@ -19,10 +19,11 @@
 
 namespace {
 
+namespace protocol = permitcheck::protocol;
+
 // `bytes` as a BaseCommand and as a MessageMetadata: what the hand decoder takes, protobuf
 // parses to the same values.
 void hot_agrees_with_protobuf(std::string_view bytes) {
-  namespace protocol = permitcheck::protocol;
   protocol::HotCommand hot;
   if (protocol::decode_hot_command(bytes, &hot)) {
     permitcheck::wire::BaseCommand parsed;
