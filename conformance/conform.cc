@@ -409,6 +409,13 @@ namespace {
 // The flow probe (conformance/flow_probe.h) when Q or T is to be inferred: `options` with the
 // Q and T the client's own Flows show, and where each came from. False when no client ran to
 // its first Flow: `report` then says the client could not start, or the overall deadline came.
+// The largest Q read off a client's first Flow (--q's own bound): the fixed cases deliver
+// batches of Q and T single messages.
+constexpr std::int64_t kMaxInferredQ = 100000;
+// What one drain message costs at least: the silence after its acknowledgement
+// (scenario_run.cc, drain()).
+constexpr std::chrono::milliseconds kDrainMessageAtLeast{100};
+
 bool settle_flow_settings(ConformOptions& options, Clock::time_point until,
                           const ProgressFn& progress, ConformReport& report) {
   ClientSpec& client = options.client;
@@ -432,6 +439,12 @@ bool settle_flow_settings(ConformOptions& options, Clock::time_point until,
       return false;
     }
     const std::optional<std::int64_t> q = o.flows_seen.q;
+    if (options.infer_q && q && *q > kMaxInferredQ) {
+      report.settings_mismatch = absl::StrCat(
+          "the client's first Flow granted ", *q, " permits, more than the receiver queue size ",
+          kMaxInferredQ, " conform can judge (give --q and --threshold)");
+      return false;
+    }
     if (options.infer_q && q) {
       client.told_q = client.q;
       client.q = *q;
@@ -444,7 +457,7 @@ bool settle_flow_settings(ConformOptions& options, Clock::time_point until,
     }
     if (options.infer_t) {
       if (o.flows_seen.t) {
-        client.t = o.flows_seen.t;
+        client.t = std::min(*o.flows_seen.t, client.q);  // T <= Q: due once Q were returned
         s.t_source = SettingSource::kInferred;
       } else {
         client.t = std::nullopt;
@@ -456,6 +469,14 @@ bool settle_flow_settings(ConformOptions& options, Clock::time_point until,
   s.q = client.q;
   s.t = client.threshold();
   if (progress) progress(absl::StrCat(s.text(), "\n"));
+  // The drain sends its up to T single messages one at a time, each followed by a silence in
+  // which a due Flow must come: at a large T that may not fit in one run's --timeout, and a
+  // drain cut short looks like permits short (E5).
+  if (progress && client.threshold() * kDrainMessageAtLeast > client.timeout) {
+    progress(absl::StrCat("warning: T = ", client.threshold(), ": the drain's ",
+                          client.threshold(), " single messages, one at a time, may not fit in ",
+                          "--timeout ", client.timeout.count() / 1000, " s; raise it\n"));
+  }
   return true;
 }
 

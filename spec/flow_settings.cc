@@ -30,7 +30,7 @@ FlowSettingsSeen flow_settings_seen(std::span<const Event> events) {
             if (!first) first = key;
           } else if constexpr (std::is_same_v<E, Flow>) {
             auto it = awaiting_initial.find(Key(e.cnx.to_string(), e.consumer));
-            if (it == awaiting_initial.end()) return;
+            if (it == awaiting_initial.end() || e.permits <= 0) return;  // grants nothing
             if (it->second) {
               it->second = false;
               if (!seen.q && first == it->first) seen.q = e.permits;

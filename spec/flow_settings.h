@@ -13,7 +13,8 @@
 //   std::optional<std::string> m = q_mismatch(seen, /*q=*/10);   // "the client's first Flow ..."
 //
 // Guarantees: one pass over the events, O(events) time and O(consumers) memory; nothing but
-// Subscribe, Flow, CloseConsumer and Disconnect events is read; no event makes it fail.
+// Subscribe, Flow, CloseConsumer and Disconnect events is read, and a Flow of no permits (0 or
+// less: it grants nothing) is neither Q nor T; no event makes it fail.
 #ifndef PERMITCHECK_SPEC_FLOW_SETTINGS_H_
 #define PERMITCHECK_SPEC_FLOW_SETTINGS_H_
 

@@ -67,6 +67,15 @@ TEST(FlowSettingsSeen, FlowsOfConsumersNotLiveAreIgnored) {
   EXPECT_FALSE(seen.t.has_value());
 }
 
+// A Flow of no permits grants nothing: neither a receiver queue size nor a threshold (a hostile
+// client's burst of Flow 0).
+TEST(FlowSettingsSeen, AFlowOfNoPermitsIsNeitherQNorT) {
+  const FlowSettingsSeen seen = flow_settings_seen(subscribed_with_flows({0, 10, 0, 0, 4}));
+  EXPECT_EQ(seen.q, 10);
+  EXPECT_EQ(seen.t, 4);
+  EXPECT_EQ(seen.replenishing_flows, 1);
+}
+
 TEST(QMismatch, NamesBothNumbersWhenTheFirstFlowDiffers) {
   const FlowSettingsSeen seen = flow_settings_seen(subscribed_with_flows({1000}));
   const std::optional<std::string> m = q_mismatch(seen, 10);
