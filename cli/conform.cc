@@ -96,12 +96,16 @@ void ConformCommand::add_options(CLI::App& sub) {
   sub_->add_option("--trace-dir", trace_dir_,
                    "Write each minimal counterexample as DIR/SCENARIO.jsonl (+ .mmd, .txt)");
   sub_->add_option("-o,--output", output_, "Write the report to this file instead of stdout");
-  sub_->add_option("--q", q_, "Receiver queue size Q the client is told to use ({q})")
+  sub_->add_option("--q", q_,
+                   "Receiver queue size Q the client is told ({q}) and judged against (default "
+                   "10: a preset's client uses it; --client's Q is read off its first Flow, and a "
+                   "first Flow other than a given Q is a configuration mismatch, exit 2)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000}))
       ->capture_default_str();
   sub_->add_option("--threshold", threshold_,
                    "The client's Flow threshold T: at quiescence Q - available must be below it "
-                   "(default Q/2, the Java client's)")
+                   "(default: the preset's, else read off the client's smallest replenishing "
+                   "Flow, else max(1, Q/2))")
       ->check(IntRange(1, 100000));
   sub_->add_flag("--old-client", old_client_,
                  "The client does not know message_permits: judge it as field-absent (X1, X6)");
@@ -200,6 +204,7 @@ std::string scenario_name(const ScenarioReport& s) {
 // run to their end say why (NOT-RUN, NOT-FINISHED).
 std::string status(const ScenarioReport& s) {
   if (s.counterexample) return "FAIL";
+  if (s.settings_mismatch) return "NOT-JUDGED";
   if (s.skipped_never_started) return "NOT-RUN";
   if (s.deadline_reached) return s.runs == 0 ? "NOT-RUN" : "NOT-FINISHED";
   return std::string(spec::outcome_name(s.outcome()));
@@ -219,6 +224,10 @@ std::string verdict(const ConformReport& r) {
           : absl::StrCat("; ", not_applicable_count(r), " scenario(s) NOT-APPLICABLE to this client");
   if (r.client_could_not_start) {
     return "NOTHING-CHECKED (the client never subscribed and sent a Flow)";
+  }
+  if (r.settings_mismatch) {
+    return absl::StrCat("CONFIGURATION-MISMATCH (", *r.settings_mismatch,
+                        "; nothing judged)");
   }
   if (r.interrupted) {
     if (r.scenarios.empty()) return "INTERRUPTED (stopped by a signal before any scenario finished)";
@@ -277,6 +286,14 @@ struct RunSettings {
   int cases = 0;
   std::int64_t q = 0, threshold = 0;
 };
+
+// The settings as the report was run with: Q and T as the run settled them (given, preset or
+// inferred by the flow probe).
+RunSettings settled(RunSettings s, const ConformReport& r) {
+  s.q = r.settings.q;
+  s.threshold = r.settings.t;
+  return s;
+}
 
 std::string settings_text(const RunSettings& s) {
   return absl::StrCat("--seed ", s.seed, " --idle ", s.idle_s, " --cases ", s.cases, " --q ", s.q,
@@ -376,7 +393,14 @@ std::string format_text(const ConformReport& r, const std::string& command,
   std::ostringstream o;
   o << "permitcheck conform: " << command << "\n";
   o << "Judged as: " << r.applicable_rules << "\n";
-  o << "Settings: " << settings_text(settings) << " (these options repeat this run's cases)\n\n";
+  o << "Settings: " << settings_text(settled(settings, r))
+    << " (these options repeat this run's cases)\n";
+  o << "Q and T: " << r.settings.text() << "\n\n";
+  if (r.settings_mismatch) {
+    o << "CONFIGURATION MISMATCH: " << *r.settings_mismatch << ". Nothing was judged: against a "
+      << "Q the client does not use, every number would be off by the difference. Run again with "
+      << "the client's own --q (and --threshold), or without them to read them off its Flows.\n\n";
+  }
   if (r.interrupted) {
     o << "INTERRUPTED by a signal: the report of the " << r.scenarios.size()
       << " scenario(s) that finished before it; the others did not finish.\n\n";
@@ -493,8 +517,12 @@ std::string format_json(const ConformReport& r, const std::string& command,
                 {{"seed", settings.seed},
                  {"idle_seconds", settings.idle_s},
                  {"cases", settings.cases},
-                 {"q", settings.q},
-                 {"threshold", settings.threshold}}},
+                 {"q", r.settings.q},
+                 {"threshold", r.settings.t},
+                 {"q_source", std::string(conformance::setting_source_name(r.settings.q_source))},
+                 {"threshold_source",
+                  std::string(conformance::setting_source_name(r.settings.t_source))}}},
+               {"settings_mismatch", r.settings_mismatch ? Json(*r.settings_mismatch) : Json()},
                {"ok", r.passed()},
                {"outcome", std::string(spec::outcome_name(r.outcome()))},
                {"interrupted", r.interrupted},
@@ -535,6 +563,9 @@ std::string conform_junit(const ConformReport& r) {
       for (const spec::Finding& f : o.violations) absl::StrAppend(&body, spec::format_finding(f), "\n");
       c.failure = validate::JunitCase::Failure{
           "violation", absl::StrCat(rules_list(o), " in ", conformance::describe(o.params)), body};
+    } else if (s.settings_mismatch) {
+      c.error = validate::JunitCase::Failure{
+          "not judged", r.settings_mismatch.value_or("configuration mismatch"), ""};
     } else if (s.deadline_reached) {
       c.error = validate::JunitCase::Failure{
           "not run", absl::StrCat("--deadline reached after ", s.runs, " run(s)"), ""};
@@ -641,6 +672,7 @@ int ConformCommand::run_catalogue(std::ostream& out, std::ostream& err) const {
 // startup bound); false, with the reason on `err`, when they do not make a run.
 bool ConformCommand::configure(conformance::ConformOptions& options, std::ostream& err) {
   std::chrono::milliseconds startup(10000);  // until the first Flow
+  std::optional<std::int64_t> preset_threshold;
   if (!client_preset_.empty()) {
     absl::StatusOr<conformance::ResolvedPreset> preset =
         conformance::resolve_preset(client_preset_, conformance::presets_root());
@@ -650,7 +682,7 @@ bool ConformCommand::configure(conformance::ConformOptions& options, std::ostrea
     }
     client_ = preset->command;
     if (!preset->preset->knows_message_permits) old_client_ = true;
-    if (threshold_ <= 0) threshold_ = preset->preset->threshold(q_);
+    preset_threshold = preset->preset->threshold(q_);
     startup = preset->preset->startup;
   }
   if (startup_s_ > 0) startup = std::chrono::milliseconds(static_cast<std::int64_t>(startup_s_ * 1000));
@@ -672,8 +704,22 @@ bool ConformCommand::configure(conformance::ConformOptions& options, std::ostrea
   }
   options.client.command = client_;
   options.client.advertised_url = advertised_url_;
+  // Q and T: given; else the preset's (its run script tells the client {q}; its threshold is
+  // documented); else read off the client's own Flows by the flow probe (issue 33).
+  const bool preset = preset_threshold.has_value();
   options.client.q = q_;
-  options.client.t = threshold_ > 0 ? threshold_ : spec::default_threshold(q_);
+  options.q_source = sub_->count("--q") > 0 ? conformance::SettingSource::kGiven
+                                            : conformance::SettingSource::kPreset;
+  options.infer_q = sub_->count("--q") == 0 && !preset;
+  if (threshold_ > 0) {
+    options.client.t = threshold_;
+    options.t_source = conformance::SettingSource::kGiven;
+  } else if (preset) {
+    options.client.t = preset_threshold;
+    options.t_source = conformance::SettingSource::kPreset;
+  } else {
+    options.infer_t = true;
+  }
   options.client.knows_message_permits = !old_client_;
   options.client.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s_ * 1000));
   options.client.idle = std::chrono::milliseconds(static_cast<std::int64_t>(idle_s_ * 1000));
@@ -716,11 +762,7 @@ int ConformCommand::run_scenarios(std::ostream& out, std::ostream& err) {
   if (!configure(options, err)) return spec::kExitBadInput;
   // SIGINT/SIGTERM: the report of every scenario finished so far, marked interrupted, then exit
   // 130/143 (conformance::set_interrupted_report); kept up to date as scenarios finish.
-  const RunSettings settings{.seed = seed_,
-                             .idle_s = idle_s_,
-                             .cases = cases_,
-                             .q = q_,
-                             .threshold = options.client.t.value_or(0)};
+  const RunSettings settings{.seed = seed_, .idle_s = idle_s_, .cases = cases_};
   const auto interrupted_text = [this, settings](conformance::ConformReport so_far) {
     so_far.interrupted = true;
     if (format_ == "json") return format_json(so_far, client_, settings);
@@ -754,6 +796,11 @@ int ConformCommand::run_scenarios(std::ostream& out, std::ostream& err) {
     return spec::kExitBadInput;
   }
   if (report.client_could_not_start) return spec::kExitBadInput;
+  if (report.settings_mismatch) {
+    err << "permitcheck conform: configuration mismatch: " << *report.settings_mismatch
+        << "; nothing judged\n";
+    return spec::kExitBadInput;
+  }
   const spec::Outcome outcome = report.outcome();
   if (outcome == spec::Outcome::kIncomplete && report.deadline_reached()) {
     err << "permitcheck conform: --deadline of " << deadline_s_

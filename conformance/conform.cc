@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "conformance/flow_probe.h"
 #include "conformance/internal/process.h"
+#include "spec/permit_state.h"
 
 namespace permitcheck::conformance {
 namespace {
@@ -44,9 +47,37 @@ std::string applicable_rules(bool knows_message_permits) {
          "all ack_set bits); W2/C4 do not apply";
 }
 
+std::string_view setting_source_name(SettingSource source) {
+  switch (source) {
+    case SettingSource::kGiven: return "given";
+    case SettingSource::kPreset: return "preset";
+    case SettingSource::kInferred: return "inferred";
+    case SettingSource::kDefault: return "default";
+  }
+  return "given";
+}
+
+std::string FlowSettings::text() const {
+  const auto from = [](SettingSource s, std::string_view inferred_from) {
+    switch (s) {
+      case SettingSource::kGiven: return std::string("given");
+      case SettingSource::kPreset: return std::string("from the client preset");
+      case SettingSource::kInferred: return absl::StrCat("inferred from ", std::string(inferred_from));
+      case SettingSource::kDefault: return std::string("the default max(1, Q/2)");
+    }
+    return std::string();
+  };
+  if (q_source == SettingSource::kInferred && t_source == SettingSource::kInferred) {
+    return absl::StrCat("Q = ", q, " and T = ", t, ", inferred from the client's first Flow and "
+                        "its replenishing Flows");
+  }
+  return absl::StrCat("Q = ", q, " (", from(q_source, "the client's first Flow"), "), T = ", t,
+                      " (", from(t_source, "the client's smallest replenishing Flow"), ")");
+}
+
 spec::Outcome ScenarioReport::outcome() const {
   if (counterexample) return spec::Outcome::kFail;
-  if (deadline_reached || skipped_never_started || inconclusive()) {
+  if (deadline_reached || skipped_never_started || settings_mismatch || inconclusive()) {
     return spec::Outcome::kIncomplete;
   }
   if (not_applicable()) return spec::Outcome::kNotApplicable;
@@ -114,6 +145,9 @@ struct Shared {
   std::atomic<bool> gave_up{false};
   std::mutex mu;
   std::optional<ScenarioOutcome> never_started;  // guarded by mu
+  // A run's client Flowed another Q than the one given: nothing more runs.
+  std::atomic<bool> mismatch{false};
+  std::optional<std::string> mismatch_text;  // guarded by mu
 };
 
 // One client run within the overall deadline `until`: nullopt when the deadline has passed,
@@ -308,6 +342,10 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
       sr.skipped_never_started = true;
       return Step::kStop;
     }
+    if (shared.mismatch) {
+      sr.settings_mismatch = true;
+      return Step::kStop;
+    }
     if (progress) progress(absl::StrCat(name, " ", label, ": ", describe(p), "\n"));
     std::optional<ScenarioOutcome> run = run_within(options.client, until, p, &sr, shared);
     if (!run) {
@@ -319,6 +357,13 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
       return Step::kStop;
     }
     if (!run->client_never_started) ++started_runs;
+    if (run->settings_mismatch) {  // not judged: reported once, for the run
+      sr.settings_mismatch = true;
+      std::lock_guard<std::mutex> lock(shared.mu);
+      if (!shared.mismatch_text) shared.mismatch_text = run->settings_mismatch;
+      shared.mismatch = true;
+      return Step::kStop;
+    }
     note_run(sr, *run);
     if (!run->failed()) {
       if (!run->inconclusive()) ++sr.cases_passed;
@@ -359,9 +404,90 @@ ScenarioReport explore(const ConformOptions& options, Clock::time_point until,
 
 }  // namespace
 
-ConformReport run_conformance(const ConformOptions& options, const ProgressFn& progress) {
+namespace {
+
+// The flow probe (conformance/flow_probe.h) when Q or T is to be inferred: `options` with the
+// Q and T the client's own Flows show, and where each came from. False when no client ran to
+// its first Flow: `report` then says the client could not start, or the overall deadline came.
+// The largest Q read off a client's first Flow (--q's own bound): the fixed cases deliver
+// batches of Q and T single messages.
+constexpr std::int64_t kMaxInferredQ = 100000;
+// What one drain message costs at least: the silence after its acknowledgement
+// (scenario_run.cc, drain()).
+constexpr std::chrono::milliseconds kDrainMessageAtLeast{100};
+
+bool settle_flow_settings(ConformOptions& options, Clock::time_point until,
+                          const ProgressFn& progress, ConformReport& report) {
+  ClientSpec& client = options.client;
+  FlowSettings& s = report.settings;
+  s.q_source = options.q_source;
+  s.t_source = options.infer_t ? SettingSource::kDefault : options.t_source;
+  s.q = client.q;
+  s.t = client.threshold();
+  if (options.infer_q || options.infer_t) {
+    if (past(until)) return false;
+    if (progress) progress("flow probe: reading Q and T off the client's own Flows\n");
+    ClientSpec probe = client;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    probe.startup = std::min(probe.startup, left);
+    probe.timeout = std::min(probe.timeout, left);
+    ScenarioOutcome o = probe_flow_settings(probe);
+    if (o.client_never_started) {
+      report.never_started = std::move(o);
+      report.client_could_not_start = !past(until);
+      return false;
+    }
+    const std::optional<std::int64_t> q = o.flows_seen.q;
+    if (options.infer_q && q && *q > kMaxInferredQ) {
+      report.settings_mismatch = absl::StrCat(
+          "the client's first Flow granted ", *q, " permits, more than the receiver queue size ",
+          kMaxInferredQ, " conform can judge (give --q and --threshold)");
+      return false;
+    }
+    if (options.infer_q && q) {
+      client.told_q = client.q;
+      client.q = *q;
+      s.q_source = SettingSource::kInferred;
+    } else if (!options.infer_q) {
+      if (std::optional<std::string> m = spec::q_mismatch(o.flows_seen, client.q)) {
+        report.settings_mismatch = std::move(m);
+        return false;
+      }
+    }
+    if (options.infer_t) {
+      if (o.flows_seen.t) {
+        client.t = std::min(*o.flows_seen.t, client.q);  // T <= Q: due once Q were returned
+        s.t_source = SettingSource::kInferred;
+      } else {
+        client.t = std::nullopt;
+        s.t_source = SettingSource::kDefault;
+        if (progress) progress("flow probe: no replenishing Flow seen; T is max(1, Q/2)\n");
+      }
+    }
+  }
+  s.q = client.q;
+  s.t = client.threshold();
+  if (progress) progress(absl::StrCat(s.text(), "\n"));
+  // The drain sends its up to T single messages one at a time, each followed by a silence in
+  // which a due Flow must come: at a large T that may not fit in one run's --timeout, and a
+  // drain cut short looks like permits short (E5).
+  if (progress && client.threshold() * kDrainMessageAtLeast > client.timeout) {
+    progress(absl::StrCat("warning: T = ", client.threshold(), ": the drain's ",
+                          client.threshold(), " single messages, one at a time, may not fit in ",
+                          "--timeout ", client.timeout.count() / 1000, " s; raise it\n"));
+  }
+  return true;
+}
+
+}  // namespace
+
+ConformReport run_conformance(const ConformOptions& given, const ProgressFn& progress) {
   ConformReport report;
-  report.applicable_rules = applicable_rules(options.client.knows_message_permits);
+  report.applicable_rules = applicable_rules(given.client.knows_message_permits);
+  const Clock::time_point until = Clock::now() + given.deadline;
+  ConformOptions options = given;
+  const bool settled = settle_flow_settings(options, until, progress, report);
   std::vector<ScenarioKind> kinds = options.scenarios;
   if (kinds.empty()) {
     for (const ScenarioInfo& s : all_scenarios()) kinds.push_back(s.kind);
@@ -374,7 +500,6 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
     std::lock_guard<std::mutex> lock(mu);
     progress(line);
   };
-  const Clock::time_point until = Clock::now() + options.deadline;
   std::vector<ScenarioReport> reports(kinds.size());
   std::vector<int> started(kinds.size(), 0);
   std::vector<bool> finished(kinds.size(), false);
@@ -384,13 +509,21 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
   auto worker = [&] {
     for (std::size_t i = next++; i < kinds.size(); i = next++) {
       ScenarioReport r =
-          explore(options, until, progress ? locked : ProgressFn{}, kinds[i], started[i], shared);
+          settled ? explore(options, until, progress ? locked : ProgressFn{}, kinds[i], started[i],
+                            shared)
+                  : ScenarioReport{.kind = kinds[i]};
+      if (!settled) {  // what the probe found stands for every scenario
+        r.settings_mismatch = report.settings_mismatch.has_value();
+        r.skipped_never_started = report.client_could_not_start;
+        r.deadline_reached = !r.settings_mismatch && !r.skipped_never_started;
+      }
       std::lock_guard<std::mutex> lock(finished_mu);
       reports[i] = std::move(r);
       finished[i] = true;
       if (options.on_finished) {
         ConformReport so_far;
         so_far.applicable_rules = report.applicable_rules;
+        so_far.settings = report.settings;
         for (std::size_t k = 0; k < kinds.size(); ++k) {
           if (finished[k]) so_far.scenarios.push_back(reports[k]);
         }
@@ -409,8 +542,10 @@ ConformReport run_conformance(const ConformOptions& options, const ProgressFn& p
     total_runs += reports[i].runs - reports[i].cut_runs;  // a cut run says nothing of the client
   }
   report.scenarios = std::move(reports);
+  if (!settled) return report;
   report.client_could_not_start = total_runs > 0 && started_runs == 0;
   if (report.client_could_not_start) report.never_started = std::move(shared.never_started);
+  if (shared.mismatch_text) report.settings_mismatch = shared.mismatch_text;
   return report;
 }
 

@@ -29,8 +29,30 @@ namespace permitcheck::conformance {
 
 struct ConformReport;
 
+// Where a run's Q or T came from, as the report says it: given on the command line, from the
+// client preset, read off the client's own Flows by the flow probe (conformance/flow_probe.h),
+// or T's default max(1, Q/2) (spec::default_threshold) when the probe saw no replenishing Flow.
+enum class SettingSource { kGiven, kPreset, kInferred, kDefault };
+std::string_view setting_source_name(SettingSource source);  // "given", ..., "default"
+
+// The Q and T every scenario of a run is judged against, and where each came from.
+struct FlowSettings {
+  std::int64_t q = 10;
+  std::int64_t t = 5;
+  SettingSource q_source = SettingSource::kGiven;
+  SettingSource t_source = SettingSource::kGiven;
+  // The report's sentence: "Q = 1000 and T = 500, inferred from the client's first Flow and its
+  // replenishing Flows".
+  std::string text() const;
+};
+
 struct ConformOptions {
+  // client.q and client.t as given; with infer_q (infer_t) the flow probe runs first and its
+  // Q (T) replaces them, the client still told client.q as {q} (ClientSpec::told_q).
   ClientSpec client;
+  bool infer_q = false, infer_t = false;
+  SettingSource q_source = SettingSource::kGiven;  // of client.q when not inferred
+  SettingSource t_source = SettingSource::kGiven;  // of client.t when not inferred
   std::vector<ScenarioKind> scenarios;  // empty: all
   std::uint64_t seed = 1;
   int cases = 1;                        // random parameter sets per scenario, after the fixed
@@ -78,13 +100,17 @@ struct ScenarioReport {
   int cut_runs = 0;  // runs the deadline cut (counted in `runs`, not judged)
   // Not run: an earlier run showed the client never subscribes (reported once, for the run).
   bool skipped_never_started = false;
+  // Not judged: a run's client Flowed a Q other than the one given (ConformReport::
+  // settings_mismatch), so no run of this scenario can be judged against it.
+  bool settings_mismatch = false;
   // Opened none of its windows although it could: cannot count as a pass (INCOMPLETE).
   bool inconclusive() const { return !counterexample && windows.empty() && !not_opened.empty(); }
   // Opened none of its windows because this client cannot (NOT-APPLICABLE).
   bool not_applicable() const {
     return !counterexample && windows.empty() && not_opened.empty() && !cannot_open.empty();
   }
-  // FAIL, INCOMPLETE (window not opened, the deadline, or not run), NOT-APPLICABLE, PASS.
+  // FAIL, INCOMPLETE (window not opened, the deadline, not run, or a settings mismatch),
+  // NOT-APPLICABLE, PASS.
   spec::Outcome outcome() const;
   bool passed() const { return outcome() == spec::Outcome::kPass; }
 };
@@ -95,6 +121,11 @@ struct ConformReport {
   // The first run whose client never subscribed, when none ever did: reported once.
   std::optional<ScenarioOutcome> never_started;
   bool interrupted = false;             // by a signal: `scenarios` holds the finished ones
+  FlowSettings settings;                // the Q and T judged against, and their sources
+  // The client's own Flows contradict the Q given: "the client's first Flow granted 1000
+  // permits, its receiver queue size Q, not the 10 given" (spec::q_mismatch). Nothing is judged
+  // from then on; the report says so instead of reporting over-grants (issue 33).
+  std::optional<std::string> settings_mismatch;
   std::string applicable_rules;         // which rules judge this client (old/new)
   // The scenarios' outcomes combined (spec::combine): NOT-APPLICABLE ones never decide it.
   spec::Outcome outcome() const;

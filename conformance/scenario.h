@@ -20,6 +20,7 @@
 #include "conformance/broker.h"
 #include "rapidcheck.h"
 #include "spec/events.h"
+#include "spec/flow_settings.h"
 #include "spec/monitor.h"
 #include "spec/permit_state.h"
 #include "spec/rule_id.h"
@@ -124,7 +125,10 @@ bool holds_messages(ScenarioKind kind);      // its window needs a slow applicat
 struct ClientSpec {
   // Shell command line; placeholders: {url} {topic} {subscription} {q} {delay_ms} {nack_every}.
   std::string command;
-  std::int64_t q = 10;                       // receiver queue size the client is told to use
+  std::int64_t q = 10;                       // receiver queue size Q the run is judged against
+  // The {q} the client is told when it differs from q (conform inferred Q from a client that
+  // ignores {q}: it is still told what it was told when Q was inferred). None: q.
+  std::optional<std::int64_t> told_q;
   std::optional<std::int64_t> t;             // its declared Flow threshold (E5 bound); none: 1..Q
   bool knows_message_permits = true;         // false: an old client (judged as field-absent)
   std::chrono::milliseconds timeout{20000};  // whole run
@@ -194,6 +198,11 @@ struct ScenarioOutcome {
   // of the client: "its Subscribe names no consumer epoch"): the scenario does not apply to it.
   // Kept apart from not_opened, whose windows a slower or luckier run might open.
   std::vector<std::string> cannot_open;
+  // Q and T as the client's own Flows show them (spec/flow_settings.h), and, when its first
+  // Flow contradicts ClientSpec::q, why: the run is then not judged (its numbers are measured
+  // against a Q the client does not use), and conform reports a configuration mismatch.
+  spec::FlowSettingsSeen flows_seen;
+  std::optional<std::string> settings_mismatch;
   bool failed() const { return !violations.empty() || client_failure.has_value(); }
   // A run that failed nothing but could not open a window it exists for: not a pass.
   bool inconclusive() const { return !failed() && !not_opened.empty(); }

@@ -26,7 +26,7 @@ std::string expand_command(const ClientSpec& client, const ScenarioParams& param
       client.command, {{"{url}", url},
                        {"{topic}", "persistent://public/default/permitcheck"},
                        {"{subscription}", "permitcheck-sub"},
-                       {"{q}", absl::StrCat(client.q)},
+                       {"{q}", absl::StrCat(client.told_q.value_or(client.q))},
                        {"{delay_ms}", absl::StrCat(params.delay_ms)},
                        {"{nack_every}", absl::StrCat(params.nack_every)}});
 }
@@ -121,7 +121,12 @@ ScenarioOutcome attempt_scenario(const ClientSpec& client, const ScenarioParams&
   if (crashed && !out.client_failure) {
     out.client_failure = absl::StrCat("crashed: ", exit.value_or("ended"));
   }
-  internal::judge(client, out);
+  // A client whose first Flow is not the Q it is judged against would be judged on numbers
+  // measured against the wrong Q (an over-grant of Q - 10 for a client of Q = 1000 judged at
+  // 10): not judged, reported as the mismatch it is (issue 33).
+  out.flows_seen = spec::flow_settings_seen(out.events);
+  out.settings_mismatch = spec::q_mismatch(out.flows_seen, client.q);
+  if (!out.settings_mismatch) internal::judge(client, out);
   out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include "spec/client_command.h"
 #include "spec/finalize.h"
+#include "spec/permit_state.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -53,7 +54,7 @@ CatalogueEntry one_command(std::string_view id, std::string_view situation,
   const std::int64_t q = 1000;
   CatalogueEntry e{.id = id,
                    .situation = situation,
-                   .header = client_header(q, q / 2),
+                   .header = client_header(q, default_threshold(q)),
                    .rev_d_rule = rule,
                    .rev_d_deviation = deviation,
                    .legacy_value = legacy_value,

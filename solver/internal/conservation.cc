@@ -22,6 +22,7 @@
 #include "solver/internal/command_encoding.h"
 #include "spec/client_command.h"
 #include "spec/monitor.h"
+#include "spec/permit_state.h"
 
 namespace permitcheck::solver::internal {
 namespace {
@@ -169,7 +170,7 @@ std::optional<Witness> command_witness(const spec::Ruleset& rules, const spec::C
   w.header = spec::TraceHeader{.source = spec::TraceSource::kClient,
                                .ruleset = spec::RulesetId::kRevD,
                                .q = q,
-                               .t = q / 2};
+                               .t = spec::default_threshold(q)};
   const spec::Id inc = spec::Id::number(1);
   w.events.push_back(spec::IncOpen{.inc = inc, .cnx = spec::Id::text("c1"), .consumer = 0});
   w.events.push_back(spec::IncFlowEnabled{.inc = inc});

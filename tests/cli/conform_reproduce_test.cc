@@ -26,7 +26,9 @@ std::string reference(const std::string& extra) {
 testing::Run conform(const std::string& client, const std::string& reproduce) {
   return testing::run_permitcheck({"conform", "--client", client, "--scenarios", "corrupt_checksum",
                                    "--cases", "0", "--idle", "0.8", "--max-shrinks", "6",
-                                   "--jobs", "1", "--reproduce", reproduce});
+                                   "--jobs", "1", "--reproduce", reproduce,
+                                   // Q and T given: no flow probe, whose start would count.
+                                   "--q", "10", "--threshold", "5"});
 }
 
 TEST(ConformReproduce, AFailureEveryRunIsReproducedNOfN) {

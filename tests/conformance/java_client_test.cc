@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "conformance/scenario.h"
+#include "spec/permit_state.h"
 #include "tests/conformance/official_client.h"
 
 namespace permitcheck::conformance {
@@ -56,7 +57,7 @@ ClientSpec java_client(const std::string& version = kPinned, std::int64_t q = 10
   return ClientSpec{.command = absl::StrCat(java_dir(), "/run ", at,
                                             "{url} {topic} {subscription} {q} {delay_ms} "
                                             "{nack_every}"),
-                    .q = q, .t = q / 2, .knows_message_permits = false,
+                    .q = q, .t = spec::default_threshold(q), .knows_message_permits = false,
                     .timeout = std::chrono::milliseconds(20000),
                     .idle = std::chrono::milliseconds(1500)};
 }
