@@ -1,5 +1,5 @@
 // tap_client_bench: the latency `permitcheck tap` adds and the message rate it sustains, with a
-// shipped client: the official Go client (conformance/clients/go/bench, built against
+// shipped client: the official Go client (clients/go/bench, built against
 // github.com/apache/pulsar-client-go from the Go module proxy by ci/install-go-client.sh)
 // consumes from the conformance broker's bench mode (conformance/throughput_broker.h), once
 // directly and once through `permitcheck tap` in front of the same broker, alternating, R runs.
@@ -174,7 +174,7 @@ double wait_checked(const Child& tap) {
 
 // The Go client release the bench consumer is built against: go.mod's require line.
 std::string go_client_release() {
-  const std::string go_mod = read_file(PERMITCHECK_SOURCE_DIR "/conformance/clients/go/go.mod");
+  const std::string go_mod = read_file(PERMITCHECK_SOURCE_DIR "/clients/go/go.mod");
   const std::string module = "github.com/apache/pulsar-client-go ";
   const std::size_t v = go_mod.find(module);
   if (v == std::string::npos) return "?";
@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const std::string client = PERMITCHECK_SOURCE_DIR "/conformance/clients/go/permitcheck-go-bench";
+  const std::string client = PERMITCHECK_SOURCE_DIR "/clients/go/permitcheck-go-bench";
   const std::string permitcheck = PERMITCHECK_CLI;
   if (!executable(client)) {
     std::printf("tap_client_bench: SKIP: the Go client's bench consumer %s is not built (run "

@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages permitcheck builds against. Idempotent: when every
 # package is already present it does nothing (no apt-get update, no network). Then
 # ci/install-{node-clients,python-client,go-client,java-client}.sh install the clients under
-# conformance/clients/ from their registries, the four at once.
+# clients/ from their registries, the four at once.
 set -euo pipefail
 
 PACKAGES=(
@@ -38,7 +38,7 @@ if [ ${#missing[@]} -ne 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The clients under conformance/clients/, each from its registry: the Node.js clients
+# The clients under clients/, each from its registry: the Node.js clients
 # `permitcheck conform` is tested against (npm ci), the C++ client through PyPI pulsar-client,
 # the Go client, and the Java-client consumer (Maven Central). Each installer is idempotent and
 # touches only its own tool's cache, so the four run at once; their output is printed in this
@@ -54,7 +54,7 @@ bash "$here/install-go-client.sh" >"$logs/go" 2>&1 & go=$!
 if command -v mvn >/dev/null 2>&1; then
   bash "$here/install-java-client.sh" >"$logs/java" 2>&1 & java=$!
 else
-  echo "ci/install-deps.sh: no mvn on PATH: the Java client (conformance/clients/java) is not built" >"$logs/java"
+  echo "ci/install-deps.sh: no mvn on PATH: the Java client (clients/java) is not built" >"$logs/java"
   java=""
 fi
 if command -v mvn >/dev/null 2>&1; then bash "$here/install-pulsar-broker.sh" >&2 || echo "ci/install-deps.sh: the Pulsar broker (brokers/pulsar) is not installed: the RealBroker tests skip" >&2; fi
@@ -65,10 +65,10 @@ wait "$go" || go_rc=$?
 if [ -n "$java" ]; then wait "$java" || java_rc=$?; fi
 cat "$logs/node" "$logs/python" "$logs/go" "$logs/java" >&2
 [ "$python_rc" -eq 0 ] ||
-  echo "ci/install-deps.sh: the C++ client (conformance/clients/cpp) is not installed" >&2
+  echo "ci/install-deps.sh: the C++ client (clients/cpp) is not installed" >&2
 [ "$go_rc" -eq 0 ] ||
-  echo "ci/install-deps.sh: the Go client (conformance/clients/go) is not built" >&2
-bash "$here/install-rust-client.sh" || echo "ci/install-deps.sh: the Rust client (conformance/clients/rust) is not built" >&2
+  echo "ci/install-deps.sh: the Go client (clients/go) is not built" >&2
+bash "$here/install-rust-client.sh" || echo "ci/install-deps.sh: the Rust client (clients/rust) is not built" >&2
 if [ "$node_rc" -ne 0 ] || [ "$java_rc" -ne 0 ]; then
   echo "ci/install-deps.sh: installing the Node.js clients (npm ci) or building the Java client (mvn) failed" >&2
   exit 1

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Builds the official Pulsar Go client's consumer for `permitcheck conform`
-# (conformance/clients/go: github.com/apache/pulsar-client-go from the Go module proxy,
-# pinned by go.mod and go.sum) into conformance/clients/go/permitcheck-go-consumer, and each
-# older release the bug catalogue needs (conformance/clients/go/versions/VERSION/go.mod and
+# (clients/go: github.com/apache/pulsar-client-go from the Go module proxy,
+# pinned by go.mod and go.sum) into clients/go/permitcheck-go-consumer, and each
+# older release the bug catalogue needs (clients/go/versions/VERSION/go.mod and
 # go.sum, the same main.go) into permitcheck-go-consumer-VERSION; and the consumer of
 # build/bench/tap_client_bench (bench/main.go, the same go.mod) into permitcheck-go-bench.
 # Idempotent: a binary whose stamp matches its sources is left alone (no network).
 # Called by ci/install-deps.sh.
 set -euo pipefail
-cd "$(dirname "$0")/../conformance/clients/go"
+cd "$(dirname "$0")/../clients/go"
 
 if ! command -v go >/dev/null 2>&1; then
   echo "ci/install-go-client.sh: no go on the PATH: the Go client (go) cannot be built (Go 1.25 or newer)" >&2

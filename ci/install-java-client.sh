@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds the Java-client consumer of `permitcheck conform` (conformance/clients/java/) against
+# Builds the Java-client consumer of `permitcheck conform` (clients/java/) against
 # Apache's official org.apache.pulsar:pulsar-client from Maven Central, with `mvn -q -B package`.
 #
 #   ci/install-java-client.sh            # the pinned release (target/) and each release of
-#                                        # conformance/clients/java/catalogue-versions
+#                                        # clients/java/catalogue-versions
 #   ci/install-java-client.sh 3.2.0      # one other release, into target-3.2.0/ (before 2.4:
 #                                        # the consumer of src/pre-2.4/, without negative acks)
 #
@@ -12,7 +12,7 @@
 # are offline-safe. Called by ci/install-deps.sh.
 set -euo pipefail
 self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
-cd "$(dirname "$0")/../conformance/clients/java"
+cd "$(dirname "$0")/../clients/java"
 
 if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
   echo "ci/install-java-client.sh: mvn and java (17) are needed to build the Java client" >&2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the third-party Node.js clients that `permitcheck conform` is tested against
-# (conformance/clients/*/package-lock.json) with `npm ci`. Idempotent: a client whose
+# (clients/*/package-lock.json) with `npm ci`. Idempotent: a client whose
 # node_modules matches its lock file is left alone (no network). Installs Debian's nodejs and
 # npm first when no npm is on the PATH. Called by ci/install-deps.sh.
 set -euo pipefail
@@ -15,7 +15,7 @@ if ! command -v npm >/dev/null 2>&1; then
   $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
 
-for lock in conformance/clients/*/package-lock.json; do
+for lock in clients/*/package-lock.json; do
   dir=$(dirname "$lock")
   stamp="$dir/node_modules/.permitcheck-lock.sha256"
   want=$(sha256sum "$lock" | cut -d' ' -f1)

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs the official Pulsar C++ client for `permitcheck conform` (PyPI pulsar-client, whose
-# wheel bundles libpulsar) into virtual environments under conformance/clients/cpp/, with
+# wheel bundles libpulsar) into virtual environments under clients/cpp/, with
 # pip --require-hashes from the lock files there: requirements.txt into .venv/, and each
 # requirements-VERSION.txt (an older release the bug catalogue needs) into .venv-VERSION/.
 # Idempotent: an environment whose stamp matches its lock file is left alone (no network).
 # Called by ci/install-deps.sh.
 set -euo pipefail
-cd "$(dirname "$0")/../conformance/clients/cpp"
+cd "$(dirname "$0")/../clients/cpp"
 
 # The locked wheel is built for CPython 3.11 (cp311, manylinux_2_28 x86_64).
 PYTHON=${PERMITCHECK_PYTHON:-}
@@ -34,7 +34,7 @@ install_lock() {  # LOCK VENV
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
     return 0
   fi
-  echo "ci/install-python-client.sh: installing $lock into conformance/clients/cpp/$venv" >&2
+  echo "ci/install-python-client.sh: installing $lock into clients/cpp/$venv" >&2
   rm -rf "$venv"
   "$PYTHON" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \

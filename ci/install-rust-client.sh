@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Builds the Rust Pulsar client's consumer for `permitcheck conform --client-preset rust`
-# (conformance/clients/rust: the crate `pulsar` from crates.io, pinned by Cargo.toml (=6.9.1) and
-# Cargo.lock) into conformance/clients/rust/permitcheck-rust-consumer (gitignored, as is the
-# cargo target directory conformance/clients/rust/target/).
+# (clients/rust: the crate `pulsar` from crates.io, pinned by Cargo.toml (=6.9.1) and
+# Cargo.lock) into clients/rust/permitcheck-rust-consumer (gitignored, as is the
+# cargo target directory clients/rust/target/).
 # Idempotent: a binary whose stamp matches Cargo.toml, Cargo.lock and src/ is left alone (no
 # network). Otherwise `cargo fetch --locked` (the only step that reaches crates.io), then
 # `cargo build --release --locked --offline`, at most 2 jobs (the machine has 2 cores).
 # Needs cargo and rustc (edition 2021) and protoc (the crate's build script runs prost-build;
 # Debian protobuf-compiler, from ci/install-deps.sh). Called by ci/install-deps.sh.
 set -euo pipefail
-cd "$(dirname "$0")/../conformance/clients/rust"
+cd "$(dirname "$0")/../clients/rust"
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "ci/install-rust-client.sh: no cargo on the PATH: the Rust client (rust) cannot be built" >&2

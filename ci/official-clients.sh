@@ -12,20 +12,20 @@ official_client_missing() {
   case $1 in
     java)
       command -v java >/dev/null 2>&1 || { echo "no java runtime on the PATH"; return; }
-      [ -f conformance/clients/java/target/consumer.jar ] ||
-        echo "conformance/clients/java/target/consumer.jar is not built (ci/install-java-client.sh)"
+      [ -f clients/java/target/consumer.jar ] ||
+        echo "clients/java/target/consumer.jar is not built (ci/install-java-client.sh)"
       ;;
     cpp)
-      [ -x conformance/clients/cpp/.venv/bin/python ] ||
-        echo "conformance/clients/cpp/.venv is not installed (ci/install-python-client.sh)"
+      [ -x clients/cpp/.venv/bin/python ] ||
+        echo "clients/cpp/.venv is not installed (ci/install-python-client.sh)"
       ;;
     rust)
-      [ -x conformance/clients/rust/permitcheck-rust-consumer ] ||
-        echo "conformance/clients/rust/permitcheck-rust-consumer is not built (ci/install-rust-client.sh)"
+      [ -x clients/rust/permitcheck-rust-consumer ] ||
+        echo "clients/rust/permitcheck-rust-consumer is not built (ci/install-rust-client.sh)"
       ;;
     go)
-      [ -x conformance/clients/go/permitcheck-go-consumer ] ||
-        echo "conformance/clients/go/permitcheck-go-consumer is not built (ci/install-go-client.sh)"
+      [ -x clients/go/permitcheck-go-consumer ] ||
+        echo "clients/go/permitcheck-go-consumer is not built (ci/install-go-client.sh)"
       ;;
   esac
 }

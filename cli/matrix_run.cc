@@ -302,7 +302,7 @@ void keep_cell_files(Cell& c, const fs::path& dir, const fs::path& out) {
 
 absl::Status preset_installed(std::string_view name, std::string_view version, bool is_default,
                               std::string_view root) {
-  const fs::path run = fs::path(std::string(root)) / "conformance/clients" / std::string(name) / "run";
+  const fs::path run = fs::path(std::string(root)) / "clients" / std::string(name) / "run";
   std::error_code ec;
   if (!fs::exists(run, ec)) {
     return absl::NotFoundError(absl::StrCat("no run script ", run.string()));

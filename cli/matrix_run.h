@@ -59,7 +59,7 @@ struct MatrixSettings {
   double timeout_s = 20;               // one client run
   double idle_s = kDefaultIdleSeconds;
   double deadline_s = 3600;            // the whole matrix: no cell starts after it
-  std::string root;                    // where conformance/clients/ is (presets_root())
+  std::string root;                    // where clients/ is (presets_root())
   // The broker axis: "conformance" and/or pulsar_broker_name(root); empty: conformance only.
   std::vector<std::string> brokers;
   double real_broker_timeout_s = 60;   // one real-broker cell
@@ -84,7 +84,7 @@ struct MatrixPlan {
 absl::StatusOr<MatrixPlan> plan_matrix(const MatrixSettings& settings);
 
 // Whether the preset's release is installed under `root`, asked of its own run script
-// (ROOT/conformance/clients/NAME/run with PERMITCHECK_CHECK_INSTALLED=1, and
+// (ROOT/clients/NAME/run with PERMITCHECK_CHECK_INSTALLED=1, and
 // PERMITCHECK_CLIENT_VERSION=VERSION unless `is_default`): the check a client run makes before
 // it starts, which exits 0 when what it starts is there. NotFound with the script's message
 // ("... is not built (run ci/install-go-client.sh)") otherwise, or without a run script.

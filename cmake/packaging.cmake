@@ -26,14 +26,16 @@ install(FILES docs/check-your-client.md docs/instrumenting.md docs/trace-format.
 install(DIRECTORY docs/examples docs/findings DESTINATION ${PERMITCHECK_DOC_DIR}/docs)
 # The consumers' sources only, by name: a checkout may hold node_modules/, .venv*/, target*/
 # and Go binaries next to them (ci/install-deps.sh), which must not reach the package.
-install(DIRECTORY conformance/clients/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/permitcheck/clients
+install(DIRECTORY clients/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/permitcheck/clients
         FILES_MATCHING
         PATTERN "consumer.js" PATTERN "package.json" PATTERN "package-lock.json"
         PATTERN "consumer.py" PATTERN "requirements*.txt"
         PATTERN "*.go" PATTERN "go.mod" PATTERN "go.sum"
         PATTERN "*.java" PATTERN "pom.xml" PATTERN "catalogue-versions"
-        PATTERN "reference_client.cc"
         PATTERN "node_modules" EXCLUDE PATTERN ".venv*" EXCLUDE PATTERN "target*" EXCLUDE)
+# The reference client's source beside the shipped consumers, as before it moved into conformance/.
+install(FILES conformance/reference_client.cc
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/permitcheck/clients/reference)
 
 set(CPACK_PACKAGE_NAME permitcheck)
 set(CPACK_PACKAGE_VENDOR "permitcheck")

@@ -124,7 +124,7 @@ const std::vector<BugRow>& bug_catalogue() {
        .scenario = ScenarioParams{.kind = ScenarioKind::kDuplicateRedelivery,
                                   .entries = {EntrySpec{.batch_size = 5, .batched = true}}},
        .rules = {spec::RuleId::kE5, spec::RuleId::kE6, spec::RuleId::kK4}},
-      // ---- C++ client (PyPI pulsar-client wheels, conformance/clients/cpp/requirements-*.txt)
+      // ---- C++ client (PyPI pulsar-client wheels, clients/cpp/requirements-*.txt)
       {.id = "cpp-473",
        .client = "cpp",
        .bug = "apache/pulsar-client-cpp#473 (fixed by that PR, C++ client 3.7.1)",
@@ -141,7 +141,7 @@ const std::vector<BugRow>& bug_catalogue() {
        .rules = {spec::RuleId::kE5, spec::RuleId::kE6},
        .q = 1,
        .client_env = "PERMITCHECK_CPP_MODE=zero-queue"},
-      // ---- Go client, zero-queue consumer (conformance/clients/go/versions/v0.16.0, v0.17.0)
+      // ---- Go client, zero-queue consumer (clients/go/versions/v0.16.0, v0.17.0)
       {.id = "go-1404",
        .client = "go",
        .bug = "apache/pulsar-client-go#1330 (fixed by #1404, v0.17.0)",

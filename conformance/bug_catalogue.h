@@ -32,7 +32,7 @@ struct BugRow {
   std::vector<spec::RuleId> rules;  // found when any of these is violated
   std::int64_t q = 10;     // the receiver queue the client is told ({q}) and judged with
   // Environment for the client's command ("PERMITCHECK_CPP_MODE=zero-queue": a mode of the
-  // shipped consumer, conformance/clients/cpp/consumer.py); empty: none.
+  // shipped consumer, clients/cpp/consumer.py); empty: none.
   std::string client_env;
 };
 

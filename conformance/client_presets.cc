@@ -29,9 +29,9 @@ std::int64_t half_window_plus_one(std::int64_t q) { return q / 2 + 1; }
 const std::vector<ClientPreset>& all_client_presets() {
   static const std::vector<ClientPreset> presets = {
       {.name = "java",
-       .library = "Maven org.apache.pulsar:pulsar-client 4.2.4 (conformance/clients/java/pom.xml)",
+       .library = "Maven org.apache.pulsar:pulsar-client 4.2.4 (clients/java/pom.xml)",
        .default_version = "4.2.4",
-       // conformance/clients/java/catalogue-versions (built into target-VERSION/).
+       // clients/java/catalogue-versions (built into target-VERSION/).
        .other_versions = {"3.2.0", "3.2.1", "2.3.0", "2.3.1"},
        .knows_message_permits = false,
        .threshold = half_queue,
@@ -71,10 +71,10 @@ const std::vector<ClientPreset>& all_client_presets() {
        .default_version = "rev-d",
        .knows_message_permits = true,
        .threshold = half_queue,
-       .threshold_source = "conformance/clients/reference/reference_client.cc: "
+       .threshold_source = "conformance/reference_client.cc: "
                            "spec::default_threshold(q)"},
       {.name = "rust",
-       .library = "crates.io pulsar 6.9.1 (streamnative/pulsar-rs; conformance/clients/rust)",
+       .library = "crates.io pulsar 6.9.1 (streamnative/pulsar-rs; clients/rust)",
        .default_version = "6.9.1",
        .knows_message_permits = false,
        .threshold = half_window_plus_one,
@@ -117,7 +117,7 @@ absl::StatusOr<ResolvedPreset> resolve_preset(std::string_view spec, std::string
     r.version = std::string(version);
     env = absl::StrCat("PERMITCHECK_CLIENT_VERSION=", version, " ");
   }
-  r.command = absl::StrCat(env, "'", std::string(root), "/conformance/clients/", name,
+  r.command = absl::StrCat(env, "'", std::string(root), "/clients/", name,
                            "/run' {url} {topic} {subscription} {q} {delay_ms} {nack_every}");
   return r;
 }
@@ -125,7 +125,7 @@ absl::StatusOr<ResolvedPreset> resolve_preset(std::string_view spec, std::string
 std::string presets_root() {
   std::error_code ec;
   const std::filesystem::path cwd = std::filesystem::current_path(ec);
-  if (!ec && std::filesystem::exists(cwd / "conformance/clients/reference/run", ec)) {
+  if (!ec && std::filesystem::exists(cwd / "clients/reference/run", ec)) {
     return cwd.string();
   }
   return PERMITCHECK_SOURCE_DIR;

@@ -1,4 +1,4 @@
-// The shipped consumers under conformance/clients/ as presets of `permitcheck conform
+// The shipped consumers under clients/ as presets of `permitcheck conform
 // --client-preset NAME[@VERSION]`: for each, the command line (its `run` script with the
 // placeholders), whether it knows message_permits, and its real Flow threshold T as a
 // function of Q, with the place in that client's released source that sets it.
@@ -20,7 +20,7 @@
 namespace permitcheck::conformance {
 
 struct ClientPreset {
-  std::string name;                 // conformance/clients/<name>/
+  std::string name;                 // clients/<name>/
   std::string library;               // what it runs on, e.g. "PyPI pulsar-client (C++ client 4.2.0)"
   std::string default_version;   // the release its lock file pins
   // Other releases its install script installs side by side (for the bug catalogue).
@@ -42,12 +42,12 @@ struct ResolvedPreset {
 };
 
 // Resolves "NAME" or "NAME@VERSION" against all_client_presets(); the command runs
-// ROOT/conformance/clients/NAME/run, with PERMITCHECK_CLIENT_VERSION=VERSION for another
+// ROOT/clients/NAME/run, with PERMITCHECK_CLIENT_VERSION=VERSION for another
 // release. Errors (InvalidArgument) name the known clients or versions.
 absl::StatusOr<ResolvedPreset> resolve_preset(std::string_view spec, std::string_view root);
 
 // The source tree the presets' run scripts live in: the working directory when it has
-// conformance/clients/, else the tree this binary was built from.
+// clients/, else the tree this binary was built from.
 std::string presets_root();
 
 }  // namespace permitcheck::conformance

@@ -6,7 +6,7 @@
 //
 //   RealBrokerSession session(broker_control, tap_port);
 //   RealBrokerOutcome o = run_on_real_broker(session, RealBrokerRun{
-//       .client_command = "conformance/clients/go/run {url} {topic} {subscription} {q}",
+//       .client_command = "clients/go/run {url} {topic} {subscription} {q}",
 //       .q = 10, .t = 5, .scenario = "partial_redelivery"});
 //   o.verdict;  // "PASS", "FAIL" or "INCOMPLETE"; o.rules: {"C1", "B4"}; o.comparisons
 //

@@ -15,7 +15,7 @@ official_setup() {
   unshare -n true 2>/dev/null || skip "cannot make a network namespace (needs root): no isolated loopback to capture"
   case $client in
     go)
-      [ -x "$root/conformance/clients/go/permitcheck-go-consumer" ] ||
+      [ -x "$root/clients/go/permitcheck-go-consumer" ] ||
         skip "the Go client is not built (ci/install-go-client.sh)"
       # Its pinned findings: complete_batches and close_consumer pass; decompression_failure
       # fails with E5, which its wire trace shows (conform's C7 and K7 findings of
@@ -28,7 +28,7 @@ official_setup() {
         *) scen=(--scenarios complete_batches,decompression_failure --cases 0) ;;
       esac ;;
     cpp)
-      [ -x "$root/conformance/clients/cpp/.venv/bin/python" ] ||
+      [ -x "$root/clients/cpp/.venv/bin/python" ] ||
         skip "the C++ client is not installed (ci/install-python-client.sh)"
       # Its pinned findings: complete_batches and close_consumer pass; decompression_failure
       # fails with E5 (partial_batches as for Go, above).
@@ -39,7 +39,7 @@ official_setup() {
       esac ;;
     java)
       command -v java >/dev/null 2>&1 || skip "no java runtime on the PATH"
-      [ -f "$root/conformance/clients/java/target/consumer.jar" ] ||
+      [ -f "$root/clients/java/target/consumer.jar" ] ||
         skip "the Java client is not built (ci/install-java-client.sh)"
       # Its pinned findings fail no scenario for sure (flow_around_close's N6 is a race), so
       # only `pass` and `bypass`: complete_batches, kept small (a JVM starts per run).
@@ -48,7 +48,7 @@ official_setup() {
       scen=(--scenarios complete_batches --cases 0 --startup 30) ;;
     *) echo "usage: unknown client $client" >&2; exit 2 ;;
   esac
-  client_cmd="$root/conformance/clients/$client/run {url} {topic} {subscription} {q} {delay_ms} {nack_every}"
+  client_cmd="$root/clients/$client/run {url} {topic} {subscription} {q} {delay_ms} {nack_every}"
   judge=(--old-client --threshold 5 --q 10)  # the presets' T = Q/2 at the default Q 10
   rm -rf "$dir" && mkdir -p "$dir"
 }

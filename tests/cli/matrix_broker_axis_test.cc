@@ -29,10 +29,10 @@ class FakeRoot {
   explicit FakeRoot(bool pulsar) {
     dir_ = fs::temp_directory_path() /
            ("permitcheck-broker-axis-" + std::to_string(::getpid()) + (pulsar ? "-p" : "-n"));
-    fs::create_directories(dir_ / "conformance/clients/go");
-    fs::copy_file(testing::source_dir() + "/conformance/clients/go/run",
-                  dir_ / "conformance/clients/go/run");
-    const fs::path go = dir_ / "conformance/clients/go/permitcheck-go-consumer";
+    fs::create_directories(dir_ / "clients/go");
+    fs::copy_file(testing::source_dir() + "/clients/go/run",
+                  dir_ / "clients/go/run");
+    const fs::path go = dir_ / "clients/go/permitcheck-go-consumer";
     std::ofstream(go) << "";
     fs::permissions(go, fs::perms::owner_all);
     fs::create_directories(dir_ / "brokers/pulsar/target");
@@ -116,7 +116,7 @@ TEST(MatrixPlanPresets, PresetInstalledIsTheRunScriptsOwnCheck) {
                                                  "(run ci/install-go-client.sh)"))
       << other;
   EXPECT_TRUE(absl::IsNotFound(preset_installed("rust", "6.9.1", true, root.path())));
-  fs::permissions(fs::path(root.path()) / "conformance/clients/go/permitcheck-go-consumer",
+  fs::permissions(fs::path(root.path()) / "clients/go/permitcheck-go-consumer",
                   fs::perms::owner_read);
   const absl::Status gone = preset_installed("go", "v0.21.0", true, root.path());
   EXPECT_TRUE(absl::StrContains(gone.message(), "is not built")) << gone;

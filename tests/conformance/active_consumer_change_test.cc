@@ -69,7 +69,7 @@ TEST(ReferenceClientMutant, E2_NonMessageCommandCountedAsAPermitIsCaught) {
 // notification (no false alarm); the Rust client 6.9.1 counts each as a message
 // (docs/findings/rust-active-consumer-change-counted-as-message.md).
 TEST(GoClient, ActiveConsumerChangeReturnsNoPermit) {
-  if (!testing::installed("conformance/clients/go/permitcheck-go-consumer")) {
+  if (!testing::installed("clients/go/permitcheck-go-consumer")) {
     GTEST_SKIP() << "the Go client consumer is not built (ci/install-go-client.sh) or sanitized";
   }
   ScenarioOutcome o = run_scenario(
@@ -80,7 +80,7 @@ TEST(GoClient, ActiveConsumerChangeReturnsNoPermit) {
 }
 
 TEST(RustClient, E2_E5_ActiveConsumerChangeIsCountedAsAMessage) {
-  if (!testing::installed("conformance/clients/rust/permitcheck-rust-consumer")) {
+  if (!testing::installed("clients/rust/permitcheck-rust-consumer")) {
     GTEST_SKIP() << "the Rust client consumer is not built (ci/install-rust-client.sh) or "
                     "sanitized";
   }

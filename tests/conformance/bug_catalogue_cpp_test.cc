@@ -1,5 +1,5 @@
 // The C++ rows of the bug catalogue (docs/bug-catalogue.md, "C++") and the modes of the shipped
-// C++ consumer they need (conformance/clients/cpp/consumer.py, PERMITCHECK_CPP_MODE). Each
+// C++ consumer they need (clients/cpp/consumer.py, PERMITCHECK_CPP_MODE). Each
 // end-to-end test skips, saying why, when the wheels it runs are not installed
 // (ci/install-python-client.sh) and in sanitizer builds.
 #include <gtest/gtest.h>
@@ -25,8 +25,8 @@ TEST(BugCatalogueCpp, Cpp473RowRunsTheZeroQueueModeAtQOneOnInstalledWheels) {
 }
 
 TEST(BugCatalogueCpp, E5_E6_Cpp473ZeroQueueStallsAfterCloseInTheAffectedWheelOnly) {
-  if (!installed("conformance/clients/cpp/.venv-3.6.1/bin/python") ||
-      !installed("conformance/clients/cpp/.venv-3.7.0/bin/python")) {
+  if (!installed("clients/cpp/.venv-3.6.1/bin/python") ||
+      !installed("clients/cpp/.venv-3.7.0/bin/python")) {
     GTEST_SKIP() << "pulsar-client 3.6.1 / 3.7.0 not installed (ci/install-python-client.sh) "
                     "or this is a sanitizer build";
   }
@@ -42,7 +42,7 @@ TEST(BugCatalogueCpp, E5_E6_Cpp473ZeroQueueStallsAfterCloseInTheAffectedWheelOnl
 }
 
 TEST(CppConsumerModes, AnUnknownModeAndZeroQueueWithQOtherThanOneAreUsageErrors) {
-  if (!installed("conformance/clients/cpp/.venv/bin/python")) {
+  if (!installed("clients/cpp/.venv/bin/python")) {
     GTEST_SKIP() << "the C++ client (PyPI pulsar-client) is not installed "
                     "(ci/install-python-client.sh) or this is a sanitizer build";
   }
@@ -54,7 +54,7 @@ TEST(CppConsumerModes, AnUnknownModeAndZeroQueueWithQOtherThanOneAreUsageErrors)
 }
 
 TEST(CppClient, E2_ListenerModeKeepsTheReceiveQueueBoundOnASlowConsumer) {
-  if (!installed("conformance/clients/cpp/.venv/bin/python")) {
+  if (!installed("clients/cpp/.venv/bin/python")) {
     GTEST_SKIP() << "the C++ client (PyPI pulsar-client) is not installed "
                     "(ci/install-python-client.sh) or this is a sanitizer build";
   }

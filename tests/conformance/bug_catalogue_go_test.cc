@@ -1,5 +1,5 @@
 // The Go zero-queue row of the bug catalogue (docs/bug-catalogue.md, "Go", go-1404) and the
-// mode of the shipped Go consumer it needs (conformance/clients/go/main.go,
+// mode of the shipped Go consumer it needs (clients/go/main.go,
 // PERMITCHECK_GO_MODE). Each end-to-end test skips, saying why, when the releases it runs are
 // not built (ci/install-go-client.sh) and in sanitizer builds.
 #include <gtest/gtest.h>
@@ -29,8 +29,8 @@ TEST(BugCatalogueGo, Go1404RowRunsTheZeroQueueModeAtQOneOnInstalledReleases) {
 }
 
 TEST(BugCatalogueGo, E5_E6_Go1404ZeroQueueStallsAfterCloseInV0160NotInV0170) {
-  if (!installed("conformance/clients/go/permitcheck-go-consumer-v0.16.0") ||
-      !installed("conformance/clients/go/permitcheck-go-consumer-v0.17.0")) {
+  if (!installed("clients/go/permitcheck-go-consumer-v0.16.0") ||
+      !installed("clients/go/permitcheck-go-consumer-v0.17.0")) {
     GTEST_SKIP() << "Go client v0.16.0 / v0.17.0 not built (ci/install-go-client.sh) "
                     "or this is a sanitizer build";
   }
@@ -47,8 +47,8 @@ TEST(BugCatalogueGo, E5_E6_Go1404ZeroQueueStallsAfterCloseInV0160NotInV0170) {
 }
 
 TEST(GoConsumerModes, AnUnknownModeAndZeroQueueOnAReleaseWithoutItAreUsageErrors) {
-  if (!installed("conformance/clients/go/permitcheck-go-consumer") ||
-      !installed("conformance/clients/go/permitcheck-go-consumer-v0.9.0")) {
+  if (!installed("clients/go/permitcheck-go-consumer") ||
+      !installed("clients/go/permitcheck-go-consumer-v0.9.0")) {
     GTEST_SKIP() << "Go client v0.21.0 / v0.9.0 not built (ci/install-go-client.sh) "
                     "or this is a sanitizer build";
   }

@@ -53,8 +53,8 @@ TEST(BugCatalogue, RestartedReleaseNamesItsFailedStarts) {
 }
 
 TEST(BugCatalogue, E5_Go833DiscardedCorruptMessagesLeakPermitsInV090NotInV0100) {
-  if (!testing::installed("conformance/clients/go/permitcheck-go-consumer-v0.9.0") ||
-      !testing::installed("conformance/clients/go/permitcheck-go-consumer-v0.10.0")) {
+  if (!testing::installed("clients/go/permitcheck-go-consumer-v0.9.0") ||
+      !testing::installed("clients/go/permitcheck-go-consumer-v0.10.0")) {
     GTEST_SKIP() << "Go client v0.9.0 / v0.10.0 not built (ci/install-go-client.sh) or sanitized";
   }
   const std::vector<BugRow>& rows = bug_catalogue();
@@ -73,7 +73,7 @@ TEST(BugCatalogue, E5_Go833DiscardedCorruptMessagesLeakPermitsInV090NotInV0100) 
 std::string java_missing(const std::vector<std::string>& versions) {
   if (std::system("java -version >/dev/null 2>&1") != 0) return "no java runtime on the PATH";
   for (const std::string& v : versions) {
-    const std::string jar = absl::StrCat("conformance/clients/java/target-", v, "/consumer.jar");
+    const std::string jar = absl::StrCat("clients/java/target-", v, "/consumer.jar");
     if (!testing::installed(jar)) return absl::StrCat(jar, " not built (ci/install-java-client.sh) or sanitized");
   }
   return "";
@@ -100,8 +100,8 @@ void expect_stalled_then_back_at_q(const RowResult& r) {
 }
 
 TEST(BugCatalogue, E5_E6_Go1180DroppedDuplicatesReturnNoPermitInV0120NotInV0121) {
-  if (!testing::installed("conformance/clients/go/permitcheck-go-consumer-v0.12.0") ||
-      !testing::installed("conformance/clients/go/permitcheck-go-consumer-v0.12.1")) {
+  if (!testing::installed("clients/go/permitcheck-go-consumer-v0.12.0") ||
+      !testing::installed("clients/go/permitcheck-go-consumer-v0.12.1")) {
     GTEST_SKIP() << "Go client v0.12.0 / v0.12.1 not built (ci/install-go-client.sh) or sanitized";
   }
   const RowResult r = run_bug_row(row("go-1180"), PERMITCHECK_SOURCE_DIR);

@@ -27,12 +27,12 @@ inline const BugRow& row(std::string_view id) {
   return it == rows.end() ? rows.front() : *it;
 }
 
-// The exit status of conformance/clients/CLIENT/run with ENV and ARGS (no broker needed: the
+// The exit status of clients/CLIENT/run with ENV and ARGS (no broker needed: the
 // usage errors tested with it come before any connection); -1 when it did not exit.
 inline int consumer_exit_status(std::string_view client, std::string_view env,
                                 std::string_view args) {
   const std::string cmd =
-      absl::StrCat(std::string(env), " '", PERMITCHECK_SOURCE_DIR, "/conformance/clients/",
+      absl::StrCat(std::string(env), " '", PERMITCHECK_SOURCE_DIR, "/clients/",
                    std::string(client), "/run' ", std::string(args), " 2>/dev/null");
   const int status = std::system(cmd.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

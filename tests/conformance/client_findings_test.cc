@@ -32,7 +32,7 @@ ScenarioParams one_undecompressable_batch() {
 }
 
 TEST(CppClient, E5_DecompressionFailureReturnsOneForTheWholeBatch) {
-  if (!installed("conformance/clients/cpp/.venv/bin/python")) {
+  if (!installed("clients/cpp/.venv/bin/python")) {
     GTEST_SKIP() << "the C++ client (PyPI pulsar-client) is not installed "
                     "(ci/install-python-client.sh) or this is a sanitizer build";
   }
@@ -43,7 +43,7 @@ TEST(CppClient, E5_DecompressionFailureReturnsOneForTheWholeBatch) {
 }
 
 TEST(GoClient, E5_DecompressionFailureReturnsOneForTheWholeBatch) {
-  if (!installed("conformance/clients/go/permitcheck-go-consumer")) {
+  if (!installed("clients/go/permitcheck-go-consumer")) {
     GTEST_SKIP() << "the Go client is not built (ci/install-go-client.sh) or this is a "
                     "sanitizer build";
   }

@@ -17,7 +17,7 @@ TEST(ClientPresets, DefaultVersionRunsTheRunScriptWithEveryPlaceholder) {
   absl::StatusOr<ResolvedPreset> p = resolve_preset("cpp", "/src");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->command,
-            "'/src/conformance/clients/cpp/run' {url} {topic} {subscription} {q} {delay_ms} "
+            "'/src/clients/cpp/run' {url} {topic} {subscription} {q} {delay_ms} "
             "{nack_every}");
   EXPECT_EQ(p->version, "3.13.0");
   EXPECT_FALSE(p->preset->knows_message_permits);
@@ -27,7 +27,7 @@ TEST(ClientPresets, DefaultVersionRunsTheRunScriptWithEveryPlaceholder) {
 TEST(ClientPresets, AnotherInstalledVersionIsChosenThroughTheEnvironment) {
   absl::StatusOr<ResolvedPreset> p = resolve_preset("go@v0.9.0", "/src");
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->command.rfind("PERMITCHECK_CLIENT_VERSION=v0.9.0 '/src/conformance/clients/go/run'", 0),
+  EXPECT_EQ(p->command.rfind("PERMITCHECK_CLIENT_VERSION=v0.9.0 '/src/clients/go/run'", 0),
             0u) << p->command;
   // Naming the default version is the default.
   absl::StatusOr<ResolvedPreset> d = resolve_preset("go@v0.21.0", "/src");
@@ -38,7 +38,7 @@ TEST(ClientPresets, AnotherInstalledVersionIsChosenThroughTheEnvironment) {
 TEST(ClientPresets, JavaReleasesAreChosenThroughTheEnvironmentLikeGo) {
   absl::StatusOr<ResolvedPreset> p = resolve_preset("java@3.2.0", "/src");
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->command.rfind("PERMITCHECK_CLIENT_VERSION=3.2.0 '/src/conformance/clients/java/run'", 0),
+  EXPECT_EQ(p->command.rfind("PERMITCHECK_CLIENT_VERSION=3.2.0 '/src/clients/java/run'", 0),
             0u) << p->command;
   EXPECT_EQ(resolve_preset("java", "/src")->version, "4.2.4");
   EXPECT_EQ(resolve_preset("java@4.2.4", "/src")->command.find("PERMITCHECK_CLIENT_VERSION"),
@@ -53,7 +53,7 @@ TEST(ClientPresets, JavaRunScriptHonoursTheClientVersion) {
   // once the libstdc++ headers come through the precompiled header (docs/build-times.md).
   const std::string cmd = absl::StrCat("PERMITCHECK_CLIENT_VERSION=0.0.0-none '",
                                        PERMITCHECK_SOURCE_DIR,
-                                       "/conformance/clients/java/run' u t s 10 0 0 2>&1");
+                                       "/clients/java/run' u t s 10 0 0 2>&1");
   FILE* f = popen(cmd.c_str(), "r");
   ASSERT_NE(f, nullptr);
   std::string out;

@@ -37,7 +37,7 @@ using testing::reference_client;
 using testing::reference_command;
 
 std::string pulsar_flex_dir() {
-  return std::string(PERMITCHECK_SOURCE_DIR) + "/conformance/clients/pulsar-flex";
+  return std::string(PERMITCHECK_SOURCE_DIR) + "/clients/pulsar-flex";
 }
 
 // pulsar-flex flows ceil(Q/2) once its count of unprocessed grants drops below ceil(Q/2), so

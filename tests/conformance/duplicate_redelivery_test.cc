@@ -49,7 +49,7 @@ TEST(DuplicateRedelivery, ARoundWithoutAFlowLeavesTheWindowNotOpened) {
 }
 
 TEST(GoClient, DroppedDuplicatesReturnTheirPermits) {
-  if (!testing::installed("conformance/clients/go/permitcheck-go-consumer")) {
+  if (!testing::installed("clients/go/permitcheck-go-consumer")) {
     GTEST_SKIP() << "the Go client consumer is not built (ci/install-go-client.sh) or sanitized";
   }
   ScenarioOutcome o = run_scenario(testing::preset_client("go"),

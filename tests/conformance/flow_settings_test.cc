@@ -33,7 +33,7 @@ TEST(FlowProbe, ReadsTheReferenceClientsQAndTAtTwoConfigurations) {
     const ScenarioOutcome probe = probe_flow_settings(client);
     ASSERT_FALSE(probe.client_never_started) << probe.client_failure.value_or("");
     EXPECT_EQ(probe.flows_seen.q, q);
-    // The reference client's own T (conformance/clients/reference: spec::default_threshold).
+    // The reference client's own T (clients/reference: spec::default_threshold).
     EXPECT_EQ(probe.flows_seen.t, spec::default_threshold(q)) << "Q = " << q;
     EXPECT_TRUE(probe.violations.empty());
   }

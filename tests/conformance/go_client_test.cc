@@ -14,7 +14,7 @@ using spec::RuleId;
 using namespace testing;  // NOLINT: the shared helpers of these tests
 
 #define SKIP_WITHOUT_GO_CLIENT()                                                         \
-  if (!installed("conformance/clients/go/permitcheck-go-consumer")) {                     \
+  if (!installed("clients/go/permitcheck-go-consumer")) {                     \
     GTEST_SKIP() << "the Go client consumer is not built (ci/install-go-client.sh) "       \
                     "or this is a sanitizer build";                                       \
   }

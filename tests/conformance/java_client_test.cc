@@ -28,9 +28,9 @@ using testing::batch;
 using testing::details;
 using testing::has;
 
-const std::string kPinned = "4.2.4";  // conformance/clients/java/pom.xml
+const std::string kPinned = "4.2.4";  // clients/java/pom.xml
 
-std::string java_dir() { return std::string(PERMITCHECK_SOURCE_DIR) + "/conformance/clients/java"; }
+std::string java_dir() { return std::string(PERMITCHECK_SOURCE_DIR) + "/clients/java"; }
 
 std::string jar_of(const std::string& version) {
   return version == kPinned ? java_dir() + "/target/consumer.jar"

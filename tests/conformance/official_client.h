@@ -106,7 +106,7 @@ inline ScenarioParams params(ScenarioKind kind, std::vector<EntrySpec> entries,
 }  // namespace permitcheck::conformance::testing
 
 #define SKIP_WITHOUT_CPP_CLIENT()                                                         \
-  if (!installed("conformance/clients/cpp/.venv/bin/python")) {                           \
+  if (!installed("clients/cpp/.venv/bin/python")) {                           \
     GTEST_SKIP() << "the C++ client (PyPI pulsar-client) is not installed "                \
                     "(ci/install-python-client.sh) or this is a sanitizer build";         \
   }

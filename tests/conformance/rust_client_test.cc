@@ -15,7 +15,7 @@ using spec::RuleId;
 using namespace testing;  // NOLINT: the shared helpers of these tests
 
 #define SKIP_WITHOUT_RUST_CLIENT()                                                       \
-  if (!installed("conformance/clients/rust/permitcheck-rust-consumer")) {                 \
+  if (!installed("clients/rust/permitcheck-rust-consumer")) {                 \
     GTEST_SKIP() << "the Rust client consumer is not built (ci/install-rust-client.sh) "   \
                     "or this is a sanitizer build";                                       \
   }

@@ -5,7 +5,7 @@
 //     `mailto:`) or a bare `#anchor`: resolved against the file's directory, `#...` cut off;
 //   - a path in `backticks`, or a whitespace-separated word of a fenced code block, whose first
 //     segment is a top-level folder of the repository (`docs/rules.md`, `ci/main`,
-//     `conformance/clients/go/main.go`; of a code span, its first word, so `ci/test plain` names
+//     `clients/go/main.go`; of a code span, its first word, so `ci/test plain` names
 //     ci/test): resolved against the repository root; PATH.cc counts for a program PATH.
 // Paths under build*/ or node_modules (made by a build or an install) and paths with a placeholder (`{`, `<`, `*`, `...`,
 // `…`, an upper-case segment such as `NAME` or `DIR`) are not files of the repository and
@@ -176,10 +176,10 @@ TEST(DocLinks, TheCheckCatchesAMissingPathAndSkipsPlaceholders) {
   const std::set<std::string> folders = top_level_folders();
   EXPECT_EQ(repository_path("`docs/rules.md`", folders), "");  // backticks are cut by the caller
   EXPECT_EQ(repository_path("docs/rules.md", folders), "docs/rules.md");
-  EXPECT_EQ(repository_path("'conformance/clients/go/main.go',", folders),
-            "conformance/clients/go/main.go");
-  EXPECT_EQ(repository_path("conformance/clients/NAME/run", folders), "");
-  EXPECT_EQ(repository_path("conformance/clients/cpp/requirements-VERSION.txt", folders), "");
+  EXPECT_EQ(repository_path("'clients/go/main.go',", folders),
+            "clients/go/main.go");
+  EXPECT_EQ(repository_path("clients/NAME/run", folders), "");
+  EXPECT_EQ(repository_path("clients/cpp/requirements-VERSION.txt", folders), "");
   EXPECT_EQ(repository_path("conformance/README.md", folders), "conformance/README.md");
   EXPECT_EQ(repository_path("build/cli/permitcheck", folders), "");
   EXPECT_EQ(repository_path("docs/{x}.md", folders), "");

@@ -23,8 +23,8 @@ TEST(RealBrokerFidelity, TheGoClientGetsTheSameVerdictsFromPulsarAndTheConforman
   if (!installed_classpath(root).ok()) {
     GTEST_SKIP() << "the Pulsar broker is not installed (run ci/install-pulsar-broker.sh)";
   }
-  if (!std::filesystem::exists(root + "/conformance/clients/go/permitcheck-go-consumer")) {
-    GTEST_SKIP() << "the Go client is not installed (conformance/clients/go/install.sh)";
+  if (!std::filesystem::exists(root + "/clients/go/permitcheck-go-consumer")) {
+    GTEST_SKIP() << "the Go client is not installed (clients/go/install.sh)";
   }
   absl::StatusOr<std::uint16_t> tap_port = free_loopback_port();
   ASSERT_TRUE(tap_port.ok());
@@ -36,7 +36,7 @@ TEST(RealBrokerFidelity, TheGoClientGetsTheSameVerdictsFromPulsarAndTheConforman
   StandaloneControl control(&broker);
   // The Go preset's command and threshold (T = Q / 2: conformance/client_presets.cc).
   const std::vector<FidelityRow> rows = run_fidelity(
-      control, FidelityOptions{.client_command = root + "/conformance/clients/go/run {url} "
+      control, FidelityOptions{.client_command = root + "/clients/go/run {url} "
                                                         "{topic} {subscription} {q} {delay_ms} "
                                                         "{nack_every}",
                                .client_name = "go",

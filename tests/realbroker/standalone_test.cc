@@ -30,11 +30,11 @@ TEST(RealBrokerStandalone, StartsServesAGoClientAndLeavesNothingRunning) {
   const pid_t pid = broker.pid();
   const BrokerEndpoint e = broker.endpoint();
   EXPECT_TRUE(broker.admin().ready());
-  const std::string go = root() + "/conformance/clients/go/permitcheck-go-consumer";
+  const std::string go = root() + "/clients/go/permitcheck-go-consumer";
   if (std::filesystem::exists(go)) {
     StandaloneControl control(&broker);
     RealBrokerOutcome o = run_on_real_broker(
-        control, RealBrokerRun{.client_command = root() + "/conformance/clients/go/run {url} "
+        control, RealBrokerRun{.client_command = root() + "/clients/go/run {url} "
                                                           "{topic} {subscription} {q} 0 0",
                                .q = 10, .t = 5, .scenario = "batches",
                                .tap_port = *tap_port});

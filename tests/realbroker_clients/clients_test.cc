@@ -85,7 +85,7 @@ SharedBroker* shared = nullptr;
 std::optional<RealBrokerOutcome> run(const std::string& preset, const std::string& scenario,
                                      const std::string& installed) {
   if (!shared->broker) return std::nullopt;
-  if (!std::filesystem::exists(root() + "/conformance/clients/" + installed)) {
+  if (!std::filesystem::exists(root() + "/clients/" + installed)) {
     return std::nullopt;
   }
   absl::StatusOr<conformance::ResolvedPreset> p =

@@ -1,8 +1,8 @@
-module permitcheck/conformance/clients/go
+module permitcheck/clients/go
 
 go 1.18
 
-require github.com/apache/pulsar-client-go v0.12.0
+require github.com/apache/pulsar-client-go v0.12.1
 
 require (
 	github.com/99designs/go-keychain v0.0.0-20191008050251-8e49817e8af4 // indirect

@@ -1,4 +1,4 @@
-module permitcheck/conformance/clients/go
+module permitcheck/clients/go
 
 go 1.18
 
