@@ -1,0 +1,227 @@
+// Where the capture path decides a verdict (issue 33: mutants there survived every test): a
+// batch acknowledged index by index (as the reference client does) settles its entry, so
+// quiescence comes and E5 is checked; a retransmit of a longer copy behind a hole fills the
+// hole and keeps the verdict; a lost 1-byte last segment before a FIN is never PASS. Each is
+// shown on a correct run (PASS, no false alarm) and a violating one (the rule still found).
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capture/capture_file.h"
+#include "capture/checker.h"
+#include "spec/outcome.h"
+#include "spec/rule_id.h"
+#include "tests/capture/capture_testing.h"
+
+namespace permitcheck::capture {
+namespace capture_decisions {
+
+using testing::Conversation;
+using testing::LinkKind;
+using testing::Packet;
+namespace frames = testing::frames;
+
+struct Judged {
+  spec::Outcome outcome = spec::Outcome::kPass;
+  std::string rules;
+  std::string reasons;
+  std::uint64_t quiescent = 0;
+};
+
+// As `permitcheck validate` decides on a capture: FAIL on a violation, else INCOMPLETE when a
+// connection was not understood to its end, else PASS.
+Judged judge(const std::vector<Packet>& packets) {
+  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+  WireTraceBuilder builder(CaptureOptions{}, checker.sink());
+  const absl::Status read =
+      read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, packets), &builder);
+  checker.finish();
+  EXPECT_TRUE(read.ok()) << read;
+  Judged j;
+  for (const spec::Finding& f : checker.violations()) {
+    if (!j.rules.empty()) j.rules += ",";
+    j.rules += std::string(spec::rule_name(f.rule));
+  }
+  for (const NotUnderstood& n : checker.not_understood()) {
+    j.reasons += n.connection + ": " + n.reason + "\n";
+  }
+  j.quiescent = checker.quiescent();
+  j.outcome = !checker.violations().empty()      ? spec::Outcome::kFail
+              : !checker.not_understood().empty() ? spec::Outcome::kIncomplete
+                                                  : spec::Outcome::kPass;
+  return j;
+}
+
+Endpoint client() { return testing::endpoint4(1, 40000); }
+Endpoint server() { return testing::endpoint4(2, 6650); }
+
+// An ACK of batch index `index` of entry `entry`: by the ack set of the indexes still
+// unacknowledged after it (words), or by the batch_index field.
+std::string index_ack(std::uint64_t entry, std::optional<std::int64_t> index,
+                      std::vector<std::int64_t> remaining) {
+  wire::BaseCommand c;
+  c.set_type(wire::BaseCommand::ACK);
+  auto* a = c.mutable_ack();
+  a->set_consumer_id(0);
+  a->set_ack_type(wire::CommandAck::Individual);
+  auto* id = a->add_message_id();
+  id->set_ledgerid(7);
+  id->set_entryid(entry);
+  if (index) {
+    id->set_batch_index(static_cast<std::int32_t>(*index));
+    id->set_batch_size(6);
+  }
+  for (std::int64_t w : remaining) id->add_ack_set(w);
+  return frames::command(c);
+}
+
+Conversation connected_consumer() {
+  Conversation c(client(), server());
+  c.handshake();
+  c.client_sends(frames::connect());
+  c.server_sends(frames::connected());
+  c.client_sends(frames::subscribe(0, 1));
+  c.server_sends(frames::success(1));
+  c.client_sends(frames::flow(0, 10));
+  return c;
+}
+
+// One batch of 6 messages, acknowledged one index at a time (`by_ack_set`: each ack carries
+// the indexes still unacknowledged, down to none; else each names its batch_index), then the
+// Flow returning 6 (correct) or nothing (6 short, over T - 1 = 4: E5), a pause, the FIN.
+// `skip_index`: that index is never acknowledged, so the entry never settles.
+std::vector<Packet> batch_run(bool correct, bool by_ack_set, std::optional<int> skip_index = {}) {
+  Conversation c = connected_consumer();
+  c.server_sends(frames::message(0, 1, 6, {}, 6));
+  std::int64_t remaining = 0x3F;
+  for (int i = 0; i < 6; ++i) {
+    if (skip_index && *skip_index == i) continue;
+    remaining &= ~(std::int64_t{1} << i);
+    c.client_sends(by_ack_set ? index_ack(1, std::nullopt, {remaining}) : index_ack(1, i, {}));
+  }
+  if (correct) c.client_sends(frames::flow(0, 6));
+  c.pause(1.5);
+  c.client_fin();
+  return c.packets();
+}
+
+// The reference client acknowledges a batch index by index. Each ack clears its index; the
+// last one settles the entry, quiescence comes and the permit account is checked: the correct
+// run passes, the violating one is E5. (Were that path broken, the entry would never settle,
+// quiescence never come and E5 go unchecked: a PASS on a violating run.)
+TEST(CaptureDecisions, E5_ABatchAcknowledgedIndexByIndexSettlesAndIsChecked) {
+  for (bool by_ack_set : {true, false}) {
+    const Judged good = judge(batch_run(true, by_ack_set));
+    EXPECT_EQ(good.outcome, spec::Outcome::kPass) << by_ack_set << good.rules << good.reasons;
+    EXPECT_EQ(good.quiescent, 1u) << by_ack_set;
+    const Judged bad = judge(batch_run(false, by_ack_set));
+    EXPECT_EQ(bad.outcome, spec::Outcome::kFail) << by_ack_set << bad.reasons;
+    EXPECT_EQ(bad.rules, "E5") << by_ack_set;
+  }
+}
+
+// One index never acknowledged: the entry is still held, so the point is no quiescence (the
+// client may hold a message it has not acknowledged): no E5 for the shortfall, and never a
+// false alarm for the correct run.
+TEST(CaptureDecisions, E5_ABatchWithAnIndexNeverAcknowledgedIsNotQuiescent) {
+  for (bool by_ack_set : {true, false}) {
+    for (int skip : {0, 5}) {
+      const Judged good = judge(batch_run(true, by_ack_set, skip));
+      EXPECT_EQ(good.rules, "") << by_ack_set << skip;
+      const Judged bad = judge(batch_run(false, by_ack_set, skip));
+      EXPECT_EQ(bad.rules.find("E5"), std::string::npos) << by_ack_set << skip << bad.rules;
+      EXPECT_EQ(bad.quiescent, 0u) << by_ack_set << skip;
+    }
+  }
+}
+
+// Five single entries acknowledged, the Flow returning 5 (correct) or not (E5), the acks in
+// segments of `mss` bytes, a pause and the FIN.
+Conversation single_run(bool correct, std::size_t ack_mss, std::size_t flow_mss = 1400) {
+  Conversation c = connected_consumer();
+  std::string messages, acks;
+  for (std::uint64_t e = 1; e <= 5; ++e) {
+    messages += frames::message(0, e, 1, {}, 1);
+    acks += frames::ack(0, e);
+  }
+  c.server_sends(messages);
+  c.client_sends(acks, ack_mss);
+  if (correct) c.client_sends(frames::flow(0, 5), flow_mss);
+  c.pause(1.5);
+  c.client_fin();
+  return c;
+}
+
+// The client's data segments (with the receiver's ack after each) holding the acks.
+std::vector<std::size_t> client_segments_of(const std::vector<Packet>& p, const std::string& bytes) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i].src == client() && !p[i].payload.empty() &&
+        bytes.find(p[i].payload) != std::string::npos && p[i].payload.size() < bytes.size()) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// A segment is lost, the next one arrives (out of order, held), then the sender retransmits
+// one longer copy covering the hole and the segment after it: the hole is filled, the copy's
+// overlap agrees, and the verdict is the run's own (PASS, or E5), with nothing reported.
+TEST(CaptureDecisions, E5_ALongerRetransmitBehindAHoleFillsItAndKeepsTheVerdict) {
+  std::string acks;
+  for (std::uint64_t e = 1; e <= 5; ++e) acks += frames::ack(0, e);
+  for (bool correct : {true, false}) {
+    std::vector<Packet> p = single_run(correct, 16).packets();
+    const std::vector<std::size_t> segs = client_segments_of(p, acks);
+    ASSERT_GE(segs.size(), 4u);
+    const std::size_t lost = segs[1], next = segs[2];
+    ASSERT_EQ(next, lost + 2);  // data, its ack, data, its ack
+    Packet retransmit = p[lost];
+    retransmit.payload += p[next].payload;
+    Packet ack_after = p[next + 1];
+    // The receiver acks neither segment before the retransmit: its acks of them are dropped.
+    std::vector<Packet> out(p.begin(), p.begin() + static_cast<long>(lost));
+    out.push_back(p[next]);
+    retransmit.time = p[next].time + 0.0005;
+    out.push_back(retransmit);
+    ack_after.time = retransmit.time + 0.0001;
+    out.push_back(ack_after);
+    out.insert(out.end(), p.begin() + static_cast<long>(next) + 2, p.end());
+    const Judged j = judge(out);
+    EXPECT_EQ(j.reasons, "") << correct;
+    EXPECT_EQ(j.outcome, correct ? spec::Outcome::kPass : spec::Outcome::kFail)
+        << correct << " " << j.rules;
+    EXPECT_EQ(j.rules, correct ? "" : "E5");
+    EXPECT_EQ(j.quiescent, 1u) << correct;
+  }
+}
+
+// The correct run's returning Flow, sent so that its last segment holds its last byte alone,
+// and that segment lost (its ack too) before the client's FIN: the FIN's sequence number shows
+// the byte was sent. Never PASS (the Flow was never seen whole), never a violation the run did
+// not have.
+TEST(CaptureDecisions, ALost1ByteLastSegmentBeforeAFinIsNeverPass) {
+  const std::string flow = frames::flow(0, 5);
+  std::vector<Packet> p = single_run(true, 1400, flow.size() - 1).packets();
+  std::size_t last = p.size();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i].src == client() && p[i].payload.size() == 1) last = i;
+  }
+  ASSERT_LT(last + 1, p.size());
+  ASSERT_EQ(p[last].payload, flow.substr(flow.size() - 1));
+  p.erase(p.begin() + static_cast<long>(last), p.begin() + static_cast<long>(last) + 2);
+  ASSERT_TRUE(p.back().fin && p.back().src == client());
+  const Judged j = judge(p);
+  EXPECT_EQ(j.outcome, spec::Outcome::kIncomplete) << j.rules << j.reasons;
+  EXPECT_EQ(j.rules, "");
+  EXPECT_NE(j.reasons.find("client stream"), std::string::npos) << j.reasons;
+  // The same capture with the byte kept passes: the loss alone made it INCOMPLETE.
+  const Judged whole = judge(single_run(true, 1400, flow.size() - 1).packets());
+  EXPECT_EQ(whole.outcome, spec::Outcome::kPass) << whole.rules << whole.reasons;
+}
+
+}  // namespace capture_decisions
+}  // namespace permitcheck::capture
