@@ -223,5 +223,30 @@ TEST(CaptureDecisions, ALost1ByteLastSegmentBeforeAFinIsNeverPass) {
   EXPECT_EQ(whole.outcome, spec::Outcome::kPass) << whole.rules << whole.reasons;
 }
 
+// Forty connections (more than a sort keeps in arrival order by chance), each cut short
+// before its first whole frame: every one is counted, and the end-of-capture reports come in
+// the order the connections were seen, whatever order the connection table holds them in.
+TEST(CaptureDecisions, EveryConnectionIsCountedAndReportedInTheOrderSeen) {
+  std::vector<Packet> p;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 40; ++i) {
+    const Endpoint from = testing::endpoint4(static_cast<std::uint8_t>(200 - i),
+                                             static_cast<std::uint16_t>(40000 + 7 * i));
+    Conversation c(from, server(), 1764600000.0 + 0.01 * i);
+    c.handshake();
+    c.client_sends(std::string(3, '\0'));
+    for (const Packet& q : c.packets()) p.push_back(q);
+    expected.push_back(from.to_string() + "<>" + server().to_string());
+  }
+  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+  WireTraceBuilder builder(CaptureOptions{.port = 6650}, checker.sink());
+  ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, p), &builder).ok());
+  checker.finish();
+  EXPECT_EQ(builder.stats().connections, 40u);
+  const std::vector<NotUnderstood>& seen = checker.not_understood();
+  ASSERT_EQ(seen.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(seen[i].connection, expected[i]) << i;
+}
+
 }  // namespace capture_decisions
 }  // namespace permitcheck::capture
