@@ -12,6 +12,7 @@
 
 #include "capture/capture_file.h"
 #include "capture/checker.h"
+#include "capture/reassembly.h"
 #include "spec/outcome.h"
 #include "spec/rule_id.h"
 #include "tests/capture/capture_testing.h"
@@ -246,6 +247,63 @@ TEST(CaptureDecisions, EveryConnectionIsCountedAndReportedInTheOrderSeen) {
   const std::vector<NotUnderstood>& seen = checker.not_understood();
   ASSERT_EQ(seen.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(seen[i].connection, expected[i]) << i;
+}
+
+// A side's checksums are believed once 8 of its segments verify with at most one in 8 bad:
+// right at that bound (8 good, then the bad one) the corrupted copy of the client's last Flow
+// (9 permits for 5, sent first) is skipped as its receiver skipped it, and the run passes.
+TEST(CaptureDecisions, E2_ABadCopyIsSkippedRightAtTheBoundOfOneBadInEight) {
+  std::vector<Packet> p = single_run(true, 1400).packets();
+  for (Packet& k : p) k.checksum = true;
+  const std::string good_flow = frames::flow(0, 5), bad_flow = frames::flow(0, 9);
+  ASSERT_EQ(good_flow.size(), bad_flow.size());
+  std::size_t flow = p.size();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i].src == client() && p[i].payload == good_flow) flow = i;
+  }
+  ASSERT_LT(flow, p.size());
+  // Pure acks of the client dropped until 8 of its segments come before the Flow.
+  auto client_before = [&] {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < flow; ++i) n += p[i].src == client() ? 1 : 0;
+    return n;
+  };
+  for (std::size_t i = flow; i-- > 4 && client_before() > 8;) {
+    if (p[i].src == client() && p[i].payload.empty() && !p[i].syn && !p[i].fin) {
+      p.erase(p.begin() + static_cast<long>(i));
+      --flow;
+    }
+  }
+  ASSERT_EQ(client_before(), 8u);
+  Packet bad = p[flow];
+  bad.payload = bad_flow;
+  bad.checksum = true;
+  std::vector<Packet> believed = p;
+  believed.insert(believed.begin() + static_cast<long>(flow), bad);
+  EXPECT_EQ(judge(believed).rules, "E2");  // what the corrupted copy says, were it believed
+  bad.checksum = false;  // corrupted on the way: its checksum fails
+  p.insert(p.begin() + static_cast<long>(flow), bad);
+  const Judged j = judge(p);
+  EXPECT_EQ(j.outcome, spec::Outcome::kPass) << j.rules << j.reasons;
+  EXPECT_EQ(j.rules, "");
+}
+
+// Two copies of bytes waiting behind a hole that differ: the gap names the first byte where
+// they differ (here the fourth of the copy), whether the copies differ there or from the start.
+TEST(CaptureDecisions, DifferingCopiesBehindAHoleAreReportedAtTheirFirstDifferingByte) {
+  for (const auto& [later, offset] : {std::pair<std::string, int>{"ghiXkl", 9},
+                                      std::pair<std::string, int>{"Xhijkl", 6}}) {
+    StreamReassembler r(1 << 20);
+    r.start(100);
+    std::vector<StreamChunk> out;
+    EXPECT_FALSE(r.add(1, 100, "abc", 0, &out));
+    EXPECT_FALSE(r.add(2, 106, "ghijkl", 0, &out));  // "def" not yet captured: it waits
+    const std::optional<std::string> gap = r.add(3, 106, later, 0, &out);
+    ASSERT_TRUE(gap.has_value()) << later;
+    EXPECT_NE(gap->find("two copies of stream offset " + std::to_string(offset) + " differ"),
+              std::string::npos)
+        << *gap;
+  }
 }
 
 }  // namespace capture_decisions

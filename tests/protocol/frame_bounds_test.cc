@@ -178,7 +178,18 @@ TEST(FrameBounds, MetadataSizeUpToTheBytesLeft) {
   absl::StatusOr<MetadataAndPayload> one = parse_metadata_and_payload(u32(static_cast<std::uint32_t>(m.size())) + m + "z");
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_EQ(one->payload, "z");
-  EXPECT_FALSE(parse_metadata_and_payload(std::string(3, '\0')).ok());
+  // Three bytes cannot hold the size; four can, and then the size is judged (0: an empty
+  // metadata, which does not parse; 1: more than the bytes left).
+  absl::StatusOr<MetadataAndPayload> three = parse_metadata_and_payload(std::string(3, '\0'));
+  ASSERT_FALSE(three.ok());
+  EXPECT_NE(three.status().message().find("no room"), std::string::npos) << three.status();
+  absl::StatusOr<MetadataAndPayload> zero = parse_metadata_and_payload(u32(0));
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("does not parse"), std::string::npos) << zero.status();
+  absl::StatusOr<MetadataAndPayload> past = parse_metadata_and_payload(u32(1));
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("exceeds the 0 bytes left"), std::string::npos)
+      << past.status();
 }
 
 // A batch message's metadata and payload sizes may reach the end of the batch payload, not
@@ -228,6 +239,8 @@ TEST(FrameBounds, PeekCommandTypeReadsField1sVarintOfAnyLength) {
   EXPECT_EQ(peek_command_type(head + "\xc8\x01"), std::optional<std::uint64_t>(200));
   EXPECT_EQ(peek_command_type(head + std::string(9, '\x80') + "\x01"),
             std::optional<std::uint64_t>(std::uint64_t{1} << 63));
+  // Eleven bytes (past 64 bits) is no varint of a type.
+  EXPECT_FALSE(peek_command_type(head + std::string(10, '\x80') + "\x01").has_value());
   // A varint cut short, a frame of 8 bytes, another first field: no type.
   EXPECT_FALSE(peek_command_type(head + "\xc8").has_value());
   EXPECT_FALSE(peek_command_type(std::string(8, '\0')).has_value());

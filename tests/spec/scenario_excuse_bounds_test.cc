@@ -93,5 +93,25 @@ TEST(ScenarioExcuseBounds, X1_WithNoDrainTheUnrequestedPermitsMustBeFrom0ToTMinu
   }
 }
 
+// The drain's own finding at its edges: a surplus of 1 is too many (E2), a shortfall one past
+// an old client's slack is too few (E5), a shortfall of exactly the slack is none.
+TEST(ScenarioExcuseBounds, E2_E5_TheDrainsFindingAtOnePermitEitherWay) {
+  std::vector<std::string> rows;
+  const std::optional<Finding> e2 = drain_verdict(
+      {}, {.ran = true, .measured = true, .delta = 1, .text = "d", .scenario = "s"}, rows);
+  ASSERT_TRUE(e2.has_value());
+  EXPECT_EQ(e2->rule, RuleId::kE2);
+  EXPECT_EQ(e2->explanation, "the client returned 1 permit(s) too many in s (d)");
+  const std::optional<Finding> e5 = drain_verdict(
+      {}, {.ran = true, .measured = true, .delta = -5, .text = "d", .slack = 4, .scenario = "s"},
+      rows);
+  ASSERT_TRUE(e5.has_value());
+  EXPECT_EQ(e5->rule, RuleId::kE5);
+  EXPECT_EQ(e5->explanation, "the client returned 1 to 5 permit(s) too few in s (d)");
+  EXPECT_EQ(drain_verdict({}, {.ran = true, .measured = true, .delta = -4, .slack = 4}, rows),
+            std::nullopt);
+  EXPECT_TRUE(rows.empty());
+}
+
 }  // namespace scenario_excuse_bounds
 }  // namespace permitcheck::spec
