@@ -12,6 +12,7 @@
 
 #include "capture/capture_file.h"
 #include "capture/checker.h"
+#include "capture/pulsar_connection.h"
 #include "capture/reassembly.h"
 #include "spec/outcome.h"
 #include "spec/rule_id.h"
@@ -286,6 +287,62 @@ TEST(CaptureDecisions, E2_ABadCopyIsSkippedRightAtTheBoundOfOneBadInEight) {
   const Judged j = judge(p);
   EXPECT_EQ(j.outcome, spec::Outcome::kPass) << j.rules << j.reasons;
   EXPECT_EQ(j.rules, "");
+}
+
+// Past the sample that decides whether a side's checksums are believed (32 of its segments,
+// all good here), a corrupted copy of the client's last Flow is still skipped: the side stays
+// believed.
+TEST(CaptureDecisions, E2_ABadCopyLongAfterTheChecksumSampleIsStillSkipped) {
+  std::vector<Packet> p = single_run(true, /*ack_mss=*/2).packets();
+  for (Packet& k : p) k.checksum = true;
+  const std::string good_flow = frames::flow(0, 5);
+  std::size_t flow = p.size(), client_before = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i].src == client() && p[i].payload == good_flow) flow = i;
+  }
+  ASSERT_LT(flow, p.size());
+  for (std::size_t i = 0; i < flow; ++i) client_before += p[i].src == client() ? 1 : 0;
+  ASSERT_GT(client_before, 40u);
+  Packet bad = p[flow];
+  bad.payload = frames::flow(0, 9);
+  bad.checksum = false;  // corrupted on the way
+  p.insert(p.begin() + static_cast<long>(flow), bad);
+  const Judged j = judge(p);
+  EXPECT_EQ(j.outcome, spec::Outcome::kPass) << j.rules << j.reasons;
+  EXPECT_EQ(j.rules, "");
+}
+
+// How a stream's first bytes are classified, at each bound: fewer than 4 bytes need more; a
+// size outside 4..kMaxFrameSize is not Pulsar as soon as its 4 bytes are there; a frame not
+// yet whole needs more; a type 1-199 the codec does not know is another Pulsar command, 200
+// and up are not types.
+TEST(CaptureDecisions, TheFirstFrameIsClassifiedAtEachOfItsBounds) {
+  auto be32 = [](std::uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                       static_cast<char>(v >> 8), static_cast<char>(v)};
+  };
+  EXPECT_EQ(classify_first_frame(std::string(3, '\0')), FirstFrame::kNeedMore);
+  EXPECT_EQ(classify_first_frame(be32(3)), FirstFrame::kNotPulsar);
+  EXPECT_EQ(classify_first_frame(be32(4)), FirstFrame::kNeedMore);
+  EXPECT_EQ(classify_first_frame(be32(protocol::kMaxFrameSize)), FirstFrame::kNeedMore);
+  EXPECT_EQ(classify_first_frame(be32(protocol::kMaxFrameSize + 1)), FirstFrame::kNotPulsar);
+  const std::string connect = frames::connect();
+  EXPECT_EQ(classify_first_frame(connect), FirstFrame::kConnect);
+  EXPECT_EQ(classify_first_frame(connect.substr(0, connect.size() - 1)), FirstFrame::kNeedMore);
+  EXPECT_EQ(classify_first_frame(frames::flow(0, 1)), FirstFrame::kOtherCommand);
+  // A command of type 199 or 200 with an empty body: [size][command size][0x08 varint].
+  auto typed = [&](std::uint32_t type) {
+    std::string command = "\x08";
+    for (std::uint32_t v = type;; v >>= 7) {
+      command += static_cast<char>((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
+      if (v <= 0x7F) break;
+    }
+    return be32(static_cast<std::uint32_t>(command.size() + 4)) +
+           be32(static_cast<std::uint32_t>(command.size())) + command;
+  };
+  EXPECT_EQ(classify_first_frame(typed(199)), FirstFrame::kOtherCommand);
+  EXPECT_EQ(classify_first_frame(typed(200)), FirstFrame::kNotPulsar);
+  EXPECT_EQ(classify_first_frame(typed(0)), FirstFrame::kNotPulsar);
 }
 
 // Two copies of bytes waiting behind a hole that differ: the gap names the first byte where
