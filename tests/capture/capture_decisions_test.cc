@@ -345,6 +345,38 @@ TEST(CaptureDecisions, TheFirstFrameIsClassifiedAtEachOfItsBounds) {
   EXPECT_EQ(classify_first_frame(typed(0)), FirstFrame::kNotPulsar);
 }
 
+// The bytes each direction keeps to compare a later copy with are read again where the
+// capture holds them (by reference), in both directions: about 19 KiB from the broker and
+// 8 KiB from the client keep a few hundred bytes of references, not a copy of up to 16 KiB.
+TEST(CaptureDecisions, BytesKeptToCompareCopiesAreHeldByReferenceInBothDirections) {
+  Conversation c(client(), server());
+  c.handshake();
+  c.client_sends(frames::connect());
+  c.server_sends(frames::connected());
+  c.client_sends(frames::subscribe(0, 1));
+  c.server_sends(frames::success(1));
+  c.client_sends(frames::flow(0, 400));
+  std::string messages, acks;
+  for (std::uint64_t e = 1; e <= 400; ++e) {
+    messages += frames::message(0, e, 1, {}, 1);
+    acks += frames::ack(0, e);
+  }
+  ASSERT_GT(messages.size(), 16u * 1024);
+  ASSERT_GT(acks.size(), 4u * 1024);
+  c.server_sends(messages);
+  c.client_sends(acks);
+  c.client_sends(frames::flow(0, 400));
+  c.pause(1.5);
+  c.client_fin();
+  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
+  WireTraceBuilder builder(CaptureOptions{}, checker.sink());
+  ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, c.packets()), &builder).ok());
+  checker.finish();
+  EXPECT_TRUE(checker.violations().empty());
+  EXPECT_TRUE(checker.not_understood().empty());
+  EXPECT_LT(builder.stats().peak_memory, std::size_t{4096});
+}
+
 // Two copies of bytes waiting behind a hole that differ: the gap names the first byte where
 // they differ (here the fourth of the copy), whether the copies differ there or from the start.
 TEST(CaptureDecisions, DifferingCopiesBehindAHoleAreReportedAtTheirFirstDifferingByte) {
