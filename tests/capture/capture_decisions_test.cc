@@ -12,6 +12,8 @@
 
 #include "capture/capture_file.h"
 #include "capture/checker.h"
+#include "capture/ip_fragments.h"
+#include "capture/packet.h"
 #include "capture/pulsar_connection.h"
 #include "capture/reassembly.h"
 #include "spec/outcome.h"
@@ -375,6 +377,50 @@ TEST(CaptureDecisions, BytesKeptToCompareCopiesAreHeldByReferenceInBothDirection
   EXPECT_TRUE(checker.violations().empty());
   EXPECT_TRUE(checker.not_understood().empty());
   EXPECT_LT(builder.stats().peak_memory, std::size_t{4096});
+}
+
+// Past the overall limit of the fragment buffer the oldest datagram is given up, reported, and
+// the datagram whose fragment crossed the limit goes on: here it completes at once. When the
+// one crossing the limit is itself the oldest, it alone is given up.
+TEST(CaptureDecisions, PastTheFragmentBufferLimitTheOldestDatagramGoesNotTheOneCompleting) {
+  Packet k;
+  k.src = testing::endpoint4(1, 40000);
+  k.dst = testing::endpoint4(2, 6650);
+  k.payload = std::string(100, 'p');
+  auto fragment = [&](const std::string& ip) {
+    std::optional<TcpSegment> s =
+        parse_packet(LinkType::kRaw, ip, static_cast<std::uint32_t>(ip.size()));
+    EXPECT_TRUE(s && s->ip_fragment);
+    return *s;
+  };
+  const std::vector<std::string> a = testing::ip_fragments(k, 64, 1);
+  const std::vector<std::string> b = testing::ip_fragments(k, 64, 2);
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 2u);
+  std::vector<FragmentProblem> problems;
+  TcpSegment whole;
+  {
+    // 64 of A held, 64 of B held: 128 bytes; B's last fragment (56) crosses 150.
+    IpDefragmenter d(IpDefragmenter::Limits{.max_bytes = 150});
+    EXPECT_FALSE(d.add(1, fragment(a[0]), &whole, &problems));
+    EXPECT_FALSE(d.add(1, fragment(b[0]), &whole, &problems));
+    ASSERT_TRUE(d.add(1, fragment(b[1]), &whole, &problems));
+    EXPECT_EQ(whole.payload, k.payload);
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].reason.find("IP datagram id 1 given up"), std::string::npos) << problems[0].reason;
+    EXPECT_NE(problems[0].reason.find("fragment buffer of 150 bytes"), std::string::npos);
+    EXPECT_EQ(d.memory(), 0u);
+  }
+  {
+    // A alone crosses a limit of 100 with its second fragment: A is given up, nothing else.
+    problems.clear();
+    IpDefragmenter d(IpDefragmenter::Limits{.max_bytes = 100});
+    EXPECT_FALSE(d.add(1, fragment(a[0]), &whole, &problems));
+    EXPECT_FALSE(d.add(1, fragment(a[1]), &whole, &problems));
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].reason.find("fragment buffer of 100 bytes"), std::string::npos);
+    EXPECT_EQ(d.memory(), 0u);
+  }
 }
 
 // Two copies of bytes waiting behind a hole that differ: the gap names the first byte where
