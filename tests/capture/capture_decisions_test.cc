@@ -423,6 +423,32 @@ TEST(CaptureDecisions, PastTheFragmentBufferLimitTheOldestDatagramGoesNotTheOneC
   }
 }
 
+// The first bytes of a stream are probed up to 64 KiB (plus the segment that crossed it): a
+// CONNECT not whole by then is not taken for Pulsar (a bound, not a guess: nothing real sends
+// one that large), and one just under the bound is.
+TEST(CaptureDecisions, AFirstFrameNotWholeWithinTheProbesBoundIsNotFollowed) {
+  for (const auto& [version_bytes, followed] :
+       {std::pair<std::size_t, bool>{60000, true}, std::pair<std::size_t, bool>{66450, false}}) {
+    wire::BaseCommand connect;
+    connect.set_type(wire::BaseCommand::CONNECT);
+    connect.mutable_connect()->set_client_version(std::string(version_bytes, 'v'));
+    connect.mutable_connect()->set_protocol_version(21);
+    const std::string frame = frames::command(connect);
+    Conversation c(client(), server());
+    c.handshake();
+    c.client_sends(frame, 1400);
+    c.server_sends(frames::connected());
+    c.client_sends(frames::subscribe(0, 1));
+    c.server_sends(frames::success(1));
+    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
+    WireTraceBuilder builder(CaptureOptions{}, checker.sink());
+    ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, c.packets()), &builder).ok());
+    checker.finish();
+    EXPECT_EQ(builder.stats().pulsar, followed ? 1u : 0u) << frame.size();
+    EXPECT_EQ(builder.stats().ignored, followed ? 0u : 1u) << frame.size();
+  }
+}
+
 // Two copies of bytes waiting behind a hole that differ: the gap names the first byte where
 // they differ (here the fourth of the copy), whether the copies differ there or from the start.
 TEST(CaptureDecisions, DifferingCopiesBehindAHoleAreReportedAtTheirFirstDifferingByte) {
