@@ -449,6 +449,31 @@ TEST(CaptureDecisions, AFirstFrameNotWholeWithinTheProbesBoundIsNotFollowed) {
   }
 }
 
+// An IPv4 datagram holds at most 65535 bytes: a last fragment at the highest offset (65528)
+// ending at byte 65535 is taken; one ending at 65536 is malformed, reported, never read.
+TEST(CaptureDecisions, AFragmentEndingPastByte65535IsMalformed) {
+  for (const auto& [bytes, malformed] :
+       {std::pair<std::size_t, bool>{7, false}, std::pair<std::size_t, bool>{8, true}}) {
+    std::string ip = std::string("\x45\x00", 2) + testing::be16(static_cast<std::uint16_t>(20 + bytes)) +
+                     testing::be16(77) + testing::be16(0x1FFF) + std::string("\x40\x06\x00\x00", 4) +
+                     std::string("\x0a\x00\x00\x01\x0a\x00\x00\x02", 8) + std::string(bytes, 'f');
+    std::optional<TcpSegment> s =
+        parse_packet(LinkType::kRaw, ip, static_cast<std::uint32_t>(ip.size()));
+    ASSERT_TRUE(s && s->ip_fragment);
+    ASSERT_EQ(s->fragment_offset, 65528u);
+    IpDefragmenter d(IpDefragmenter::Limits{});
+    std::vector<FragmentProblem> problems;
+    TcpSegment whole;
+    EXPECT_FALSE(d.add(1, *s, &whole, &problems));
+    ASSERT_EQ(problems.size(), malformed ? 1u : 0u) << bytes;
+    if (malformed) {
+      EXPECT_NE(problems[0].reason.find("malformed (past 65535 bytes)"), std::string::npos)
+          << problems[0].reason;
+    }
+    EXPECT_EQ(d.memory(), malformed ? 0u : bytes);
+  }
+}
+
 // Two copies of bytes waiting behind a hole that differ: the gap names the first byte where
 // they differ (here the fourth of the copy), whether the copies differ there or from the start.
 TEST(CaptureDecisions, DifferingCopiesBehindAHoleAreReportedAtTheirFirstDifferingByte) {
