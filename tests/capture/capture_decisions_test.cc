@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -472,6 +473,51 @@ TEST(CaptureDecisions, AFragmentEndingPastByte65535IsMalformed) {
     }
     EXPECT_EQ(d.memory(), malformed ? 0u : bytes);
   }
+}
+
+// Without comparing copies (a tap: each byte comes once, from a socket), a retransmitted copy
+// of delivered bytes that differs is neither compared nor reported: the bytes first read
+// stand. Comparing (the default for a capture), the same copy is reported.
+TEST(CaptureDecisions, WithoutComparingCopiesADifferingRetransmitIsNotReported) {
+  std::vector<Packet> p = single_run(true, 1400).packets();
+  const std::string good_flow = frames::flow(0, 5);
+  std::size_t flow = p.size();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i].src == client() && p[i].payload == good_flow) flow = i;
+  }
+  ASSERT_LT(flow, p.size());
+  Packet later = p[flow];
+  later.payload = frames::flow(0, 9);
+  p.insert(p.begin() + static_cast<long>(flow) + 1, later);
+  for (bool compare : {true, false}) {
+    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+    CaptureOptions options;
+    options.compare_copies = compare;
+    WireTraceBuilder builder(options, checker.sink());
+    ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, p), &builder).ok());
+    checker.finish();
+    EXPECT_TRUE(checker.violations().empty()) << compare;
+    EXPECT_EQ(checker.not_understood().size(), compare ? 1u : 0u) << compare;
+  }
+}
+
+// The trace a checker writes is the header and one event per line, each line ending in a
+// newline: it reads back as a trace.
+TEST(CaptureDecisions, TheWrittenTraceHasOneEventPerLine) {
+  std::ostringstream trace;
+  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, &trace);
+  WireTraceBuilder builder(CaptureOptions{}, checker.sink());
+  ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, single_run(true, 1400).packets()),
+                                 &builder)
+                  .ok());
+  checker.finish();
+  const std::string text = trace.str();
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  std::size_t lines = 0;
+  for (char ch : text) lines += ch == '\n' ? 1 : 0;
+  EXPECT_EQ(lines, checker.events() + 1);
+  EXPECT_EQ(text.find("}{"), std::string::npos);
 }
 
 // Two copies of bytes waiting behind a hole that differ: the gap names the first byte where
