@@ -520,6 +520,42 @@ TEST(CaptureDecisions, TheWrittenTraceHasOneEventPerLine) {
   EXPECT_EQ(text.find("}{"), std::string::npos);
 }
 
+// Addresses used again after a close: the second connection is named with "#2" in what is
+// reported of it, the first keeps the plain name. Here the one whose SUCCESS is lost is
+// INCOMPLETE under its own name.
+TEST(CaptureDecisions, AConnectionOnReusedAddressesIsReportedAsTheSecondUse) {
+  const std::string base = client().to_string() + ">" + server().to_string();
+  for (int lossy : {0, 1}) {
+    std::vector<Packet> p;
+    for (int use = 0; use < 2; ++use) {
+      Conversation c(client(), server(), 1764600000.0 + 10 * use);
+      c.handshake();
+      c.client_sends(frames::connect());
+      c.server_sends(frames::connected());
+      c.client_sends(frames::subscribe(0, 1));
+      const std::size_t success = c.packets().size();
+      c.server_sends(frames::success(1));
+      c.client_sends(frames::flow(0, 10));
+      c.pause(1.5);
+      c.client_fin();
+      std::vector<Packet> q = c.packets();
+      if (use == lossy) q.erase(q.begin() + static_cast<long>(success));
+      for (Packet& k : q) {
+        k.seq += 7000000u * static_cast<std::uint32_t>(use);
+        k.ack += 7000000u * static_cast<std::uint32_t>(use);
+      }
+      p.insert(p.end(), q.begin(), q.end());
+    }
+    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+    WireTraceBuilder builder(CaptureOptions{}, checker.sink());
+    ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, p), &builder).ok());
+    checker.finish();
+    EXPECT_EQ(builder.stats().pulsar, 2u);
+    ASSERT_EQ(checker.not_understood().size(), 1u) << lossy;
+    EXPECT_EQ(checker.not_understood()[0].connection, lossy == 0 ? base : base + "#2");
+  }
+}
+
 // Two copies of bytes waiting behind a hole that differ: the gap names the first byte where
 // they differ (here the fourth of the copy), whether the copies differ there or from the start.
 TEST(CaptureDecisions, DifferingCopiesBehindAHoleAreReportedAtTheirFirstDifferingByte) {
