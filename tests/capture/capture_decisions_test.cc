@@ -556,6 +556,47 @@ TEST(CaptureDecisions, AConnectionOnReusedAddressesIsReportedAsTheSecondUse) {
   }
 }
 
+// Checking on its own thread, the checker takes batches of 4096 events with at most two
+// waiting: a capture of some 60,000 events makes the decoding thread wait for room, and the
+// checking thread wakes it each time it takes a batch. Same verdict and count as on the
+// caller's thread, and no hang.
+TEST(CaptureDecisions, E5_ACheckerOnItsOwnThreadTakesManyBatchesAndWakesTheDecoder) {
+  Conversation c(client(), server());
+  c.handshake();
+  c.client_sends(frames::connect());
+  c.server_sends(frames::connected());
+  c.client_sends(frames::subscribe(0, 1));
+  c.server_sends(frames::success(1));
+  c.client_sends(frames::flow(0, 30000));
+  std::string messages, acks;
+  for (std::uint64_t e = 1; e <= 30000; ++e) {
+    messages += frames::message(0, e, 1, {}, 1);
+    acks += frames::ack(0, e);
+  }
+  c.server_sends(messages);
+  c.client_sends(acks);
+  c.pause(1.5);
+  c.client_fin();
+  const std::string pcap = testing::pcap_bytes(LinkKind::kEthernet, c.packets());
+  std::vector<std::uint64_t> events;
+  std::vector<std::string> rules;
+  for (bool own_thread : {false, true}) {
+    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+    if (own_thread) checker.check_on_own_thread();
+    WireTraceBuilder builder(CaptureOptions{}, checker.sink());
+    ASSERT_TRUE(read_capture_bytes(pcap, &builder).ok());
+    checker.finish();
+    events.push_back(checker.events());
+    std::string r;
+    for (const spec::Finding& f : checker.violations()) r += std::string(spec::rule_name(f.rule)) + ",";
+    rules.push_back(r);
+  }
+  EXPECT_GT(events[0], 60000u);
+  EXPECT_EQ(events[1], events[0]);
+  EXPECT_EQ(rules[1], rules[0]);
+  EXPECT_NE(rules[0].find("E5"), std::string::npos) << rules[0];  // 30000 taken, none returned
+}
+
 // Two copies of bytes waiting behind a hole that differ: the gap names the first byte where
 // they differ (here the fourth of the copy), whether the copies differ there or from the start.
 TEST(CaptureDecisions, DifferingCopiesBehindAHoleAreReportedAtTheirFirstDifferingByte) {
