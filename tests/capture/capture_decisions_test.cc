@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "capture/capture_file.h"
-#include "capture/checker.h"
+#include "capture/wire_monitor.h"
 #include "capture/ip_fragments.h"
 #include "capture/packet.h"
 #include "capture/pulsar_connection.h"
@@ -39,7 +39,7 @@ struct Judged {
 // As `permitcheck validate` decides on a capture: FAIL on a violation, else INCOMPLETE when a
 // connection was not understood to its end, else PASS.
 Judged judge(const std::vector<Packet>& packets) {
-  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+  WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
   WireTraceBuilder builder(CaptureOptions{}, checker.sink());
   const absl::Status read =
       read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, packets), &builder);
@@ -243,7 +243,7 @@ TEST(CaptureDecisions, EveryConnectionIsCountedAndReportedInTheOrderSeen) {
     for (const Packet& q : c.packets()) p.push_back(q);
     expected.push_back(from.to_string() + "<>" + server().to_string());
   }
-  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+  WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
   WireTraceBuilder builder(CaptureOptions{.port = 6650}, checker.sink());
   ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, p), &builder).ok());
   checker.finish();
@@ -295,7 +295,7 @@ TEST(CaptureDecisions, E2_ABadCopyIsSkippedRightAtTheBoundOfOneBadInEight) {
 // Past the sample that decides whether a side's checksums are believed (32 of its segments,
 // all good here), a corrupted copy of the client's last Flow is still skipped: the side stays
 // believed.
-TEST(CaptureDecisions, E2_ABadCopyLongAfterTheChecksumSampleIsStillSkipped) {
+TEST(CaptureDecisions, ABadCopyLongAfterTheChecksumSampleIsStillSkipped) {
   std::vector<Packet> p = single_run(true, /*ack_mss=*/2).packets();
   for (Packet& k : p) k.checksum = true;
   const std::string good_flow = frames::flow(0, 5);
@@ -371,7 +371,7 @@ TEST(CaptureDecisions, BytesKeptToCompareCopiesAreHeldByReferenceInBothDirection
   c.client_sends(frames::flow(0, 400));
   c.pause(1.5);
   c.client_fin();
-  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
+  WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
   WireTraceBuilder builder(CaptureOptions{}, checker.sink());
   ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, c.packets()), &builder).ok());
   checker.finish();
@@ -441,7 +441,7 @@ TEST(CaptureDecisions, AFirstFrameNotWholeWithinTheProbesBoundIsNotFollowed) {
     c.server_sends(frames::connected());
     c.client_sends(frames::subscribe(0, 1));
     c.server_sends(frames::success(1));
-    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
+    WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire}, nullptr);
     WireTraceBuilder builder(CaptureOptions{}, checker.sink());
     ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, c.packets()), &builder).ok());
     checker.finish();
@@ -490,7 +490,7 @@ TEST(CaptureDecisions, WithoutComparingCopiesADifferingRetransmitIsNotReported) 
   later.payload = frames::flow(0, 9);
   p.insert(p.begin() + static_cast<long>(flow) + 1, later);
   for (bool compare : {true, false}) {
-    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+    WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
     CaptureOptions options;
     options.compare_copies = compare;
     WireTraceBuilder builder(options, checker.sink());
@@ -505,7 +505,7 @@ TEST(CaptureDecisions, WithoutComparingCopiesADifferingRetransmitIsNotReported) 
 // newline: it reads back as a trace.
 TEST(CaptureDecisions, TheWrittenTraceHasOneEventPerLine) {
   std::ostringstream trace;
-  WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, &trace);
+  WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, &trace);
   WireTraceBuilder builder(CaptureOptions{}, checker.sink());
   ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, single_run(true, 1400).packets()),
                                  &builder)
@@ -546,7 +546,7 @@ TEST(CaptureDecisions, AConnectionOnReusedAddressesIsReportedAsTheSecondUse) {
       }
       p.insert(p.end(), q.begin(), q.end());
     }
-    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+    WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
     WireTraceBuilder builder(CaptureOptions{}, checker.sink());
     ASSERT_TRUE(read_capture_bytes(testing::pcap_bytes(LinkKind::kEthernet, p), &builder).ok());
     checker.finish();
@@ -581,7 +581,7 @@ TEST(CaptureDecisions, E5_ACheckerOnItsOwnThreadTakesManyBatchesAndWakesTheDecod
   std::vector<std::uint64_t> events;
   std::vector<std::string> rules;
   for (bool own_thread : {false, true}) {
-    WireChecker checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
+    WireMonitor checker(spec::TraceHeader{.source = spec::TraceSource::kWire, .t = 5}, nullptr);
     if (own_thread) checker.check_on_own_thread();
     WireTraceBuilder builder(CaptureOptions{}, checker.sink());
     ASSERT_TRUE(read_capture_bytes(pcap, &builder).ok());
