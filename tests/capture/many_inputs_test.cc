@@ -159,6 +159,23 @@ TEST_F(ManyInputs, ExitCodeCombinesTheInputsWhateverTheJobCount) {
     EXPECT_NE(bad.err.find(inputs_[5] + ": line 3: "), std::string::npos) << bad.err;
   }
 }
+// An unreadable input first (a path that does not exist, then a folder), then a violation and
+// an INCOMPLETE capture: bad input (2) wins over both, whatever the job count, and the
+// unreadable input is named; the inputs after it are still validated and reported.
+TEST_F(ManyInputs, AnUnreadableFirstInputMakesExit2OverAViolationAndAnIncomplete) {
+  for (const std::string unreadable : {dir_ + "/no-such.pcap", dir_}) {
+    for (int jobs : {1, 4}) {
+      const Outcome o = validate("--jobs " + std::to_string(jobs) + " " + unreadable + " " +
+                                 inputs_[4] + " " + inputs_[2]);
+      EXPECT_EQ(o.code, 2) << unreadable << " " << jobs << o.err;
+      EXPECT_NE(o.err.find(unreadable), std::string::npos) << o.err;
+      EXPECT_NE(o.out.find(inputs_[4]), std::string::npos) << o.out;
+      EXPECT_NE(o.out.find(inputs_[2]), std::string::npos) << o.out;
+    }
+  }
+  // Alone, the same violation and INCOMPLETE give 1: the unreadable input made the 2.
+  EXPECT_EQ(validate(inputs_[4] + " " + inputs_[2]).code, 1);
+}
 #endif  // PERMITCHECK_BIN
 
 }  // namespace many_inputs
