@@ -60,8 +60,13 @@ Finding row_finding(const std::vector<LegacyWindow>& opened, const DrainFacts& d
   std::string s = absl::StrCat(absl::StrJoin(parts, "; "), ": the client returned ", amount,
                                " ", how, " (", d.text, ")");
   if (legacy_known) {
-    absl::StrAppend(&s, "; the legacy value gives ", legacy > 0 ? "+" : "", legacy, " here",
-                    legacy == delta ? ", as observed" : "");
+    // "As observed" only of an exact measure (a range is no observation of one number).
+    const bool exact = d.measured && (d.slack == 0 || delta > 0);
+    absl::StrAppend(&s, "; the legacy rule returns ",
+                    legacy == 0 ? std::string("exactly P")
+                                : absl::StrCat(count_noun(std::abs(legacy), "permit"),
+                                               legacy > 0 ? " too many" : " too few"),
+                    " here", exact && legacy == delta ? ", as observed" : "");
   } else {
     absl::StrAppend(&s, "; legacy credits each late return to the replacement");
   }

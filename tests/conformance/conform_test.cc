@@ -273,7 +273,8 @@ TEST(LegacyReferenceClient, C7_DrainMeasuresTheExactLoss) {
   ASSERT_TRUE(o.drain.measured) << details(o);
   EXPECT_EQ(o.drain.delta, -4) << details(o);
   EXPECT_TRUE(has(o.violations, RuleId::kC7, "returned 4 permits too few")) << details(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kC7, "the legacy value gives -4 here, as observed"))
+  EXPECT_TRUE(has(o.violations, RuleId::kC7,
+                  "the legacy rule returns 4 permits too few here, as observed"))
       << details(o);
 }
 

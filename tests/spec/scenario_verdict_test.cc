@@ -120,7 +120,8 @@ TEST(ScenarioVerdict, L1_C7_L11_AWindowExplainsOnlyAnAmountThatErrsItsWay) {
   EXPECT_EQ(c7->rule, RuleId::kC7);
   EXPECT_THAT(c7->explanation,
               HasSubstr("L1: b8 with a checksum failure (P = 8): the client returned 7 permits "
-                        "too few (d); the legacy value gives -7 here, as observed; rulebook L1: "));
+                        "too few (d); the legacy rule returns 7 permits too few here, as "
+                        "observed; rulebook L1: "));
   EXPECT_THAT(rows, ElementsAre("L1"));  // L11 over-grants: it explains no loss
   rows.clear();
   const std::optional<Finding> n6 =
