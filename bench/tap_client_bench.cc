@@ -357,8 +357,9 @@ int main(int argc, char** argv) {
               median(t50) - median(d50), median(t99) - median(d99), median(t50) / median(d50),
               median(t99) / median(d99), median(trate) / median(drate), median(trate));
   std::printf("tap: %.2f us of CPU per message (median), checking done at most %.2f s after a "
-              "run; %d finding(s), %d not understood; %s; load average %s\n",
+              "run; %d %s, %d not understood; %s; load average %s\n",
               median(tcpu), *std::max_element(tbusy.begin(), tbusy.end()), findings,
+              findings == 1 ? "finding" : "findings",
               not_understood, summary.empty() ? "no summary" : summary.c_str(),
               load_average().c_str());
   if (summary.empty() || findings > 0 || not_understood > 0) {

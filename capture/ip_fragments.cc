@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::capture {
 namespace {
@@ -44,8 +45,8 @@ void IpDefragmenter::expire(double now, std::vector<FragmentProblem>* problems) 
       drop(it, now,
            absl::StrCat("IP-fragmented segment: a fragment of ",
                         datagram_name(std::get<5>(it->first)), " never captured within ",
-                        kTimeoutSeconds, " s (", it->second.bytes,
-                        " byte(s) of it held): its bytes are not read"),
+                        kTimeoutSeconds, " s (", spec::count_noun(it->second.bytes, "byte"),
+                        " of it held): its bytes are not read"),
            problems);
     }
     it = next;
@@ -58,7 +59,8 @@ void IpDefragmenter::finish(double now, std::vector<FragmentProblem>* problems) 
     drop(it, now,
          absl::StrCat("IP-fragmented segment: the capture ends before every fragment of ",
                       datagram_name(std::get<5>(it->first)), " was captured (",
-                      it->second.bytes, " byte(s) of it held): its bytes are not read"),
+                      spec::count_noun(it->second.bytes, "byte"),
+                      " of it held): its bytes are not read"),
          problems);
   }
 }
@@ -87,8 +89,8 @@ std::string IpDefragmenter::incomplete_between(const Endpoint& a, const Endpoint
       continue;
     }
     return absl::StrCat("IP-fragmented segment: ", datagram_name(std::get<5>(key)),
-                        " of this connection still lacks a fragment (", d.bytes,
-                        " byte(s) of it held)");
+                        " of this connection still lacks a fragment (",
+                        spec::count_noun(d.bytes, "byte"), " of it held)");
   }
   return "";
 }
@@ -117,9 +119,9 @@ bool IpDefragmenter::add(double time, const TcpSegment& f, TcpSegment* whole,
   const std::string name = datagram_name(f.fragment_id);
   if (f.missing > 0) {
     drop(it, time,
-         absl::StrCat("IP-fragmented segment: snap length too short: ", f.missing,
-                      " byte(s) of a fragment of ", name, " at offset ", f.fragment_offset,
-                      " not captured"),
+         absl::StrCat("IP-fragmented segment: snap length too short: ",
+                      spec::count_noun(f.missing, "byte"), " of a fragment of ", name,
+                      " at offset ", f.fragment_offset, " not captured"),
          problems);
     return false;
   }
@@ -130,7 +132,7 @@ bool IpDefragmenter::add(double time, const TcpSegment& f, TcpSegment* whole,
       (f.more_fragments && f.payload.empty())) {
     drop(it, time,
          absl::StrCat("IP-fragmented segment: a fragment of ", name, " at offset ", lo, " of ",
-                      f.payload.size(), " byte(s) is malformed (",
+                      spec::count_noun(f.payload.size(), "byte"), " is malformed (",
                       hi > kMaxDatagram ? "past 65535 bytes" : "not a multiple of 8 bytes",
                       "): its bytes are not read"),
          problems);

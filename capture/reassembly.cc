@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::capture {
 
@@ -246,8 +247,8 @@ std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq
     }
     // Its uncaptured tail may still be new.
     if (missing > 0 && end + missing > static_cast<std::int64_t>(next_)) {
-      return gap(absl::StrCat("snap length too short: ", missing, " byte(s) of a segment at "
-                              "stream offset ", end, " not captured"));
+      return gap(absl::StrCat("snap length too short: ", spec::count_noun(missing, "byte"),
+                              " of a segment at stream offset ", end, " not captured"));
     }
     return std::nullopt;
   }
@@ -315,7 +316,8 @@ std::optional<std::string> StreamReassembler::add(double time, std::uint32_t seq
   if (std::optional<std::string> g = flush(out, first_new)) return g;
   if (pending_bytes_ > max_pending_) {
     return gap(absl::StrCat("lost segment: stream offset ", next_, " never captured while ",
-                            pending_bytes_, " later byte(s) waited", hole_note()));
+                            spec::count_noun(pending_bytes_, "later byte"), " waited",
+                            hole_note()));
   }
   return std::nullopt;
 }
@@ -444,7 +446,8 @@ std::optional<std::string> StreamReassembler::finish() {
   if (broken_) return std::nullopt;
   if (!pending_.empty()) {
     return gap(absl::StrCat("lost segment: stream offset ", next_, " never captured (",
-                            pending_bytes_, " later byte(s) seen)", hole_note()));
+                            spec::count_noun(pending_bytes_, "later byte"), " seen)",
+                            hole_note()));
   }
   if (end_ && next_ < *end_) {
     return gap(absl::StrCat("lost segment: the stream ends at offset ", *end_,

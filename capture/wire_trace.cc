@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::capture {
 namespace {
@@ -129,8 +130,9 @@ void WireTraceBuilder::on_whole_segment(double time, const TcpSegment& s) {
         ++stats_.not_understood;
         sink_.not_understood(
             absl::StrCat(s.src.to_string(), "<>", s.dst.to_string()), time,
-            absl::StrCat("connection table full (", options_.max_connections,
-                         " connection(s) followed at once): this connection is not followed"));
+            absl::StrCat("connection table full (",
+                         spec::count_noun(options_.max_connections, "connection"),
+                         " followed at once): this connection is not followed"));
       }
       return;
     }

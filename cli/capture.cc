@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/options.h"
+#include "spec/plain_text.h"
 #include "validate/validate.h"
 #ifdef PERMITCHECK_HAVE_CAPTURE
 #include "capture/capture_file.h"
@@ -140,19 +141,22 @@ validate::FileResult validate_capture(const std::string& path, std::optional<spe
   const capture::CaptureStats& s = builder.stats();
   if (s.clock_steps_back > 0) {
     err << "permitcheck validate: " << path << ": the capture's clock stepped back "
-        << s.clock_steps_back << " time(s); taken in capture order, times after a step shifted "
+        << spec::count_noun(s.clock_steps_back, "time")
+        << "; taken in capture order, times after a step shifted "
         << absl::StrFormat("%.6f", s.clock_shift) << " s in all\n";
   }
   if (s.uncompared_copies > 0) {
-    err << "permitcheck validate: " << path << ": " << s.uncompared_copies
-        << " copy(ies) of bytes sent more than " << capture::StreamReassembler::kCompareBytes
+    err << "permitcheck validate: " << path << ": "
+        << spec::count_noun(s.uncompared_copies, "copy", "copies") << " of bytes sent more than "
+        << capture::StreamReassembler::kCompareBytes
         << " bytes earlier, not compared with the first (retransmissions from far back; "
            "believed identical)\n";
   }
   if (s.bad_checksums > 0) {
-    err << "permitcheck validate: " << path << ": " << s.bad_checksums
-        << " segment(s) with a bad TCP checksum skipped (their side's checksums are otherwise "
-           "good: the receiver dropped them too)\n";
+    err << "permitcheck validate: " << path << ": "
+        << spec::count_noun(s.bad_checksums, "segment")
+        << " with a bad TCP checksum skipped (their side's checksums are otherwise good: the "
+           "receiver dropped them too)\n";
   }
   if (!read.ok()) {
     result.error = absl::StrCat("capture: ", read.message());

@@ -9,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "base/absl_view.h"
 #include "spec/outcome.h"
+#include "spec/plain_text.h"
 #include "spec/ruleset.h"
 #include "validate/junit.h"
 #include "validate/report.h"
@@ -237,8 +238,9 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
     if (o.coverage) out << "\n" << coverage.format(coverage.cases());
   }
   if (o.coverage && !unreached.empty()) {
-    err << "permitcheck check: coverage: " << unreached.size()
-        << " decision point(s) or rule(s) never reached in " << coverage.cases() << " case(s)\n";
+    err << "permitcheck check: coverage: "
+        << spec::count_noun(unreached.size(), "decision point or rule", "decision points or rules")
+        << " never reached in " << spec::count_noun(coverage.cases(), "case") << "\n";
     return spec::kExitViolation;
   }
   return r.passed ? spec::kExitPass : spec::kExitViolation;

@@ -29,6 +29,7 @@
 #include "spec/monitor.h"
 #include "spec/outcome.h"
 #include "spec/permit_state.h"
+#include "spec/plain_text.h"
 #include "trace/writer.h"
 #endif
 
@@ -221,7 +222,8 @@ std::string verdict(const ConformReport& r) {
   const std::string na =
       not_applicable_count(r) == 0
           ? ""
-          : absl::StrCat("; ", not_applicable_count(r), " scenario(s) NOT-APPLICABLE to this client");
+          : absl::StrCat("; ", spec::count_noun(not_applicable_count(r), "scenario"),
+                         " NOT-APPLICABLE to this client");
   if (r.client_could_not_start) {
     return "NOTHING-CHECKED (the client never subscribed and sent a Flow)";
   }
@@ -231,8 +233,9 @@ std::string verdict(const ConformReport& r) {
   }
   if (r.interrupted) {
     if (r.scenarios.empty()) return "INTERRUPTED (stopped by a signal before any scenario finished)";
-    return absl::StrCat("INTERRUPTED (stopped by a signal; ", r.scenarios.size(),
-                        " scenario(s) finished before it, reported above, together ",
+    return absl::StrCat("INTERRUPTED (stopped by a signal; ",
+                        spec::count_noun(r.scenarios.size(), "scenario"),
+                        " finished before it, reported above, together ",
                         std::string(spec::outcome_name(r.outcome())), ")");
   }
   switch (r.outcome()) {
@@ -302,8 +305,8 @@ std::string settings_text(const RunSettings& s) {
 
 // One scenario's line of the text report, with what it opened, restarted, missed and deviated.
 void scenario_text(std::ostream& o, const ScenarioReport& s) {
-  o << "  " << status(s) << " " << scenario_name(s) << "  (" << s.runs
-    << " run(s), " << s.cases_passed << " case(s) passed, "
+  o << "  " << status(s) << " " << scenario_name(s) << "  (" << spec::count_noun(s.runs, "run")
+    << ", " << spec::count_noun(s.cases_passed, "case") << " passed, "
     << absl::StrFormat("%.1f", s.seconds) << " s)";
   if (s.counterexample) o << "  rules " << rules_list(*s.counterexample);
   o << "\n";
@@ -375,7 +378,7 @@ void counterexample_text(std::ostream& o, const ScenarioReport& s, bool full) {
   for (const std::string& w : c.windows) o << "opened: " << w << "\n";
   o << "wire trace: " << c.events.size() << " events; last incarnation granted "
     << c.granted << ", debited " << c.debited << ", available " << (c.granted - c.debited)
-    << "; " << c.incarnations << " subscribe(s)\n";
+    << "; " << spec::count_noun(c.incarnations, "subscribe") << "\n";
   if (c.client_failure) o << "client: " << *c.client_failure << "\n";
   o << "findings:\n" << report::findings_text(c.violations, c.deviations);
   if (!full) return;
@@ -402,8 +405,9 @@ std::string format_text(const ConformReport& r, const std::string& command,
       << "the client's own --q (and --threshold), or without them to read them off its Flows.\n\n";
   }
   if (r.interrupted) {
-    o << "INTERRUPTED by a signal: the report of the " << r.scenarios.size()
-      << " scenario(s) that finished before it; the others did not finish.\n\n";
+    o << "INTERRUPTED by a signal: the report of the "
+      << spec::count_noun(r.scenarios.size(), "scenario")
+      << " that finished before it; the others did not finish.\n\n";
   }
   if (r.client_could_not_start) {
     o << "The client never subscribed and sent a Flow in any run: could not start.\n";
@@ -568,7 +572,8 @@ std::string conform_junit(const ConformReport& r) {
           "not judged", r.settings_mismatch.value_or("configuration mismatch"), ""};
     } else if (s.deadline_reached) {
       c.error = validate::JunitCase::Failure{
-          "not run", absl::StrCat("--deadline reached after ", s.runs, " run(s)"), ""};
+          "not run", absl::StrCat("--deadline reached after ", spec::count_noun(s.runs, "run")),
+          ""};
     } else if (s.skipped_never_started) {
       c.error = validate::JunitCase::Failure{"not run", "the client never subscribed", ""};
     } else if (s.inconclusive()) {

@@ -9,34 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/absl_view.h"
+#include "spec/plain_text.h"
 #include "spec/rule_id.h"
 #include "trace/writer.h"
 
 namespace permitcheck::cli {
 namespace {
 
-std::string units(std::int64_t n) { return absl::StrCat(n, n == 1 ? " permit" : " permits"); }
-
-// "{0,2,5}" for the deliverable indexes of an ack_set (at most 16 shown).
-std::string show_ack_set(const spec::AckSet& a) {
-  std::vector<std::string> bits;
-  std::size_t shown = 0, total = 0;
-  for (std::size_t w = 0; w < a.words().size(); ++w) {
-    const auto word = static_cast<std::uint64_t>(a.words()[w]);
-    for (int b = 0; b < 64; ++b) {
-      if ((word >> b) & 1U) {
-        ++total;
-        if (shown < 16) {
-          bits.push_back(absl::StrCat(w * 64 + b));
-          ++shown;
-        }
-      }
-    }
-  }
-  std::string s = absl::StrCat("{", absl::StrJoin(bits, ","));
-  if (total > shown) absl::StrAppend(&s, ",... ", total, " set");
-  return s + "}";
-}
+std::string units(std::int64_t n) { return spec::count_noun(n, "permit"); }
 
 // What the events say about one command, beyond the monitor's ledger.
 struct Story {
@@ -204,7 +184,9 @@ std::string tell_send(const spec::Send& e, std::uint64_t line) {
   std::int64_t sum = 0;
   for (const spec::SentEntry& s : e.entries) {
     std::string one = absl::StrCat("command ", s.cmd.to_string(), " B=", s.entry.batch_size);
-    if (!s.entry.ack_set.absent()) absl::StrAppend(&one, " ack_set ", show_ack_set(s.entry.ack_set));
+    if (!s.entry.ack_set.absent()) {
+      absl::StrAppend(&one, " ", spec::acknowledged_text(s.entry.ack_set, s.entry.batch_size));
+    }
     if (!s.entry.admitted) {
       one += " rejected";
     } else if (s.p) {
@@ -259,7 +241,9 @@ std::string draw(const spec::Event& event, std::uint64_t line) {
       std::vector<std::string> f;
       if (e.message_permits) f.push_back(absl::StrCat("message_permits ", *e.message_permits));
       else f.push_back("no message_permits");
-      if (!e.ack_set.absent()) f.push_back(absl::StrCat("ack_set ", show_ack_set(e.ack_set)));
+      if (!e.ack_set.absent()) {
+        f.push_back(spec::acknowledged_text(e.ack_set, e.batch_size.value_or(0)));
+      }
       if (e.batch_size) f.push_back(absl::StrCat("B ", *e.batch_size));
       if (e.epoch) f.push_back(absl::StrCat("epoch ", *e.epoch));
       return absl::StrCat("B->>L: Message cmd ", e.cmd.to_string(), " (", absl::StrJoin(f, ", "), ")", at);
@@ -277,7 +261,7 @@ std::string draw(const spec::Event& event, std::uint64_t line) {
     std::string operator()(const spec::Recv& e) {
       std::vector<std::string> f;
       if (e.message_permits) f.push_back(absl::StrCat("message_permits ", *e.message_permits));
-      if (!e.ack_set.absent()) f.push_back(absl::StrCat("ack_set ", show_ack_set(e.ack_set)));
+      if (!e.ack_set.absent()) f.push_back(spec::acknowledged_text(e.ack_set, 0));
       return absl::StrCat("L->>C: cmd ", e.cmd.to_string(), " arrives on inc ", e.inc.to_string(),
                           f.empty() ? "" : absl::StrCat(" (", absl::StrJoin(f, ", "), ")"), at);
     }

@@ -20,6 +20,7 @@
 #include "cli/explain.h"
 #include "conformance/client_presets.h"
 #include "conformance/conform.h"
+#include "spec/plain_text.h"
 #include "trace/writer.h"
 #ifdef PERMITCHECK_HAVE_REALBROKER
 #include "realbroker/fidelity.h"
@@ -157,7 +158,7 @@ void fill_cell(Cell& c, const conformance::ConformReport& r) {
     case Outcome::kPass:
       break;
   }
-  c.reason = absl::StrCat(s.cases_passed, " case(s) passed");
+  c.reason = absl::StrCat(spec::count_noun(s.cases_passed, "case"), " passed");
 }
 
 namespace {

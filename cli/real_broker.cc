@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "spec/outcome.h"
+#include "spec/plain_text.h"
 #ifdef PERMITCHECK_HAVE_REALBROKER
 #include "cli/real_broker_fidelity.h"
 #include "conformance/client_presets.h"
@@ -97,9 +98,10 @@ void write_text(const std::vector<RealBrokerOutcome>& runs, const std::string& b
         << (o.rules.empty() ? "" : absl::StrCat("  rules ", absl::StrJoin(o.rules, ","))) << "\n";
     out << "  subscription " << (o.sub_type.empty() ? "?" : o.sub_type) << ", Q " << o.q
         << (o.broker_above_q() ? "; the broker's availablePermits went ABOVE Q" : "") << "\n";
-    out << "  published " << o.published << " messages; through the tap: " << o.consumers
-        << " consumer(s), " << o.flows << " flows, " << o.messages << " MESSAGE commands, "
-        << o.acks << " acks; peak available permits: wire " << o.peak_available
+    out << "  published " << spec::count_noun(o.published, "message") << "; through the tap: "
+        << spec::count_noun(o.consumers, "consumer") << ", " << spec::count_noun(o.flows, "flow")
+        << ", " << spec::count_noun(o.messages, "MESSAGE command") << ", "
+        << spec::count_noun(o.acks, "ack") << "; peak available permits: wire " << o.peak_available
         << ", broker stats " << o.broker_peak_available << "; " << absl::StrFormat("%.1f", o.seconds)
         << " s\n";
     for (const realbroker::StatsComparison& c : o.comparisons) {

@@ -9,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "report/json.h"
 #include "spec/outcome.h"
+#include "spec/plain_text.h"
 #include "validate/junit.h"
 #include "validate/report.h"
 #include "validate/validate.h"
@@ -36,7 +37,7 @@ std::string tap_junit(const std::string& listen, const std::string& upstream,
     }
     c.failure = validate::JunitCase::Failure{
         "violation",
-        absl::StrCat(checker.violations().size(), " violation(s); first: ",
+        absl::StrCat(spec::count_noun(checker.violations().size(), "violation"), "; first: ",
                      spec::format_finding(checker.violations().front())),
         body};
   } else if (verdict == "INCOMPLETE") {
@@ -111,14 +112,17 @@ std::string summary_text(const TapSummary& s) {
   const capture::WireMonitor& checker = s.checker;
   std::ostringstream out;
   out << "settings: --idle " << s.idle_seconds << " --max-memory " << s.max_memory << "\n";
-  out << "tap: " << st.connections << " connection(s) (" << st.pulsar_connections
-      << " Pulsar), " << st.bytes_to_broker << " bytes to the broker, " << st.bytes_to_client
-      << " to clients, " << checker.events() << " wire events, "
-      << checker.violations().size() << " violation(s), " << checker.deviations().size()
-      << " known deviation(s), " << checker.not_understood().size() << " not understood\n"
-      << "checked: " << checker.consumers() << " consumer(s) subscribed, " << checker.flows()
-      << " flow(s), " << checker.messages() << " message(s), " << checker.acks()
-      << " ack(s); " << st.lookups << " lookup(s) answered";
+  out << "tap: " << spec::count_noun(st.connections, "connection") << " ("
+      << st.pulsar_connections << " Pulsar), " << st.bytes_to_broker << " bytes to the broker, "
+      << st.bytes_to_client << " to clients, " << checker.events() << " wire events, "
+      << spec::count_noun(checker.violations().size(), "violation") << ", "
+      << spec::count_noun(checker.deviations().size(), "known deviation") << ", "
+      << checker.not_understood().size() << " not understood\n"
+      << "checked: " << spec::count_noun(checker.consumers(), "consumer") << " subscribed, "
+      << spec::count_noun(checker.flows(), "flow") << ", "
+      << spec::count_noun(checker.messages(), "message") << ", "
+      << spec::count_noun(checker.acks(), "ack") << "; "
+      << spec::count_noun(st.lookups, "lookup") << " answered";
   if (!st.bypassed.empty()) {
     out << ", sending clients past the tap to " << absl::StrJoin(st.bypassed, ", ");
   }
@@ -126,8 +130,9 @@ std::string summary_text(const TapSummary& s) {
   for (const std::string& a : st.bypassed) out << "warning: " << bypass_text(a) << "\n";
   out << "verdict: " << s.verdict;
   if (s.outcome == spec::Outcome::kIncomplete) {
-    out << ": " << checker.not_understood().size()
-        << " connection(s) not understood to their end (above): not everything was checked";
+    const std::size_t n = checker.not_understood().size();
+    out << ": " << spec::count_noun(n, "connection") << " not understood to "
+        << (n == 1 ? "its" : "their") << " end (above): not everything was checked";
   } else if (s.verdict == "NOT-EXERCISED") {
     out << ": " << s.why_not << ": nothing was checked";
   }

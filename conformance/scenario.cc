@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::conformance {
 namespace {
@@ -100,7 +101,6 @@ namespace {
 
 std::string describe_entry(const EntrySpec& e) {
   std::string s = e.batched ? absl::StrCat("b", e.batch_size) : "single";
-  if (!e.cleared.empty()) absl::StrAppend(&s, "-cleared{", absl::StrJoin(e.cleared, ","), "}");
   if (e.fault != EntryFault::kNone) {
     absl::StrAppend(&s, "!", std::string(entry_fault_name(e.fault)));
     if (e.fault == EntryFault::kTruncatedBatch) {
@@ -109,6 +109,7 @@ std::string describe_entry(const EntrySpec& e) {
     }
     if (e.fault == EntryFault::kExtraMessages) absl::StrAppend(&s, "+", e.extra_messages);
   }
+  if (!e.cleared.empty()) absl::StrAppend(&s, " ", spec::acknowledged_text(e.cleared));
   return s;
 }
 
@@ -206,7 +207,7 @@ std::string describe(const ScenarioParams& p) {
                                p.send_field ? "new-broker" : "old-broker", " delay=", p.delay_ms,
                                "ms");
   if (p.nack_every > 0) absl::StrAppend(&s, " nack-every=", p.nack_every);
-  absl::StrAppend(&s, " entries=[", absl::StrJoin(entries, " "), "]");
+  absl::StrAppend(&s, " entries=[", absl::StrJoin(entries, ", "), "]");
   if (p.kind == ScenarioKind::kCloseConsumer || p.kind == ScenarioKind::kReconnect ||
       p.kind == ScenarioKind::kUnknownConsumer) {
     absl::StrAppend(&s, " disrupt-after=", p.disrupt_after);

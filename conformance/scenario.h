@@ -102,7 +102,8 @@ struct ScenarioParams {
   std::string corner;           // a fixed first case: the corner it covers; empty when drawn
 };
 
-// A one-line description: "partial_batches new-broker delay=0 entries=[8-{1,3} 1 4]".
+// A one-line description: "partial_batches new-broker delay=0ms entries=[b8 acknowledged {1,3},
+// single, b4!checksum]" (a partial batch as spec::acknowledged_text writes it).
 std::string describe(const ScenarioParams& params);
 
 // The generator of each template's parameters (shrinks toward fewer, smaller entries).
@@ -180,7 +181,7 @@ struct ScenarioOutcome {
     std::int64_t delta = 0;
     std::int64_t short_min = 0, short_max = 0;
     int messages = 0;
-    std::string text;  // "drain: 4 single message(s); flushed: available 7 = Q - 3"
+    std::string text;  // "drain: 4 single messages; flushed: available 7 = Q - 3"
   } drain;
   std::vector<std::uint64_t> never_acked;  // entries still unacknowledged at quiescence
   // What the windows measured, for the row attribution (scenario_judge.cc).

@@ -10,6 +10,7 @@
 #include "conformance/internal/process.h"
 #include "conformance/internal/scenario_driver.h"
 #include "conformance/scenario.h"
+#include "spec/plain_text.h"
 #include "wire/quiescence.h"
 
 namespace permitcheck::conformance {
@@ -66,8 +67,8 @@ class Run {
     if (v.redelivered_after_client_close > 0) {
       out_.windows.push_back(absl::StrCat(
           "the client closed its connection with entries unacknowledged: written again ",
-          v.redelivered_after_client_close, " time(s) to its replacement, as a Pulsar broker "
-          "redelivers them"));
+          spec::count_noun(v.redelivered_after_client_close, "time"),
+          " to its replacement, as a Pulsar broker redelivers them"));
     }
     for (std::uint64_t entry : v.redelivery_loops) {
       out_.windows.push_back(absl::StrCat(
@@ -160,8 +161,9 @@ class Run {
           settle();
           disrupt(p_.kind == K::kCloseConsumer);
           if (!wait(ready(incarnation_), client_.startup)) return;
-          out_.windows.push_back(absl::StrCat("replaced the consumer after ", i,
-                                              " entr(ies), all processed, by ",
+          out_.windows.push_back(absl::StrCat("replaced the consumer after ",
+                                              spec::count_noun(i, "entry", "entries"),
+                                              ", all processed, by ",
                                               across(p_.kind == K::kCloseConsumer)));
         } else if (p_.kind == K::kUnknownConsumer) {
           (void)broker_.deliver(Delivery{.entry = 900 + next_entry_, .batch_size = 3,
@@ -218,9 +220,10 @@ class Run {
     return broker_.view();
   }
   std::string too_few_held(const BrokerView& v, std::int64_t need) const {
-    return absl::StrCat("the client held ", v.held_units, " unacknowledged message(s) when the "
-                        "consumer was to be replaced (need ", need, ": one in processing, the "
-                        "rest after it); raise {delay_ms} or make the consumer process messages "
+    return absl::StrCat("the client held ", v.held_units, " unacknowledged ",
+                        spec::noun(v.held_units, "message"), " when the consumer was to be "
+                        "replaced (need ", need, ": one in processing, the rest after it); "
+                        "raise {delay_ms} or make the consumer process messages "
                         "one by one");
   }
   // Reports the window that opened (after the attempts in `failed`), or, when none did, why.
@@ -270,14 +273,16 @@ class Run {
         // No sign that any finished after the replacement subscribed (a client that drops
         // its queued messages on the replacement, or acknowledges them nowhere).
         failed.push_back(absl::StrCat(
-            "held ", v.held_units, " message(s) across ", across(same), ", but the "
-            "replacement (subscribed after ", subscribed_after.count(), " ms) acknowledged "
+            "held ", spec::count_noun(v.held_units, "message"), " across ", across(same),
+            ", but the replacement (subscribed after ", subscribed_after.count(),
+            " ms) acknowledged "
             "none of them within their ", processing.count(), " ms of processing + 2 s"));
         continue;
       }
       out_.held_across = v.held_units;
-      conclude(absl::StrCat("held ", v.held_units, " message(s) across ", across(same), "; ",
-                            late, " of them acknowledged after the replacement subscribed"),
+      conclude(absl::StrCat("held ", spec::count_noun(v.held_units, "message"), " across ",
+                            across(same), "; ", late,
+                            " of them acknowledged after the replacement subscribed"),
                std::move(failed));
       return;
     }
@@ -304,8 +309,9 @@ class Run {
       const BrokerView v = broker_.view();
       if (v.acked_messages > acked0) {
         failed.push_back(absl::StrCat(
-            "the client acknowledged ", v.acked_messages - acked0, " message(s) before the "
-            "last entry was delivered (", v.held_units, " still inside it): not a drop before "
+            "the client acknowledged ", spec::count_noun(v.acked_messages - acked0, "message"),
+            " before the last entry was delivered (", v.held_units,
+            " still inside it): not a drop before "
             "any acknowledgement (raise {delay_ms}, or fewer units than Q)"));
         settle();
         continue;
@@ -322,7 +328,8 @@ class Run {
       const BrokerView after = broker_.view();
       out_.held_across = v.held_units;
       std::string window = absl::StrCat(
-          v.held_units, " message(s) delivered on c", old_cnx, " and none acknowledged when ",
+          spec::count_noun(v.held_units, "message"), " delivered on c", old_cnx,
+          " and none acknowledged when ",
           same ? "CLOSE_CONSUMER went out" : "the broker dropped the connection",
           "; the replacement subscribed on c", r.connection, "; ", after.previous_acked_late,
           " of them acknowledged after that, ",
@@ -390,7 +397,8 @@ class Run {
       if (r.epoch_requests == 0 || !r.epoch || *r.epoch <= *old_epoch) {
         cannot.push_back(absl::StrCat(
             "no REDELIVER with a consumer epoch newer than ", *old_epoch, " came from the "
-            "replacement while ", r.previous_held_units, " older-epoch message(s) were held "
+            "replacement while ", r.previous_held_units, " older-epoch ",
+            r.previous_held_units == 1 ? "message was" : "messages were", " held "
             "(the client nacks every {nack_every}-th message; a nack must raise the epoch)"));
         continue;
       }
@@ -402,16 +410,18 @@ class Run {
       if (stale < 1) {
         failed.push_back(absl::StrCat(
             "after REDELIVER with epoch ", *r.epoch, " the client acknowledged all ",
-            r.previous_held_units, " held older-epoch message(s): none was discarded"));
+            r.previous_held_units, " held older-epoch ",
+            spec::noun(r.previous_held_units, "message"), ": none was discarded"));
         continue;
       }
       out_.stale_discards = stale;
       out_.held_across = v.held_units;
       conclude(absl::StrCat("REDELIVER with epoch ", *r.epoch, " on the replacement's "
-                            "connection found ", stale, " message(s) of epoch ", *old_epoch,
+                            "connection found ", spec::count_noun(stale, "message"),
+                            " of epoch ", *old_epoch,
                             " held across ", across(p_.same_connection), "; none of them "
                             "acknowledged after it: stale-epoch discards", processed > 0 ? absl::StrCat(
-                                " (", processed, " other(s) acknowledged)") : ""),
+                                " (", spec::count_noun(processed, "other"), " acknowledged)") : ""),
                std::move(failed));
       return;
     }
@@ -513,10 +523,12 @@ class Run {
     out_.windows.push_back(
         v.start_entry
             ? absl::StrCat("resubscribed on a new connection with start_message_id entry ",
-                           *v.start_entry, "; delivered ", again, " entr(ies) at or before it "
-                           "again (", singles, " non-batched)")
+                           *v.start_entry, "; delivered ",
+                           spec::count_noun(again, "entry", "entries"), " at or before it again (",
+                           singles, " non-batched)")
             : absl::StrCat("resubscribed on a new connection without start_message_id; "
-                           "delivered ", again, " acknowledged entr(ies) again as duplicates"));
+                           "delivered ", again, " acknowledged ",
+                           spec::noun(again, "entry", "entries"), " again as duplicates"));
   }
 
   // Rounds while the broker may deliver (at most 6): the entries (topped up with singles to T
@@ -562,9 +574,10 @@ class Run {
       return;
     }
     out_.windows.push_back(absl::StrCat(
-        rounds, " round(s): entries delivered, then 20 ms after the client's Flow for them the "
-        "same entries again (", again, " duplicate entr(ies)); ", returned,
-        " round(s) saw a Flow after the duplicates"));
+        spec::count_noun(rounds, "round"), ": entries delivered, then 20 ms after the client's "
+        "Flow for them the same entries again (", again, " duplicate ",
+        spec::noun(again, "entry", "entries"), "); ", returned, " ",
+        returned == 1 ? "round saw" : "rounds saw", " a Flow after the duplicates"));
   }
 
   // Each entry, then two ACTIVE_CONSUMER_CHANGE (is_active true: the consumer stays the
@@ -594,8 +607,8 @@ class Run {
     }
     out_.windows.push_back(absl::StrCat(sent, " ACTIVE_CONSUMER_CHANGE written to the ",
                                         subscription_type_name(v.subscription_type),
-                                        " consumer between and after ", delivered_.size(),
-                                        " entr(ies)"));
+                                        " consumer between and after ",
+                                        spec::count_noun(delivered_.size(), "entry", "entries")));
   }
 
   // Redeliver what the client names; a request without ids (Java's nack on Exclusive and
@@ -639,7 +652,9 @@ class Run {
         }
       }
       out_.windows.push_back(absl::StrCat("round ", round + 1, ": redelivered ", ids.size(),
-                                          " nacked entr(ies), ", partial, " partial (ack_set)"));
+                                          " nacked ", spec::noun(ids.size(), "entry", "entries"),
+                                          ", ", partial,
+                                          " of them partial batches (with an ack_set)"));
     }
   }
 
@@ -678,8 +693,8 @@ class Run {
       if (v.flows > flows0) {
         d.measured = true;
         d.delta = v.available - q;
-        d.text = absl::StrCat("drain: ", d.messages, " single message(s) until the client "
-                              "flushed; then available ", v.available, " = Q ",
+        d.text = absl::StrCat("drain: ", d.messages, " single ", spec::noun(d.messages, "message"),
+                              " until the client flushed; then available ", v.available, " = Q ",
                               d.delta >= 0 ? "+ " : "- ", std::abs(d.delta));
         return;
       }
@@ -689,9 +704,13 @@ class Run {
     // and less than T, so Q - available - accumulator is short.
     d.short_max = q - v.available - d.messages;
     d.short_min = q - v.available - (t - 1);
-    d.text = absl::StrCat("drain: ", d.messages, " single message(s), no Flow; available ",
-                          v.available, ": between ", std::max<std::int64_t>(0, d.short_min),
-                          " and ", d.short_max, " permit(s) short");
+    d.text = absl::StrCat("drain: ", d.messages, " single ", spec::noun(d.messages, "message"),
+                          ", no Flow; available ", v.available, ": ",
+                          std::max<std::int64_t>(0, d.short_min) == d.short_max
+                              ? spec::count_noun(d.short_max, "permit")
+                              : absl::StrCat("between ", std::max<std::int64_t>(0, d.short_min),
+                                             " and ", d.short_max, " permits"),
+                          " short");
   }
 
   const ClientSpec& client_;

@@ -192,8 +192,10 @@ absl::Status decode_frame_into(std::string_view frame, FrameView* out,
   std::string_view rest = frame.substr(8 + command_size);
   if (rest.empty()) return absl::OkStatus();
   if (rest.size() < 6) {
-    return absl::InvalidArgumentError(absl::StrCat(rest.size(), " byte(s) after the command: ",
-                                                   "too short for magic and checksum"));
+    return absl::InvalidArgumentError(absl::StrCat(rest.size(),
+                                                   rest.size() == 1 ? " byte" : " bytes",
+                                                   " after the command: too short for magic "
+                                                   "and checksum"));
   }
   const std::uint16_t magic = static_cast<std::uint16_t>(
       (static_cast<unsigned char>(rest[0]) << 8) | static_cast<unsigned char>(rest[1]));

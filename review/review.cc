@@ -15,6 +15,7 @@
 #include "properties/generators.h"
 #include "solver/trace_output.h"
 #include "spec/monitor.h"
+#include "spec/plain_text.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
 
@@ -429,8 +430,9 @@ std::string format_comparison(const Comparison& c) {
   append_changes(&out, "both have", c.kept);
   for (const std::string& n : c.notes) absl::StrAppend(&out, "note: ", n, "\n");
   absl::StrAppend(&out, "\nverdict: ",
-                  c.regressed() ? absl::StrCat(to, " breaks ", c.breaks.size(),
-                                               " thing(s) ", from, " did not")
+                  c.regressed() ? absl::StrCat(to, " breaks ",
+                                               spec::count_noun(c.breaks.size(), "thing"), " ",
+                                               from, " did not")
                                 : absl::StrCat(to, " breaks nothing ", from, " did not"),
                   "\n");
   return out;

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -84,7 +85,7 @@ absl::Status CommandBudget::claim() {
   }
   if (rules_->budget_tracked && hand_off_room(progress_) < 1) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "K8: hand-off ", progress_.claimed + 1, " with no unit left (P = ", progress_.p, ", ",
+        "K8: hand-off ", progress_.claimed + 1, " with no permit left (P = ", progress_.p, ", ",
         progress_.claimed, " claimed, ", progress_.direct_returned, " returned)"));
   }
   ++progress_.claimed;
@@ -117,8 +118,8 @@ absl::Status CommandBudget::take_direct(std::int64_t n) {
   const std::int64_t owned = command_owned(*rules_, progress_);
   if (n > owned) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "K6: direct return of ", n, " but only ", owned, " units are command-owned (P = ",
-        progress_.p, "); the excess would be returned twice"));
+        "K6: direct return of ", n, " but the command holds only ", count_noun(owned, "permit"),
+        " (P = ", progress_.p, "); the excess would be returned twice"));
   }
   progress_.direct_returned += n;
   return absl::OkStatus();

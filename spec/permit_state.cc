@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "spec/finalize.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 
@@ -26,7 +27,7 @@ absl::StatusOr<std::int64_t> PermitState::enable_flow() {
 absl::StatusOr<std::optional<std::int64_t>> PermitState::credit(std::int64_t n) {
   if (!current_) {
     return absl::FailedPreconditionError(
-        absl::StrCat("N3: ", n, " units for an ended permit state are dropped"));
+        absl::StrCat("N3: ", count_noun(n, "permit"), " for an ended permit state: dropped"));
   }
   if (n < 0) return absl::InvalidArgumentError(absl::StrCat("N3: negative credit ", n));
   if (accumulator_ > kMaxPermits - n) {  // N7: checked addition

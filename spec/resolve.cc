@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "spec/finalize.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -79,7 +80,8 @@ Validation validate_permits(const Ruleset& rules, std::optional<std::uint64_t> m
               .reason = absl::StrCat("explicit ", explicit_p.p, " != expected ", expected,
                                      " (batch_size ", batch_size, ", ack_set ",
                                      ack_set.absent() ? "absent" : "present", ", ",
-                                     ack_set.count_all(), " bits set, ", bounded, " below B)")};
+                                     count_noun(ack_set.count_all(), "bit"), " set, ", bounded,
+                                     " below B)")};
     }
     return {.verdict = Verdict::kValid,
             .resolution = explicit_p,
@@ -95,7 +97,7 @@ Validation validate_permits(const Ruleset& rules, std::optional<std::uint64_t> m
             .rule = RuleId::kC5,
             .reason = absl::StrCat("field absent, batch_size ", batch_size, ", ack_set ",
                                    ack_set.absent() ? "absent" : "present", " with ",
-                                   ack_set.count_all(), " bits set, ", bounded,
+                                   count_noun(ack_set.count_all(), "bit"), " set, ", bounded,
                                    " below B: settling early value ", early.p)};
   }
   const Resolution fallback{expected,

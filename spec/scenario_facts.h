@@ -87,7 +87,7 @@ struct DrainFact {
   std::int64_t granted = 0, debited = 0;
   bool old_client = false;       // the client does not know message_permits
   bool payload_failure = false;  // every case of the scenario delivers a batch failing part way
-  std::string text;              // "drain: 4 single message(s) until the client flushed; ..."
+  std::string text;              // "drain: 4 single messages until the client flushed; ..."
   bool operator==(const DrainFact&) const = default;
 };
 // "x-drain scenario=S ran=1 measured=1 delta=-7 short_min=0 short_max=0 granted=10 debited=8

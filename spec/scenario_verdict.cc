@@ -9,12 +9,20 @@
 #include "absl/strings/str_join.h"
 #include "spec/legacy_catalogue.h"
 #include "spec/permit_state.h"
+#include "spec/plain_text.h"
 
 namespace permitcheck::spec {
 namespace {
 
+// "3 permits" for lo == hi, else "3 to 7 permits" (a range is always plural).
+std::string permits_between(std::int64_t lo, std::int64_t hi) {
+  if (lo == hi) return count_noun(hi, "permit");
+  return absl::StrCat(lo, " to ", hi, " permits");
+}
+
 // The finding for a surplus (delta > 0) or shortfall the drain measured, under the rule of
-// the row whose window explains it, with the rulebook's numbers.
+// the row whose window explains it, with the rulebook's numbers. `amount` names the permits
+// ("1 permit", "3 to 7 permits").
 Finding row_finding(const std::vector<LegacyWindow>& opened, const DrainFacts& d,
                     std::int64_t delta, const std::string& amount,
                     std::vector<std::string>& found_rows) {
@@ -30,11 +38,11 @@ Finding row_finding(const std::vector<LegacyWindow>& opened, const DrainFacts& d
     // to be exact) is still the payload failure settling too little (C7).
     return Finding{RuleId::kC7, 0,
                    absl::StrCat("the batch payload failure was settled with ", amount,
-                                " permit(s) ", how, " in ", d.scenario, " (", d.text, ")")};
+                                " ", how, " in ", d.scenario, " (", d.text, ")")};
   }
   if (rows.empty()) {
     return Finding{delta > 0 ? RuleId::kE2 : RuleId::kE5, 0,
-                   absl::StrCat("the client returned ", amount, " permit(s) ", how, " in ",
+                   absl::StrCat("the client returned ", amount, " ", how, " in ",
                                 d.scenario, " (", d.text, ")")};
   }
   std::vector<std::string> parts;
@@ -50,10 +58,15 @@ Finding row_finding(const std::vector<LegacyWindow>& opened, const DrainFacts& d
     else legacy_known = false;
   }
   std::string s = absl::StrCat(absl::StrJoin(parts, "; "), ": the client returned ", amount,
-                               " permit(s) ", how, " (", d.text, ")");
+                               " ", how, " (", d.text, ")");
   if (legacy_known) {
-    absl::StrAppend(&s, "; the legacy value gives ", legacy > 0 ? "+" : "", legacy, " here",
-                    legacy == delta ? ", as observed" : "");
+    // "As observed" only of an exact measure (a range is no observation of one number).
+    const bool exact = d.measured && (d.slack == 0 || delta > 0);
+    absl::StrAppend(&s, "; the legacy rule returns ",
+                    legacy == 0 ? std::string("exactly P")
+                                : absl::StrCat(count_noun(std::abs(legacy), "permit"),
+                                               legacy > 0 ? " too many" : " too few"),
+                    " here", exact && legacy == delta ? ", as observed" : "");
   } else {
     absl::StrAppend(&s, "; legacy credits each late return to the replacement");
   }
@@ -113,13 +126,13 @@ std::optional<Finding> drain_verdict(const std::vector<LegacyWindow>& opened, co
   // an old client may keep up to `slack`: a surplus is still one, a shortfall only past it.
   if (d.measured && d.delta != 0 && (d.delta > 0 || -d.delta > d.slack)) {
     const std::string amount = d.slack == 0 || d.delta > 0
-                                   ? absl::StrCat(std::abs(d.delta))
-                                   : absl::StrCat(-d.delta - d.slack, " to ", -d.delta);
+                                   ? count_noun(std::abs(d.delta), "permit")
+                                   : permits_between(-d.delta - d.slack, -d.delta);
     return row_finding(opened, d, d.delta, amount, found_rows);
   }
   if (!d.measured && d.ran && d.short_min > 0) {
     return row_finding(opened, d, -1,
-                       absl::StrCat(std::max<std::int64_t>(1, d.short_min), " to ", d.short_max),
+                       permits_between(std::max<std::int64_t>(1, d.short_min), d.short_max),
                        found_rows);
   }
   return std::nullopt;
@@ -156,11 +169,12 @@ std::optional<Excuse> field_absent_excuse(const FieldAbsent& f, const DrainFacts
   const std::string allows =
       absl::StrCat(absl::StrJoin(entries, ", "), " with the field absent (",
                    f.old_client ? "old client" : "old broker", "): the fallback allows ",
-                   total_p - allowance, " returned, ", allowance, " permit(s) short; ");
+                   total_p - allowance, " returned, ", count_noun(allowance, "permit"),
+                   " short; ");
   std::optional<std::string> text;
   if (d.measured && allowance <= -d.delta && allowance >= -d.delta - d.slack) {
     const std::int64_t short_by = -d.delta;
-    text = absl::StrCat(allows, "the drain measured ", short_by, " permit(s) short");
+    text = absl::StrCat(allows, "the drain measured ", count_noun(short_by, "permit"), " short");
     if (d.slack == 0) {
       absl::StrAppend(&*text, ", ", total_p - short_by, " returned");
     } else {
@@ -171,16 +185,16 @@ std::optional<Excuse> field_absent_excuse(const FieldAbsent& f, const DrainFacts
     absl::StrAppend(&*text, " (", d.text, ")");
   }
   if (!d.measured && d.ran && allowance >= d.short_min && allowance <= d.short_max) {
-    text = absl::StrCat(allows, "the drain measured between ",
-                        std::max<std::int64_t>(0, d.short_min), " and ", d.short_max,
-                        " permit(s) short (", d.text, ")");
+    text = absl::StrCat(allows, "the drain measured ",
+                        permits_between(std::max<std::int64_t>(0, d.short_min), d.short_max),
+                        " short (", d.text, ")");
   }
   if (!d.ran && f.t) {  // no drain (client gone): the quiescence bound decides
     const std::int64_t acc = f.q - (f.granted - f.debited) - allowance;
     if (acc >= 0 && acc < *f.t) {
       text = absl::StrCat(allows, "no drain ran; at quiescence ", f.granted, " granted, ",
-                          f.debited, " debited of Q = ", f.q, ": with the fallback's loss ", acc,
-                          " permit(s) unrequested, below T = ", *f.t);
+                          f.debited, " debited of Q = ", f.q, ": with the fallback's loss ",
+                          count_noun(acc, "permit"), " unrequested, below T = ", *f.t);
     }
   }
   if (!text) return std::nullopt;

@@ -73,7 +73,7 @@ struct DrainFacts {
   bool measured = false;  // it measured an exact surplus (> 0) or shortfall (< 0): delta
   std::int64_t delta = 0;
   std::int64_t short_min = 0, short_max = 0;  // not measured: the shortfall's bounds
-  std::string text;                           // "drain: 4 single message(s); flushed: ..."
+  std::string text;                           // "drain: 4 single messages; flushed: ..."
   // Permits a client that does not know message_permits may keep unrequested after its Flow
   // (T - 1, its own Flow policy); 0 for a rev-d client, whose Flow returns everything (N5).
   std::int64_t slack = 0;

@@ -332,8 +332,8 @@ std::string reference_client(const std::string& extra = "") {
 
 TEST(GoldenText, ConformMaskingLeavesTheRestAlone) {
   EXPECT_EQ(mask_conform(std::string(PERMITCHECK_REFERENCE_CLIENT) +
-                         " --url pulsar://127.0.0.1:41234\n  PASS x  (2 run(s), 1.5 s)\nB=1.5 s\n"),
-            "REFERENCE-CLIENT --url pulsar://127.0.0.1:PORT\n  PASS x  (2 run(s), #.# s)\nB=1.5 s\n");
+                         " --url pulsar://127.0.0.1:41234\n  PASS x  (2 runs, 1.5 s)\nB=1.5 s\n"),
+            "REFERENCE-CLIENT --url pulsar://127.0.0.1:PORT\n  PASS x  (2 runs, #.# s)\nB=1.5 s\n");
 }
 
 TEST(GoldenText, ConformReferenceClientPasses) {

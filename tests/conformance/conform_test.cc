@@ -272,8 +272,9 @@ TEST(LegacyReferenceClient, C7_DrainMeasuresTheExactLoss) {
              {EntrySpec{.batch_size = 5, .batched = true, .fault = EntryFault::kChecksum}}));
   ASSERT_TRUE(o.drain.measured) << details(o);
   EXPECT_EQ(o.drain.delta, -4) << details(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kC7, "returned 4 permit(s) too few")) << details(o);
-  EXPECT_TRUE(has(o.violations, RuleId::kC7, "the legacy value gives -4 here, as observed"))
+  EXPECT_TRUE(has(o.violations, RuleId::kC7, "returned 4 permits too few")) << details(o);
+  EXPECT_TRUE(has(o.violations, RuleId::kC7,
+                  "the legacy rule returns 4 permits too few here, as observed"))
       << details(o);
 }
 
@@ -308,10 +309,10 @@ TEST(ReferenceClient, X1_DeviationCarriesItsNumbers) {
   ScenarioOutcome o = run_scenario(reference_client(), p);
   EXPECT_FALSE(o.failed()) << details(o);
   EXPECT_TRUE(has(o.deviations, RuleId::kX1, "b4 (P = 4) may return 1")) << details(o);
-  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "allows 1 returned, 3 permit(s) short"))
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "allows 1 returned, 3 permits short"))
       << details(o);
   // What the run's own drain measured, beside what the fallback allows.
-  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "the drain measured 3 permit(s) short, 1 returned"))
+  EXPECT_TRUE(has(o.deviations, RuleId::kX1, "the drain measured 3 permits short, 1 returned"))
       << details(o);
   EXPECT_EQ(o.drain.delta, -3) << details(o);
 }

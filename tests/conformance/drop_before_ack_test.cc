@@ -29,7 +29,7 @@ TEST(ReferenceClient, DropBeforeAckCreditsNothingToTheReplacement) {
     // ones not yet started after the replacement subscribed (their returns dropped with the
     // ended state; the one in processing at the drop acknowledged on the old connection's
     // way out, or lost with it).
-    EXPECT_TRUE(opened(o, "4 message(s) delivered on c1 and none acknowledged")) << dump(o);
+    EXPECT_TRUE(opened(o, "4 messages delivered on c1 and none acknowledged")) << dump(o);
     EXPECT_FALSE(opened(o, " 0 of them acknowledged after that")) << dump(o);
     EXPECT_TRUE(opened(o, p.same_connection ? "subscribed on c1" : "subscribed on c2"))
         << dump(o);
@@ -48,7 +48,7 @@ TEST(ReferenceClientMutant, E3_QueuedCreditToTheReplacementIsCaught) {
     EXPECT_TRUE(has(o.violations, RuleId::kE3, absl::StrCat(row, "4 messages inside the client")))
         << dump(o);
     // The cleared ones (all but the one in processing at the drop) came back to c2's consumer.
-    EXPECT_TRUE(has(o.violations, RuleId::kE3, "permit(s) too many")) << dump(o);
+    EXPECT_TRUE(has(o.violations, RuleId::kE3, " too many (")) << dump(o);
     EXPECT_TRUE(has(o.violations, RuleId::kE2, "above Q = 10")) << dump(o);
     EXPECT_TRUE(opened(o, " 0 of them acknowledged after that")) << dump(o);
   }

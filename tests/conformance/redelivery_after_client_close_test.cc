@@ -42,7 +42,7 @@ TEST(ConformanceBroker, AnEntryTheClientClosedOnIsRedeliveredToTheReplacementThr
   EXPECT_EQ(extensions(o, "x-redelivered-after-client-close-e1"), 3) << dump(o);
   EXPECT_EQ(extensions(o, "x-redelivery-loop-e1"), 1) << dump(o);
   EXPECT_GE(o.incarnations, 5) << dump(o);
-  EXPECT_TRUE(opened(o, "written again 3 time(s)")) << dump(o);
+  EXPECT_TRUE(opened(o, "written again 3 times")) << dump(o);
   EXPECT_TRUE(opened(o, "the client loops on entry 1")) << dump(o);
 }
 

@@ -61,14 +61,14 @@ inline Matrix sample_matrix() {
   fail.findings = {{"E2", 8, "command 1 returned 4 permits but its P is 1 (over-return by 3)"},
                    {"E5", 9, "at quiescence available 13 > Q = 10"}};
   fail.reason = fail.findings.front().explanation;
-  fail.original = "partial_batches new-broker delay=0 entries=[4-{0,1,3} 1]";
-  fail.minimal = "partial_batches new-broker delay=0 entries=[4-{0,1,3}]";
+  fail.original = "partial_batches new-broker delay=0ms entries=[b4 acknowledged {0,1,3}, single]";
+  fail.minimal = "partial_batches new-broker delay=0ms entries=[b4 acknowledged {0,1,3}]";
   fail.shrink_steps = 1;
   fail.prose = "Counterexample trace.jsonl: wire trace, 8 events.\n";
   fail.trace = kFailingTrace;
   m.cells.push_back(fail);
   Cell incomplete = cell("go", "v0.21.0", "stale_epoch", Outcome::kIncomplete);
-  incomplete.reason = "no run opened the scenario's window: the client held 0 message(s)";
+  incomplete.reason = "no run opened the scenario's window: the client held 0 messages";
   m.cells.push_back(incomplete);
   m.wall_seconds = 12.25;
   m.jobs = 4;

@@ -121,7 +121,8 @@ TEST(CommandBudget, K6_DirectReturnLargerThanWhatIsLeftIsRejected) {
   const absl::Status s = b.take_direct(2);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(s.message()), HasSubstr("K6"));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("direct return of 2 but only 1"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("direct return of 2 but the command holds only 1 permit (P = 3)"));
   EXPECT_EQ(b.remaining(), 1);  // nothing taken
   EXPECT_EQ(b.returned(), 0);
   ASSERT_TRUE(b.take_direct(1).ok());

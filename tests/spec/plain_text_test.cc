@@ -1,11 +1,14 @@
 #include "spec/plain_text.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "spec/ack_set.h"
+#include "spec/scenario_verdict.h"
 
 namespace permitcheck::spec {
 namespace {
@@ -55,6 +58,25 @@ TEST(PlainText, AckSetBitsAtOrBeyondBAreNamed) {
 
 TEST(PlainText, AckSetOfUnknownBListsItsBits) {
   EXPECT_EQ(acknowledged_text(AckSet::from_indexes({0, 2}), 0), "ack set bits {0,2}");
+}
+
+// The drain's finding (spec/scenario_verdict.h) counts its permits in plain words: one permit in
+// the singular, more in the plural, and a shortfall bounded to one number as that number.
+TEST(PlainText, DrainFindingSaysOnePermitAndManyPermits) {
+  std::vector<std::string> rows;
+  DrainFacts d{.ran = true, .measured = true, .delta = 1, .text = "d", .scenario = "s"};
+  std::optional<Finding> f = drain_verdict({}, d, rows);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->explanation, "the client returned 1 permit too many in s (d)");
+  d.delta = 2;
+  f = drain_verdict({}, d, rows);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->explanation, "the client returned 2 permits too many in s (d)");
+  const DrainFacts bounded{.ran = true, .short_min = 3, .short_max = 3, .text = "d",
+                           .scenario = "s"};
+  f = drain_verdict({}, bounded, rows);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->explanation, "the client returned 3 permits too few in s (d)");
 }
 
 }  // namespace

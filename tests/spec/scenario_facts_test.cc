@@ -24,7 +24,7 @@ using ::testing::IsEmpty;
 
 const DrainFact kShort{.scenario = "corrupt_checksum", .ran = true, .measured = true,
                        .delta = -7, .granted = 10, .debited = 8,
-                       .text = "drain: 3 single message(s) until the client flushed"};
+                       .text = "drain: 3 single messages until the client flushed"};
 
 Extension fact(std::string ev) { return Extension{.ev = std::move(ev)}; }
 
@@ -32,7 +32,7 @@ TEST(ScenarioFacts, EveryFactRoundTripsWithSpacesInItsLastField) {
   EXPECT_EQ(drain_event(kShort),
             "x-drain scenario=corrupt_checksum ran=1 measured=1 delta=-7 short_min=0 "
             "short_max=0 granted=10 debited=8 old_client=0 payload_failure=0 "
-            "text=drain: 3 single message(s) until the client flushed");
+            "text=drain: 3 single messages until the client flushed");
   EXPECT_EQ(parse_drain_event(drain_event(kShort)), kShort);
   const std::vector<WindowFact> windows = {
       {.kind = WindowKind::kPayloadFailure, .stage = FailureStage::kMetadata, .p = 8,
@@ -93,7 +93,7 @@ TEST(ScenarioFacts, L1_C7_TheDrainsShortfallIsReportedAtItsLineUnderTheWindowsRu
   EXPECT_EQ(r.violations[0].rule, RuleId::kC7);
   EXPECT_EQ(r.violations[0].line, t.events().size() + 1);
   EXPECT_THAT(r.violations[0].explanation,
-              HasSubstr("L1: b8 with a checksum failure (P = 8): the client returned 7 permit(s) "
+              HasSubstr("L1: b8 with a checksum failure (P = 8): the client returned 7 permits "
                         "too few"));
   // The same drain without the window: the invariant's finding (E5), at the same line.
   Trace bare;
@@ -136,7 +136,7 @@ TEST(ScenarioFacts, E5_AnOldClientsSlackComesFromTheFactAndTheHeadersT) {
   const MonitorReport r = check(wire(10, 5), beyond);
   ASSERT_EQ(r.violations.size(), 1u) << dump(r.violations);
   EXPECT_EQ(r.violations[0].rule, RuleId::kE5);
-  EXPECT_THAT(r.violations[0].explanation, HasSubstr("returned 3 to 7 permit(s) too few"));
+  EXPECT_THAT(r.violations[0].explanation, HasSubstr("returned 3 to 7 permits too few"));
 }
 
 TEST(ScenarioFacts, N6_L11_ALateFlowWithABalancedDrainIsTheOverGrant) {
@@ -176,8 +176,8 @@ TEST(ScenarioFacts, X1_E5_TheFallbacksExcuseTurnsTheEarlierE5IntoTheDeviation) {
   EXPECT_EQ(r.deviations[1].line, t.events().size() + 1);
   EXPECT_EQ(r.deviations[1].explanation,
             "b8 (P = 8) may return 1 with the field absent (old broker): the fallback allows 1 "
-            "returned, 7 permit(s) short; the drain measured 7 permit(s) short, 1 returned "
-            "(drain: 3 single message(s) until the client flushed)");
+            "returned, 7 permits short; the drain measured 7 permits short, 1 returned "
+            "(drain: 3 single messages until the client flushed)");
 }
 
 // What a driver saw of the client is reported at its fact's line under the scenario's rule,
