@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -34,13 +35,33 @@ constexpr std::string_view kNoImplementation =
     "that drive the implementation; rerun `permitcheck check` with the seed printed with the "
     "counterexample to reproduce it there)";
 
+// "Rules (docs/rules.md):" and one line per rule ID the findings name, in rulebook order; ""
+// when they name none.
+std::string rules_legend(const Replayed& r) {
+  std::set<spec::RuleId> seen;
+  for (const RulesetRun& run : r.runs) {
+    for (const spec::Finding& f : run.report.violations) seen.insert(f.rule);
+    for (const spec::Finding& f : run.report.deviations) seen.insert(f.rule);
+  }
+  if (seen.empty()) return "";
+  std::string out = "Rules (docs/rules.md):\n";
+  for (const spec::RuleInfo& info : spec::all_rules()) {
+    if (seen.contains(info.id)) {
+      absl::StrAppend(&out, "  ", to_absl(info.name), "  ", to_absl(info.title), "\n");
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-Replayed replay(trace::Trace t) {
+Replayed replay(trace::Trace t, bool with_drafts) {
   Replayed r;
   r.trace = std::move(t);
   for (const spec::Ruleset* rules : spec::all_rulesets()) {
-    r.runs.push_back({rules->id, rules->id == r.trace.header.ruleset, run(r.trace, rules->id)});
+    const bool own = rules->id == r.trace.header.ruleset;
+    if (spec::is_draft(rules->id) && !own && !with_drafts) continue;
+    r.runs.push_back({rules->id, own, run(r.trace, rules->id)});
   }
   r.implementation_note = std::string(kNoImplementation);
   return r;
@@ -110,6 +131,7 @@ std::string format_replay(const Replayed& r, std::string_view name, validate::Re
   }
   absl::StrAppend(&out, r.implementation_note, "\n");
   absl::StrAppend(&out, "verdict: ", replay_exit_code(r) == spec::kExitViolation ? "the counterexample reproduces (violation under the trace's ruleset)" : "no violation under the trace's ruleset", "\n");
+  absl::StrAppend(&out, rules_legend(r));
   return out;
 }
 

@@ -1,5 +1,8 @@
-// replay: re-runs a counterexample trace against the specification under every ruleset this
-// build knows, so a reader sees which rulesets it separates (`permitcheck replay CEX`).
+// replay: re-runs a counterexample trace against the specification under legacy (what clients
+// do today), rev-d (what the proposal asks) and the trace's own ruleset, or under every ruleset
+// this build knows when drafts are asked for (`permitcheck replay [--all-rulesets] CEX`), so a
+// reader sees which rulesets it separates. The text report explains each rule ID once, at its
+// end.
 //
 //   absl::StatusOr<trace::Trace> t = trace::read_trace(file);
 //   Replayed r = replay(*t);
@@ -34,12 +37,14 @@ struct RulesetRun {
 
 struct Replayed {
   trace::Trace trace;
-  std::vector<RulesetRun> runs;  // spec::all_rulesets() order
+  std::vector<RulesetRun> runs;  // spec::all_rulesets() order, drafts only when asked
   bool implementation_replayed = false;
   std::string implementation_note;
 };
 
-Replayed replay(trace::Trace trace);
+// `with_drafts`: also rev-a, rev-b and rev-c (spec::is_draft), unless the trace asks for one
+// of them, which always runs.
+Replayed replay(trace::Trace trace, bool with_drafts = false);
 
 std::string format_replay(const Replayed& r, std::string_view name, validate::ReportFormat format);
 

@@ -32,6 +32,7 @@ class ReplayCommand final : public report::Subcommand {
   std::string cex_;
   std::string format_ = "text";
   std::string output_;
+  bool all_rulesets_ = false;  // --all-rulesets: the drafts rev-a..rev-c too
 };
 
 }  // namespace permitcheck::cli

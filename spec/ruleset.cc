@@ -102,6 +102,10 @@ const Ruleset& ruleset(RulesetId id) {
 
 std::span<const Ruleset* const> all_rulesets() { return kAll; }
 
+bool is_draft(RulesetId id) {
+  return id == RulesetId::kRevA || id == RulesetId::kRevB || id == RulesetId::kRevC;
+}
+
 absl::StatusOr<const Ruleset*> parse_ruleset(std::string_view name) {
   for (const Ruleset* r : kAll) {
     if (r->name == name) return r;

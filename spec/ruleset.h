@@ -123,6 +123,11 @@ const Ruleset& ruleset(RulesetId id);
 // Every ruleset this build knows, in revision order (legacy first).
 std::span<const Ruleset* const> all_rulesets();
 
+// rev-a, rev-b and rev-c: earlier revisions of the proposal that rev-d supersedes. Reports show
+// them only when asked (protocol reviewers compare revisions; a client developer needs legacy,
+// what clients do today, and rev-d, what the proposal asks).
+bool is_draft(RulesetId id);
+
 // The ruleset named `name` ("legacy", "rev-a" .. "rev-d"); InvalidArgument naming the known
 // ones otherwise.
 absl::StatusOr<const Ruleset*> parse_ruleset(std::string_view name);

@@ -115,7 +115,7 @@ TEST(GoldenCatalogue, ReplayShowsEveryRuleset) {
     SCOPED_TRACE(id);
     absl::StatusOr<trace::Trace> t = trace::read_trace_text(read_file(golden_dir() + "/" + id + ".jsonl"));
     ASSERT_TRUE(t.ok()) << t.status();
-    expect_golden(id + ".replay.txt", format_replay(replay(*t), id + ".jsonl", validate::ReportFormat::kText));
+    expect_golden(id + ".replay.txt", format_replay(replay(*t, /*with_drafts=*/true), id + ".jsonl", validate::ReportFormat::kText));
   }
 }
 
