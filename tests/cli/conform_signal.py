@@ -11,6 +11,7 @@ and expects: conform gone within 5 s, exit 128 + n, its report on stdout marked 
 and the client's `sleep` gone too. With REFERENCE_CLIENT, the first scenario
 (complete_batches) runs that client to its end first, and the report must show it PASS.
 WORKDIR must be this test's own: the client's pid file in it tells when to send the signal.
+Q and T are given (no flow probe), so every client start counted above is a scenario run.
 Exit 0 pass, 1 fail, each with one line saying why.
 """
 import json
@@ -55,7 +56,7 @@ def main():
         probe = subprocess.run(
             [binary, "conform", "--client", f"{reference} --url {{url}} --q {{q}}",
              "--scenarios", "complete_batches", "--cases", "0", "--jobs", "1",
-             "--format", "json"], capture_output=True, text=True, timeout=120)
+             "--q", "10", "--threshold", "5", "--format", "json"], capture_output=True, text=True, timeout=120)
         try:
             runs = json.loads(probe.stdout)["scenarios"][0]["runs"]
         except (ValueError, KeyError, IndexError):
@@ -71,7 +72,7 @@ def main():
     conform = subprocess.Popen(
         [binary, "conform", "--client", f"{hang} # {{url}}",
          "--startup", "60", "--timeout", "70", "--scenarios", scenarios,
-         "--cases", "0", "--jobs", "1"],
+         "--cases", "0", "--jobs", "1", "--q", "10", "--threshold", "5"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=defaults, text=True)
     until = time.monotonic() + (60 if reference else 20)
     client = None

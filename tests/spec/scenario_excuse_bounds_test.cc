@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "spec/plain_text.h"
 #include "spec/scenario_verdict.h"
 
 namespace permitcheck::spec {
@@ -35,8 +36,8 @@ TEST(ScenarioExcuseBounds, X1_X6_AMeasuredShortfallIsExcusedOnlyFromTheAllowance
       EXPECT_EQ(e.has_value(), excused) << "slack " << slack << ", " << short_by << " short";
       if (e) {
         EXPECT_EQ(e->rule, RuleId::kX6);
-        EXPECT_THAT(e->text, HasSubstr("the fallback allows 4 returned, 9 permit(s) short"));
-        EXPECT_THAT(e->text, HasSubstr("measured " + std::to_string(short_by) + " permit(s) short"));
+        EXPECT_THAT(e->text, HasSubstr("the fallback allows 4 returned, 9 permits short"));
+        EXPECT_THAT(e->text, HasSubstr("measured " + std::to_string(short_by) + " permits short"));
       }
     }
     // A surplus is never a fallback's loss.
@@ -49,8 +50,8 @@ TEST(ScenarioExcuseBounds, X1_X6_AMeasuredShortfallIsExcusedOnlyFromTheAllowance
       field_absent_excuse(complete, {.ran = true, .measured = true, .delta = -10, .text = "d"});
   ASSERT_TRUE(x1.has_value());
   EXPECT_EQ(x1->rule, RuleId::kX1);
-  EXPECT_THAT(x1->text, HasSubstr("the fallback allows 2 returned, 10 permit(s) short; the drain "
-                                  "measured 10 permit(s) short, 2 returned (d)"));
+  EXPECT_THAT(x1->text, HasSubstr("the fallback allows 2 returned, 10 permits short; the drain "
+                                  "measured 10 permits short, 2 returned (d)"));
   EXPECT_EQ(field_absent_excuse(complete, {.ran = true, .measured = true, .delta = -9}), std::nullopt);
   EXPECT_EQ(field_absent_excuse(complete, {.ran = true, .measured = true, .delta = -11}), std::nullopt);
 }
@@ -71,7 +72,7 @@ TEST(ScenarioExcuseBounds, X6_AnUnmeasuredShortfallIsExcusedOnlyWhenItsBoundsHol
   const std::optional<Excuse> e = bounded(-2, 9);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->rule, RuleId::kX6);
-  EXPECT_THAT(e->text, HasSubstr("the drain measured between 0 and 9 permit(s) short (d)"));
+  EXPECT_THAT(e->text, HasSubstr("the drain measured 0 to 9 permits short (d)"));
   // No drain ran and none measured: no excuse without a T to decide by.
   EXPECT_FALSE(field_absent_excuse(f, {.ran = false}).has_value());
 }
@@ -87,8 +88,8 @@ TEST(ScenarioExcuseBounds, X1_WithNoDrainTheUnrequestedPermitsMustBeFrom0ToTMinu
     EXPECT_EQ(e.has_value(), acc >= 0 && acc < 5) << acc;
     if (e) {
       EXPECT_EQ(e->rule, RuleId::kX1);
-      EXPECT_THAT(e->text, HasSubstr("with the fallback's loss " + std::to_string(acc) +
-                                     " permit(s) unrequested, below T = 5"));
+      EXPECT_THAT(e->text, HasSubstr("with the fallback's loss " + count_noun(acc, "permit") +
+                                     " unrequested, below T = 5"));
     }
   }
 }
@@ -101,13 +102,13 @@ TEST(ScenarioExcuseBounds, E2_E5_TheDrainsFindingAtOnePermitEitherWay) {
       {}, {.ran = true, .measured = true, .delta = 1, .text = "d", .scenario = "s"}, rows);
   ASSERT_TRUE(e2.has_value());
   EXPECT_EQ(e2->rule, RuleId::kE2);
-  EXPECT_EQ(e2->explanation, "the client returned 1 permit(s) too many in s (d)");
+  EXPECT_EQ(e2->explanation, "the client returned 1 permit too many in s (d)");
   const std::optional<Finding> e5 = drain_verdict(
       {}, {.ran = true, .measured = true, .delta = -5, .text = "d", .slack = 4, .scenario = "s"},
       rows);
   ASSERT_TRUE(e5.has_value());
   EXPECT_EQ(e5->rule, RuleId::kE5);
-  EXPECT_EQ(e5->explanation, "the client returned 1 to 5 permit(s) too few in s (d)");
+  EXPECT_EQ(e5->explanation, "the client returned 1 to 5 permits too few in s (d)");
   EXPECT_EQ(drain_verdict({}, {.ran = true, .measured = true, .delta = -4, .slack = 4}, rows),
             std::nullopt);
   EXPECT_TRUE(rows.empty());
