@@ -35,22 +35,14 @@ constexpr std::string_view kNoImplementation =
     "that drive the implementation; rerun `permitcheck check` with the seed printed with the "
     "counterexample to reproduce it there)";
 
-// "Rules (docs/rules.md):" and one line per rule ID the findings name, in rulebook order; ""
-// when they name none.
-std::string rules_legend(const Replayed& r) {
-  std::set<spec::RuleId> seen;
+// The rule IDs the findings of every run name.
+std::set<spec::RuleId> rules_named(const Replayed& r) {
+  std::set<spec::RuleId> named;
   for (const RulesetRun& run : r.runs) {
-    for (const spec::Finding& f : run.report.violations) seen.insert(f.rule);
-    for (const spec::Finding& f : run.report.deviations) seen.insert(f.rule);
+    for (const spec::Finding& f : run.report.violations) named.insert(f.rule);
+    for (const spec::Finding& f : run.report.deviations) named.insert(f.rule);
   }
-  if (seen.empty()) return "";
-  std::string out = "Rules (docs/rules.md):\n";
-  for (const spec::RuleInfo& info : spec::all_rules()) {
-    if (seen.contains(info.id)) {
-      absl::StrAppend(&out, "  ", to_absl(info.name), "  ", to_absl(info.title), "\n");
-    }
-  }
-  return out;
+  return named;
 }
 
 }  // namespace
@@ -131,7 +123,7 @@ std::string format_replay(const Replayed& r, std::string_view name, validate::Re
   }
   absl::StrAppend(&out, r.implementation_note, "\n");
   absl::StrAppend(&out, "verdict: ", replay_exit_code(r) == spec::kExitViolation ? "the counterexample reproduces (violation under the trace's ruleset)" : "no violation under the trace's ruleset", "\n");
-  absl::StrAppend(&out, rules_legend(r));
+  absl::StrAppend(&out, report::rules_legend(rules_named(r)));
   return out;
 }
 

@@ -20,4 +20,15 @@ std::string findings_text(const std::vector<spec::Finding>& violations,
   return out;
 }
 
+std::string rules_legend(const std::set<spec::RuleId>& named) {
+  if (named.empty()) return "";
+  std::string out = "Rules (docs/rules.md):\n";
+  for (const spec::RuleInfo& info : spec::all_rules()) {
+    if (named.contains(info.id)) {
+      absl::StrAppend(&out, "  ", to_absl(info.name), "  ", to_absl(info.title), "\n");
+    }
+  }
+  return out;
+}
+
 }  // namespace permitcheck::report

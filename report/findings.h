@@ -12,11 +12,13 @@
 #ifndef PERMITCHECK_REPORT_FINDINGS_H_
 #define PERMITCHECK_REPORT_FINDINGS_H_
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "spec/monitor.h"
+#include "spec/rule_id.h"
 
 namespace permitcheck::report {
 
@@ -28,6 +30,11 @@ struct FindingsStyle {
 std::string findings_text(const std::vector<spec::Finding>& violations,
                           const std::vector<spec::Finding>& deviations,
                           const FindingsStyle& style = {});
+
+// The end of a text report that explains each rule ID its findings name once:
+// "Rules (docs/rules.md):\n  E2  <title>\n ...", in rulebook order; "" when `named` is empty.
+// O(number of rules).
+std::string rules_legend(const std::set<spec::RuleId>& named);
 
 }  // namespace permitcheck::report
 
