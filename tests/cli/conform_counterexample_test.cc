@@ -124,41 +124,38 @@ void expect_validate_reproduces(const testing::Run& r, const fs::path& cex) {
   EXPECT_EQ(finding_lines(v.out.substr(vat)), conform_found) << r.out << v.out;
 }
 
-// A client that closes its consumer and stays (no subscribed consumer at the end): the fact is
-// in the saved trace (x-no-subscribed-consumer), and validate reports it at the same line.
-TEST(ConformCounterexample, C7_AConsumerClosedForGoodIsTheSameFactInTheSavedTrace) {
-  const fs::path dir = exit_test_dir("conform_cex_closed");
-  const testing::Run r =
-      conform_corrupt_checksum(exit_test_client(" --mutant close-on-checksum"), dir);
+// conform of corrupt_checksum with the reference client and `client_args` fails with a finding
+// containing `expected`, and validate of the saved trace reports the same findings. Skipped
+// where the client's mutants are not built. The last statement of its test (it may return early).
+void expect_corrupt_checksum_cex_reproduces(const std::string& dir_name,
+                                            const std::string& client_args,
+                                            const std::string& expected) {
+  const fs::path dir = exit_test_dir(dir_name);
+  const testing::Run r = conform_corrupt_checksum(exit_test_client(client_args), dir);
   if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
   ASSERT_EQ(r.code, spec::kExitViolation) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("C7 at quiescence the client has no subscribed consumer"));
+  EXPECT_THAT(r.out, HasSubstr(expected));
   expect_validate_reproduces(r, dir / "corrupt_checksum.jsonl");
   fs::remove_all(dir);
 }
 
+// A client that closes its consumer and stays (no subscribed consumer at the end): the fact is
+// in the saved trace (x-no-subscribed-consumer), and validate reports it at the same line.
+TEST(ConformCounterexample, C7_AConsumerClosedForGoodIsTheSameFactInTheSavedTrace) {
+  expect_corrupt_checksum_cex_reproduces("conform_cex_closed", " --mutant close-on-checksum",
+                                         "C7 at quiescence the client has no subscribed consumer");
+}
+
 // A client that writes a frame the broker cannot read: x-malformed-frame, the same line.
 TEST(ConformCounterexample, C7_AMalformedFrameIsTheSameFactInTheSavedTrace) {
-  const fs::path dir = exit_test_dir("conform_cex_garbage");
-  const testing::Run r =
-      conform_corrupt_checksum(exit_test_client(" --mutant garbage-on-checksum"), dir);
-  if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
-  ASSERT_EQ(r.code, spec::kExitViolation) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("C7 client sent a malformed frame"));
-  expect_validate_reproduces(r, dir / "corrupt_checksum.jsonl");
-  fs::remove_all(dir);
+  expect_corrupt_checksum_cex_reproduces("conform_cex_garbage", " --mutant garbage-on-checksum",
+                                         "C7 client sent a malformed frame");
 }
 
 // The legacy client (L1): the drain's shortfall and the window are facts of the saved trace,
 // so validate names the same row under the same rule at the x-drain line.
 TEST(ConformCounterexample, L1_C7_TheDrainsFindingIsTheSameInTheSavedTrace) {
-  const fs::path dir = exit_test_dir("conform_cex_legacy");
-  const testing::Run r = conform_corrupt_checksum(exit_test_client(" --ruleset legacy"), dir);
-  if (r.err.find("not built in this configuration") != std::string::npos) GTEST_SKIP();
-  ASSERT_EQ(r.code, spec::kExitViolation) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr(": C7 L1: "));
-  expect_validate_reproduces(r, dir / "corrupt_checksum.jsonl");
-  fs::remove_all(dir);
+  expect_corrupt_checksum_cex_reproduces("conform_cex_legacy", " --ruleset legacy", ": C7 L1: ");
 }
 
 // The reference client counting ACTIVE_CONSUMER_CHANGE as a message: the drain's surplus (E2).
